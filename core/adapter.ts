@@ -1,0 +1,179 @@
+import type { z } from 'zod';
+import type { EventDraft, TurnOutcome } from './events/index.js';
+import type { Redactor } from './redact.js';
+import type { Transport } from './transport/transport.js';
+
+/**
+ * The Adapter contract. An adapter translates one coding-agent CLI's native protocol into One
+ * Works events. It never spawns: it describes a launch and asks the session layer (through
+ * `SessionIO.launch`) to start it, then drives the child over the transport it gets back.
+ */
+
+/** Version of this contract; bumped on breaking changes (cf. vercel/ai `specificationVersion`). */
+export const ADAPTER_CONTRACT_VERSION = 1 as const;
+
+export type Autonomy = 'off' | 'low' | 'medium' | 'high';
+
+/** Where the CLI binary came from. */
+export type CliSource = 'managed' | 'system' | 'path';
+
+/** A resolved and verified CLI binary. */
+export interface ResolvedCli {
+  source: CliSource;
+  /** Absolute path of the binary. */
+  binaryPath: string;
+  /** The version the binary reported (`--version`). */
+  version: string;
+  /** The semver range it had to satisfy. */
+  range: string;
+  /** Protocol facts recorded for this version, from the adapter's table or the project's lock. */
+  expected: { apiVersion: string; protocolVersion: string; qualifiedBy: 'table' | 'lock' } | undefined;
+}
+
+/** Progress of a long preparation step (a download), for TTY rendering. */
+export interface ProgressReport {
+  phase: 'resolve' | 'download' | 'verify' | 'extract' | 'check' | 'done';
+  message: string;
+  receivedBytes?: number;
+  totalBytes?: number;
+}
+
+/** Everything `prepare` needs from the runtime. */
+export interface PrepareContext {
+  /** `<cache>` root (default $XDG_CACHE_HOME/one-works). */
+  cacheDir: string;
+  /** Recorded probe results from the project's lock file, keyed by CLI version. */
+  lock: ReadonlyMap<string, { protocolVersion: string; apiVersion: string; integrity?: string }>;
+  onProgress?: (report: ProgressReport) => void;
+  signal?: AbortSignal;
+}
+
+/** A launch description: core/process spawns it, with an allowlisted environment. */
+export interface LaunchSpec {
+  command: string;
+  args: string[];
+  cwd: string;
+  /** Variables added on top of the allowlisted environment and the sandbox's HOME/XDG roots. */
+  env: Record<string, string>;
+  /** Values in `env` (and elsewhere) that are secrets; registered with the redactor before spawn. */
+  secrets: string[];
+}
+
+/** A file the adapter seeds into the session HOME before launch (path relative to HOME). */
+export interface SeedFile {
+  path: string;
+  content: string;
+  mode?: number;
+}
+
+/** A running child as the adapter sees it. */
+export interface ChildChannel {
+  /** Protocol messages over the child's stdio. */
+  transport: Transport;
+  pid: number | undefined;
+  /** Settles when the child has exited and its stdout has drained (or the drain fallback fired). */
+  exited: Promise<ChildExit>;
+  /** Last bytes of stderr, redacted. */
+  stderrTail(): string;
+  /** Stops the child in steps (end stdin → grace → SIGTERM to the group → grace → SIGKILL). */
+  stop(reason: StopReason): Promise<ChildExit>;
+}
+
+export type StopReason = 'shutdown' | 'timeout' | 'cancel' | 'crash';
+
+export interface ChildExit {
+  exitCode: number | null;
+  signal: string | null;
+  /** Why One Works stopped it, when it did. */
+  stopReason: StopReason | undefined;
+  /** True when the group had to be killed. */
+  forced: boolean;
+}
+
+/** What One Works knows about a session when the adapter opens it. */
+export interface SessionSpec {
+  /** One Works session id. */
+  sessionId: string;
+  /** Canonical absolute workspace path: the agent's working directory. */
+  workspace: string;
+  /** The session's isolated HOME (exists, 0700). */
+  home: string;
+  cli: ResolvedCli;
+  /** The native session id when resuming a session a previous process created. */
+  nativeSessionId: string | undefined;
+  model: string | undefined;
+  effort: string | undefined;
+  autonomy: Autonomy;
+  title: string | undefined;
+}
+
+/** A permission question from the agent, normalised for the policy engine. */
+export interface PermissionAsk {
+  requestId: string;
+  kind: 'tool' | 'question';
+  tools: Array<{
+    toolUseId: string;
+    name: string;
+    kind: string;
+    label: string;
+    /** For execute: the full command. */
+    command?: string;
+    /** For edits: absolute target paths. */
+    paths?: string[];
+    /** The agent's own impact assessment, if any. */
+    impact?: 'low' | 'medium' | 'high';
+    input: unknown;
+  }>;
+  /** Native option values offered (e.g. proceed_once, proceed_always, cancel). */
+  options: string[];
+  questions?: unknown[];
+}
+
+export interface PermissionDecision {
+  decision: 'allow' | 'deny';
+  by: 'policy' | 'human';
+  reason?: string;
+  /** For questions: the answers, when allowed. */
+  answers?: unknown[];
+}
+
+/** The session layer's side of an open adapter session. */
+export interface SessionIO {
+  /** Records an event (the session layer stamps, dedups by key, persists and streams it). */
+  emit(event: EventDraft): void;
+  /** Asks the permission policy (and, if it escalates, a person) for a decision. */
+  decide(ask: PermissionAsk): Promise<PermissionDecision>;
+  /** Seeds files into HOME and spawns the launch through core/process. */
+  launch(launch: LaunchSpec, seed: SeedFile[]): Promise<ChildChannel>;
+  redactor: Redactor;
+  /** Records the native session id as soon as it is known (durably, before any prompt). */
+  setNativeSessionId(nativeSessionId: string): Promise<void>;
+}
+
+export interface TurnInput {
+  runId: string;
+  text: string;
+}
+
+/** One open conversation with the agent. */
+export interface AdapterSession {
+  /** Resolves when the turn has ended: completed, failed, interrupted or unknown. Never on silence or exit alone. */
+  prompt(input: TurnInput): Promise<TurnOutcome>;
+  /** Protocol interrupt; the caller escalates to a kill after a grace period. */
+  interrupt(): Promise<void>;
+  /** Stops the child and waits for it to exit and drain (bounded). Idempotent. */
+  close(): Promise<void>;
+  /** Facts negotiated with the child, once started. */
+  readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
+}
+
+/** An adapter: a name, a zod schema for its YAML block, and the two operations. */
+export interface Adapter<Config = unknown> {
+  readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
+  readonly name: string;
+  readonly configSchema: z.ZodType<Config>;
+  /** Resolves and verifies the CLI binary the config selects (installing it when managed). */
+  prepare(config: Config, ctx: PrepareContext): Promise<ResolvedCli>;
+  /** Opens a session; no child is started until the first call that needs one. */
+  open(config: Config, spec: SessionSpec, io: SessionIO): AdapterSession;
+}

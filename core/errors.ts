@@ -1,0 +1,93 @@
+/**
+ * Local errors of One Works. Every error that crosses a layer carries a stable string `code`
+ * (never a wire number), a message a person can act on, optional `data` facts, and the
+ * original error as `cause`. Messages and data never contain secrets: anything derived from a
+ * child's output passes through the session's Redactor before it is put here.
+ */
+export const ERROR_CODES = {
+  /** one-works.yaml (or a flag) is invalid: the message names file, line, key path and expectation. */
+  CONFIG_INVALID: 'config_invalid',
+  /** The config file could not be read. */
+  CONFIG_NOT_FOUND: 'config_not_found',
+  /** The lock file next to the config is malformed. */
+  LOCK_INVALID: 'lock_invalid',
+  /** A package or version does not exist in the registry (HTTP 404 or no matching version). */
+  INSTALL_NOT_FOUND: 'install_not_found',
+  /** The downloaded tarball did not match `dist.integrity`. */
+  INSTALL_INTEGRITY: 'install_integrity',
+  /** Network or registry failure while installing. */
+  INSTALL_FAILED: 'install_failed',
+  /** No platform package carries a binary for this OS/arch. */
+  UNSUPPORTED_PLATFORM: 'unsupported_platform',
+  /** The selected CLI binary does not exist or is not executable. */
+  CLI_NOT_FOUND: 'cli_not_found',
+  /** The selected CLI reports a version outside the pinned range. */
+  UNSUPPORTED_CLI_VERSION: 'unsupported_cli_version',
+  /** The CLI's announced API/protocol version is missing, malformed or not the recorded one. */
+  PROTOCOL_MISMATCH: 'protocol_mismatch',
+  /** A probe of a CLI binary failed. */
+  PROBE_FAILED: 'probe_failed',
+  /** A child process could not be started (ENOENT, EACCES, …). */
+  SPAWN_FAILED: 'spawn_failed',
+  /** A child process exited (or was killed) while it was still needed. */
+  PROCESS_EXITED: 'process_exited',
+  /** A request got no response before its deadline. */
+  REQUEST_TIMEOUT: 'request_timeout',
+  /** A request was abandoned through its AbortSignal. */
+  REQUEST_CANCELLED: 'request_cancelled',
+  /** The connection closed while requests were pending, or a call was made on a closed connection. */
+  CONNECTION_CLOSED: 'connection_closed',
+  /** The peer answered a request with an error. */
+  PEER_ERROR: 'peer_error',
+  /** The peer sent something that is not a valid frame (bad JSON, bad envelope, oversized line). */
+  PROTOCOL_ERROR: 'protocol_error',
+  /** A later process could not load the native session: never replaced by a new one. */
+  SESSION_LOAD_FAILED: 'session_load_failed',
+  /** No session with that id. */
+  SESSION_NOT_FOUND: 'session_not_found',
+  /** The session cannot continue (last turn's outcome unknown, or it needs attention). */
+  SESSION_UNKNOWN_OUTCOME: 'session_unknown_outcome',
+  /** Another turn of this session is live. */
+  SESSION_BUSY: 'session_busy',
+  /** The workspace is not inside an approved root (or escapes it). */
+  WORKSPACE_NOT_APPROVED: 'workspace_not_approved',
+  /** Another process owns the state directory. */
+  STATE_LOCKED: 'state_locked',
+  /** A state file is malformed; One Works refuses to rewrite it. */
+  STATE_CORRUPT: 'state_corrupt',
+  /** The requested model is not in the live catalog. */
+  MODEL_UNAVAILABLE: 'model_unavailable',
+  /** The requested reasoning effort is not accepted. */
+  EFFORT_UNSUPPORTED: 'effort_unsupported',
+  /** Bad command-line usage. */
+  USAGE: 'usage',
+  /** A bug: an unexpected failure inside One Works. */
+  INTERNAL: 'internal',
+} as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+export interface OneWorksErrorOptions {
+  /** Facts about the failure (no secrets). */
+  data?: Record<string, unknown>;
+  /** The error this one wraps. */
+  cause?: unknown;
+}
+
+/** The one local error type of One Works. */
+export class OneWorksError extends Error {
+  override readonly name = 'OneWorksError';
+  readonly code: ErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: OneWorksErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+}
+
+/** True when `error` is a OneWorksError, optionally with the given code. */
+export function isOneWorksError(error: unknown, code?: ErrorCode): error is OneWorksError {
+  return error instanceof OneWorksError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+
+/**
+ * The one event vocabulary every adapter projects into. Adapters produce `EventDraft`s (the
+ * type-specific payload plus a `key` derived from native identifiers); the session layer stamps
+ * `sessionId`, `seq` and `at`, drops drafts whose key it has already written, and appends the
+ * rest to the session's event log. A re-emitted native fact therefore maps to the same key and
+ * is written once.
+ */
+
+/** Token usage. Usage the agent did not report is `reported: false`, never zeros. */
+export const UsageSchema = z.object({
+  reported: z.boolean(),
+  inputTokens: z.number().int().nonnegative().optional(),
+  outputTokens: z.number().int().nonnegative().optional(),
+  cacheReadTokens: z.number().int().nonnegative().optional(),
+  cacheCreationTokens: z.number().int().nonnegative().optional(),
+  thinkingTokens: z.number().int().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+export const UNREPORTED_USAGE: Usage = Object.freeze({ reported: false });
+
+export const TurnStatusSchema = z.enum(['completed', 'failed', 'interrupted', 'unknown']);
+export type TurnStatus = z.infer<typeof TurnStatusSchema>;
+
+/** How a turn ended. `text` prefers the committed assistant message over the delta stream. */
+export const TurnOutcomeSchema = z.object({
+  status: TurnStatusSchema,
+  /** Machine-readable reason: the native reason where there is one (`completed`, `cancelled`, …) or a One Works code. */
+  reason: z.string(),
+  text: z.string(),
+  usage: UsageSchema,
+});
+export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
+
+export const ToolKindSchema = z.enum(['execute', 'read', 'edit', 'search', 'fetch', 'other']);
+export type ToolKind = z.infer<typeof ToolKindSchema>;
+
+const Json = z.unknown();
+
+const payloads = {
+  'session.started': {
+    adapter: z.string(),
+    workspace: z.string(),
+    resumed: z.boolean(),
+    cliVersion: z.string().optional(),
+    apiVersion: z.string().optional(),
+    protocolVersion: z.string().optional(),
+  },
+  'session.closed': { reason: z.string() },
+  'turn.queued': { runId: z.string(), prompt: z.string() },
+  'turn.started': {
+    runId: z.string(),
+    model: z.string().optional(),
+    effort: z.string().optional(),
+    autonomy: z.string().optional(),
+  },
+  'turn.completed': { runId: z.string(), outcome: TurnOutcomeSchema },
+  /** Live only: streamed to subscribers, never written to the event log. */
+  'assistant.delta': { messageId: z.string(), text: z.string(), thinking: z.boolean().optional() },
+  'assistant.message': { messageId: z.string(), text: z.string(), thinking: z.string().optional() },
+  /** One span per native tool-use id: `phase` moves open → input → queued → running; closed by tool.result. */
+  'tool.call': {
+    toolUseId: z.string(),
+    name: z.string(),
+    kind: ToolKindSchema,
+    label: z.string(),
+    phase: z.enum(['open', 'input', 'queued', 'running']),
+    input: Json.optional(),
+  },
+  'tool.progress': { toolUseId: z.string(), text: z.string() },
+  'tool.result': {
+    toolUseId: z.string(),
+    isError: z.boolean(),
+    output: z.string(),
+    /** Set when One Works closed the span itself (e.g. the child died mid-tool). */
+    closedBy: z.enum(['agent', 'runtime']).optional(),
+  },
+  'permission.requested': {
+    requestId: z.string(),
+    tools: z.array(z.object({ toolUseId: z.string(), name: z.string(), kind: ToolKindSchema, label: z.string() })),
+    options: z.array(z.string()),
+  },
+  'permission.decided': {
+    requestId: z.string(),
+    decision: z.enum(['allow', 'deny']),
+    option: z.string(),
+    by: z.enum(['policy', 'human', 'agent']),
+    reason: z.string().optional(),
+  },
+  'question.asked': { requestId: z.string(), questions: z.array(Json) },
+  'question.answered': {
+    requestId: z.string(),
+    cancelled: z.boolean(),
+    answers: z.array(Json),
+    by: z.enum(['policy', 'human']),
+  },
+  usage: { scope: z.enum(['turn', 'session']), usage: UsageSchema },
+  hook: {
+    hookId: z.string(),
+    event: z.string(),
+    phase: z.enum(['started', 'completed']),
+    status: z.string().optional(),
+    toolUseId: z.string().optional(),
+  },
+  child_session: { childSessionId: z.string(), toolUseId: z.string().optional(), description: z.string().optional() },
+  'settings.changed': { settings: z.record(z.string(), Json) },
+  'working.changed': { state: z.string() },
+  log: { level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string() },
+  error: { code: z.string(), message: z.string(), retryable: z.boolean().optional() },
+  /** A native fact with no mapping yet: kept, never dropped silently. */
+  native: { nativeType: z.string(), payload: Json },
+} as const;
+
+type Payloads = typeof payloads;
+export type RuntimeEventType = keyof Payloads;
+
+function member<T extends RuntimeEventType>(type: T) {
+  return z.object({ type: z.literal(type), key: z.string(), ...payloads[type] });
+}
+
+const draftMembers = (Object.keys(payloads) as RuntimeEventType[]).map((t) => member(t));
+
+/** What an adapter emits: a typed payload plus a key from native identifiers. */
+export const EventDraftSchema = z.discriminatedUnion(
+  'type',
+  draftMembers as unknown as [ReturnType<typeof member<'session.started'>>, ...ReturnType<typeof member<RuntimeEventType>>[]],
+);
+
+const stamp = { sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() };
+
+/** A recorded event: a draft stamped by the session layer. */
+export const RuntimeEventSchema = z.discriminatedUnion(
+  'type',
+  draftMembers.map((m) => m.extend(stamp)) as unknown as [
+    ReturnType<typeof member<'session.started'>>,
+    ...ReturnType<typeof member<RuntimeEventType>>[],
+  ],
+);
+
+type DraftOf<T extends RuntimeEventType> = { type: T; key: string } & {
+  [K in keyof Payloads[T]]: Payloads[T][K] extends z.ZodType ? z.infer<Payloads[T][K]> : never;
+};
+type OptionalUndefined<T> = { [K in keyof T as undefined extends T[K] ? K : never]?: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? never : K]: T[K];
+};
+
+export type EventDraft = { [T in RuntimeEventType]: OptionalUndefined<DraftOf<T>> }[RuntimeEventType];
+export type RuntimeEvent = EventDraft & { sessionId: string; seq: number; at: string };

@@ -1,0 +1,125 @@
+/**
+ * One Redactor per session. Every secret One Works injects is registered before the child
+ * starts; every string that leaves the process boundary (events, logs, errors, stderr tails,
+ * state, CLI output) passes through `redact`. Common encodings of each secret are registered
+ * with it: URL-encoded, base64 of the secret itself, and base64 of `user:secret` pairs are
+ * matched by their stable middle section.
+ */
+export const REDACTED = '[REDACTED]';
+
+const MIN_SECRET_LENGTH = 4;
+
+export class Redactor {
+  #needles = new Set<string>();
+  #pattern: RegExp | undefined;
+
+  /** Registers a secret (and its encodings). Values shorter than 4 characters are refused: they would redact ordinary text. */
+  register(secret: string | undefined | null): void {
+    if (!secret || secret.length < MIN_SECRET_LENGTH) return;
+    for (const form of encodingsOf(secret)) if (form.length >= MIN_SECRET_LENGTH) this.#needles.add(form);
+    this.#pattern = undefined;
+  }
+
+  /** The registered raw and encoded forms, longest first. */
+  get needles(): readonly string[] {
+    return [...this.#needles].sort((a, b) => b.length - a.length);
+  }
+
+  /** True when at least one secret is registered. */
+  get active(): boolean {
+    return this.#needles.size > 0;
+  }
+
+  /** Replaces every registered secret (or encoding of one) in `text` with `[REDACTED]`. */
+  redact(text: string): string {
+    if (this.#needles.size === 0 || text.length === 0) return text;
+    this.#pattern ??= new RegExp(this.needles.map(escapeRegExp).join('|'), 'g');
+    return text.replace(this.#pattern, REDACTED);
+  }
+
+  /** Redacts every string inside a JSON-like value, returning a copy. */
+  redactValue<T>(value: T): T {
+    if (this.#needles.size === 0) return value;
+    return walk(value, (s) => this.redact(s)) as T;
+  }
+
+  /**
+   * A streaming redactor for text that arrives in pieces (assistant deltas, stderr chunks):
+   * it holds back the tail that could be the start of a secret until the next piece or `flush`.
+   */
+  stream(): StreamRedactor {
+    return new StreamRedactor(this);
+  }
+}
+
+/** Redacts a stream of chunks where a secret may be split across chunk boundaries. */
+export class StreamRedactor {
+  #pending = '';
+  readonly #redactor: Redactor;
+
+  constructor(redactor: Redactor) {
+    this.#redactor = redactor;
+  }
+
+  /** Feeds a chunk; returns the text that is now safe to release. */
+  push(chunk: string): string {
+    const text = this.#pending + chunk;
+    const hold = this.#holdLength(text);
+    this.#pending = text.slice(text.length - hold);
+    return this.#redactor.redact(text.slice(0, text.length - hold));
+  }
+
+  /** Releases whatever is held back. */
+  flush(): string {
+    const out = this.#redactor.redact(this.#pending);
+    this.#pending = '';
+    return out;
+  }
+
+  // Longest suffix of `text` that is a proper prefix of some secret form, so it may still grow into one.
+  #holdLength(text: string): number {
+    let hold = 0;
+    for (const needle of this.#redactor.needles) {
+      const max = Math.min(needle.length - 1, text.length);
+      for (let n = max; n > hold; n--) {
+        if (text.endsWith(needle.slice(0, n))) {
+          hold = n;
+          break;
+        }
+      }
+    }
+    // A secret fully inside the held tail would be released unredacted only on flush, which redacts it.
+    return hold;
+  }
+}
+
+function encodingsOf(secret: string): string[] {
+  const forms = new Set<string>([secret]);
+  forms.add(encodeURIComponent(secret));
+  forms.add(Buffer.from(secret).toString('base64').replace(/=+$/, ''));
+  forms.add(Buffer.from(secret).toString('base64url').replace(/=+$/, ''));
+  // base64 of "<anything>:<secret>" (Basic auth): the secret's bytes appear at one of three
+  // alignments; the stable middle of each alignment identifies it.
+  for (let shift = 0; shift < 3; shift++) {
+    const encoded = Buffer.from('x'.repeat(shift) + secret).toString('base64');
+    const start = Math.ceil((shift * 4) / 3) + (shift === 0 ? 0 : 1);
+    const end = Math.floor(((shift + secret.length) * 4) / 3) - 1;
+    if (end - start >= 8) forms.add(encoded.slice(start, end));
+  }
+  return [...forms];
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function walk(value: unknown, fn: (s: string) => string): unknown {
+  if (typeof value === 'string') return fn(value);
+  if (Array.isArray(value)) return value.map((v) => walk(v, fn));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = walk(v, fn);
+    return out;
+  }
+  return value;
+}
