@@ -1,0 +1,155 @@
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+
+/** Default cap on one NDJSON line, in bytes (newline excluded): 16 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/** Longest copy of a bad line kept in an `invalid` result, in characters. */
+export const MAX_REPORTED_LINE_CHARS = 200;
+
+const NEWLINE = 0x0a;
+
+/** One result of {@link NdjsonCodec.next}. */
+export type CodecResult =
+  | { kind: 'message'; value: unknown }
+  | { kind: 'invalid'; line: string; reason: string };
+
+export interface NdjsonCodecOptions {
+  /** Lines longer than this many bytes are reported as invalid and skipped. Default {@link DEFAULT_MAX_LINE_BYTES}. */
+  maxLineBytes?: number;
+}
+
+// A complete line waiting to be parsed, or the marker for a line that was too long.
+type QueuedLine = { kind: 'line'; bytes: Buffer } | { kind: 'oversized'; head: Buffer };
+
+/**
+ * Splits a byte stream into newline-delimited JSON messages. Pure: no I/O, no timers.
+ *
+ * Works on bytes, so a multi-byte UTF-8 character split across chunks is decoded whole. CRLF is
+ * accepted, blank lines are ignored, and a line that is not JSON is reported as `invalid` without
+ * affecting later lines. A line longer than `maxLineBytes` is reported as `invalid` as soon as it
+ * crosses the cap and the rest of it is discarded up to the next newline, so it is never held in
+ * memory whole.
+ */
+export class NdjsonCodec {
+  readonly maxLineBytes: number;
+  #queue: QueuedLine[] = [];
+  #partial: Buffer[] = [];
+  #partialBytes = 0;
+  #discarding = false;
+
+  constructor(options: NdjsonCodecOptions = {}) {
+    const max = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new OneWorksError(ERROR_CODES.INTERNAL, `maxLineBytes must be a positive integer, got ${max}`);
+    }
+    this.maxLineBytes = max;
+  }
+
+  /** Adds bytes (strings are encoded as UTF-8). Complete lines become available to {@link next}. */
+  append(chunk: Buffer | string): void {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let start = 0;
+    while (start < bytes.length) {
+      const newline = bytes.indexOf(NEWLINE, start);
+      const end = newline === -1 ? bytes.length : newline;
+      this.#take(bytes.subarray(start, end), newline === -1);
+      if (newline === -1) return;
+      this.#endLine();
+      start = newline + 1;
+    }
+  }
+
+  /**
+   * Marks the end of input: an unterminated last line is treated as complete. Call it once the
+   * source has ended; appending afterwards starts a new line.
+   */
+  end(): void {
+    if (this.#partialBytes > 0 || this.#discarding) this.#endLine();
+  }
+
+  /** The next message or invalid line, or `undefined` when no complete line is buffered. */
+  next(): CodecResult | undefined {
+    for (let queued = this.#queue.shift(); queued !== undefined; queued = this.#queue.shift()) {
+      if (queued.kind === 'oversized') {
+        return {
+          kind: 'invalid',
+          line: truncateLine(queued.head.toString('utf8')),
+          reason: `line exceeds maxLineBytes (${this.maxLineBytes} bytes); skipped`,
+        };
+      }
+      const text = queued.bytes.toString('utf8');
+      const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+      if (line.trim() === '') continue;
+      try {
+        return { kind: 'message', value: JSON.parse(line) as unknown };
+      } catch (error) {
+        const detail = error instanceof Error ? error.message : String(error);
+        return { kind: 'invalid', line: truncateLine(line), reason: `invalid JSON: ${detail}` };
+      }
+    }
+    return undefined;
+  }
+
+  /** Drops everything buffered, including a partly received or partly discarded line. */
+  clear(): void {
+    this.#queue = [];
+    this.#partial = [];
+    this.#partialBytes = 0;
+    this.#discarding = false;
+  }
+
+  // Adds one newline-free piece to the current line, switching to discard mode past the cap.
+  #take(piece: Buffer, trailing: boolean): void {
+    if (this.#discarding || piece.length === 0) return;
+    if (this.#partialBytes + piece.length > this.maxLineBytes) {
+      // Keep only enough bytes for the truncated report (4 bytes per character at most).
+      const head = Buffer.concat([...this.#partial, piece]).subarray(0, MAX_REPORTED_LINE_CHARS * 4);
+      this.#queue.push({ kind: 'oversized', head: Buffer.from(head) });
+      this.#partial = [];
+      this.#partialBytes = 0;
+      this.#discarding = true;
+      return;
+    }
+    // Copy a trailing piece so a large chunk is not retained for a few leftover bytes.
+    this.#partial.push(trailing ? Buffer.from(piece) : piece);
+    this.#partialBytes += piece.length;
+  }
+
+  // Closes the current line at a newline (or at end of input).
+  #endLine(): void {
+    if (!this.#discarding) {
+      this.#queue.push({ kind: 'line', bytes: Buffer.concat(this.#partial, this.#partialBytes) });
+    }
+    this.#partial = [];
+    this.#partialBytes = 0;
+    this.#discarding = false;
+  }
+}
+
+/**
+ * Serialises one message as a single NDJSON line (JSON plus `\n`). JSON escapes newlines inside
+ * strings, so the result never contains a raw newline before the last character. Throws
+ * OneWorksError INTERNAL for values JSON cannot represent (undefined, BigInt, cycles).
+ */
+export function serializeMessage(value: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new OneWorksError(ERROR_CODES.INTERNAL, 'cannot serialise message as JSON', { cause: error });
+  }
+  if (json === undefined) {
+    throw new OneWorksError(ERROR_CODES.INTERNAL, `cannot serialise a ${typeof value} as JSON`);
+  }
+  return `${json}\n`;
+}
+
+/** Shortens a line for error reports to {@link MAX_REPORTED_LINE_CHARS} characters, marking the cut. */
+export function truncateLine(line: string): string {
+  if (line.length <= MAX_REPORTED_LINE_CHARS) return line;
+  let cut = MAX_REPORTED_LINE_CHARS;
+  // Do not split a surrogate pair.
+  const code = line.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+  return `${line.slice(0, cut)}…`;
+}
