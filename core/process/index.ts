@@ -1,0 +1,12 @@
+export { spawnChild, DEFAULT_DRAIN_FALLBACK_MS } from './spawn-child.js';
+export type { SpawnChildOptions } from './spawn-child.js';
+export { DEFAULT_STOP_GRACE_MS } from './child-supervisor.js';
+export type { ChildHandle, StopOptions, ProcessLogger } from './child-supervisor.js';
+export { DEFAULT_STDERR_TAIL_BYTES, ByteTail } from './byte-tail.js';
+export { killAllChildrenSync, installExitCleanup, liveChildCount, signalGroup } from './child-registry.js';
+export { buildChildEnv, INHERITED_ENV_VARS, SESSION_XDG_DIRS } from './env.js';
+export type { BuildChildEnvOptions } from './env.js';
+export { wrapWithBwrap, bwrapAvailable, BWRAP_COMMAND } from './bwrap.js';
+export type { WrappableLaunch, BwrapMounts } from './bwrap.js';
+export { runCommand } from './run-command.js';
+export type { RunCommandOptions, RunCommandResult } from './run-command.js';
