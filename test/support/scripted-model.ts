@@ -1,0 +1,182 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_PIECE_SIZES, replyChunks, sseData } from './scripted-model-sse.js';
+import type { PieceSizes } from './scripted-model-sse.js';
+import { isSideRequest } from './scripted-model-side.js';
+import type { RecordedRequest, StaticStep, Step } from './scripted-model-steps.js';
+
+export type {
+  DynamicStep,
+  HangStep,
+  HttpErrorStep,
+  RecordedRequest,
+  ReplyStep,
+  RequestKind,
+  ScriptedToolCall,
+  ScriptedUsage,
+  StaticStep,
+  Step,
+} from './scripted-model-steps.js';
+export { lastUserText, toolResults } from './scripted-model-steps.js';
+export { droidCustomModel, SCRIPTED_MODEL_ID } from './scripted-model-droid.js';
+export type { DroidCustomModelEntry } from './scripted-model-droid.js';
+
+export interface ScriptedModelOptions extends Partial<PieceSizes> {
+  /** Replies to the conversation's model calls, consumed in order. */
+  steps: Step[];
+  /** Answer to side requests (session title, compaction summary); default "Scripted title". */
+  titleReply?: string;
+  /**
+   * Strict mode answers a request that finds the script exhausted, or whose body is not JSON,
+   * with HTTP 400 instead of a plausible reply, so the CLI fails visibly. Default false: an
+   * exhausted script replies "(script exhausted)".
+   */
+  strict?: boolean;
+  /** The `model` reported in chunks and by `GET /v1/models`; default "scripted". */
+  model?: string;
+}
+
+/** A running scripted model server. The caller must `close()` it. */
+export interface ScriptedModel {
+  /** `http://127.0.0.1:<port>/v1`, the `baseUrl` for droid's customModels. */
+  baseUrl: string;
+  port: number;
+  /** Every request received, in arrival order (recorded before it is answered). */
+  requests: RecordedRequest[];
+  /** Number of script steps not yet consumed. */
+  pending(): number;
+  /** Stops listening, destroys open sockets (ending hangs and delays), resolves once closed. */
+  close(): Promise<void>;
+}
+
+export const EXHAUSTED_TEXT = '(script exhausted)';
+
+/**
+ * Starts an OpenAI-compatible chat-completions server on 127.0.0.1 (a free port) that answers
+ * `POST /v1/chat/completions` from a script, streaming SSE the way droid 0.225.2 accepts it.
+ * Side requests (no tools, or a session-title prompt) get `titleReply` without consuming a step.
+ */
+export async function startScriptedModel(options: ScriptedModelOptions): Promise<ScriptedModel> {
+  const steps = [...options.steps];
+  const titleReply = options.titleReply ?? 'Scripted title';
+  const model = options.model ?? 'scripted';
+  const sizes: PieceSizes = {
+    textPieceSize: options.textPieceSize ?? DEFAULT_PIECE_SIZES.textPieceSize,
+    argumentPieceSize: options.argumentPieceSize ?? DEFAULT_PIECE_SIZES.argumentPieceSize,
+  };
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const abort = new AbortController();
+  let next = 0;
+  let responses = 0;
+
+  const serve = async (step: StaticStep, res: ServerResponse): Promise<void> => {
+    // Waits end early when the server closes or the client goes away.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const signal = AbortSignal.any([abort.signal, gone.signal]);
+    if ('delayMs' in step && step.delayMs !== undefined) await sleep(step.delayMs, undefined, { signal });
+    if ('hangMs' in step) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+      await sleep(step.hangMs, undefined, { signal });
+      res.destroy();
+      return;
+    }
+    if ('httpError' in step) {
+      const body = step.body ?? { error: { message: `scripted error ${step.httpError}` } };
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (step.retryAfter !== undefined) headers['retry-after'] = String(step.retryAfter);
+      res.writeHead(step.httpError, headers).end(JSON.stringify(body));
+      return;
+    }
+    responses += 1;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const chunk of replyChunks(step, responses, model, sizes)) res.write(sseData(chunk));
+    res.end(sseData('[DONE]'));
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = await readBody(req);
+    const record = (kind: RecordedRequest['kind'], body: unknown, stepIndex?: number): void => {
+      const entry: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, kind };
+      if (stepIndex !== undefined) entry.stepIndex = stepIndex;
+      requests.push(entry);
+    };
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/v1/models') {
+      record('models', undefined);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'scripted' }] }));
+      return;
+    }
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      record('other', raw);
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      record('other', raw);
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"body is not JSON"}}');
+      return;
+    }
+    if (isSideRequest(body)) {
+      record('side', body);
+      await serve({ text: titleReply }, res);
+      return;
+    }
+    if (next >= steps.length) {
+      record('exhausted', body);
+      if (options.strict === true) {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'scripted model: script exhausted' } }));
+        return;
+      }
+      await serve({ text: EXHAUSTED_TEXT }, res);
+      return;
+    }
+    const stepIndex = next;
+    next += 1;
+    record('step', body, stepIndex);
+    const step = steps[stepIndex] as Step;
+    await serve(typeof step === 'function' ? step(requests.at(-1) as RecordedRequest) : step, res);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    pending: () => steps.length - next,
+    close: async () => {
+      abort.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+// Collects the request body as UTF-8 (droid's bodies are a few hundred KB at most).
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
