@@ -1,0 +1,12 @@
+export { PermissionPolicySchema, decidePermission } from './policy.js';
+export type { PermissionPolicy, PermissionPolicyInput, PolicyResult } from './policy.js';
+export { rememberKey } from './tool-verdict.js';
+export type { AskedTool, PolicyContext, PolicyVerdict, ToolVerdict } from './tool-verdict.js';
+export { createPermissionDecider, declineEscalator } from './escalation.js';
+export type {
+  DeciderResult,
+  DecisionRecord,
+  EscalationAnswer,
+  Escalator,
+  PermissionDeciderOptions,
+} from './escalation.js';
