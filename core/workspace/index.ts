@@ -1,0 +1,3 @@
+export { canonicalWorkspace, isWithin, treesOverlap } from './canonical-workspace.js';
+export { checkApproved } from './check-approved.js';
+export type { ApprovalSource } from './check-approved.js';
