@@ -1,0 +1,95 @@
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The schema of `one-works.yaml`. Strict: an unknown key is an error. Every optional key has a
+ * default, except `state.directory` and `cache.directory`, whose defaults depend on the
+ * environment and are filled by `loadConfig`. Adapter blocks are supplied by the caller (cli), so
+ * this file names no adapter.
+ */
+
+/** An absolute file-system path. `~` is not expanded. */
+export const AbsolutePathSchema = z.string().superRefine((value, ctx) => {
+  if (isAbsolute(value)) return;
+  const hint = value.startsWith('~') ? ' (~ is not expanded; write the full path)' : '';
+  ctx.addIssue({ code: 'custom', message: `expected an absolute path, got ${JSON.stringify(value)}${hint}` });
+});
+
+const DirectoryBlockSchema = z
+  .strictObject({
+    directory: AbsolutePathSchema.optional().describe('Absolute directory; the default follows the XDG base directories.'),
+  })
+  .prefault({});
+
+export const StateSchema = DirectoryBlockSchema.describe('Durable state: session records, event logs, session homes.');
+export const CacheSchema = DirectoryBlockSchema.describe('Caches: managed CLI installs, model catalogs.');
+
+export const WorkspacesSchema = z
+  .strictObject({
+    approved: z.array(AbsolutePathSchema).default([]).describe('Absolute roots that sessions may work in.'),
+  })
+  .prefault({})
+  .describe('Workspaces that agents may be started in.');
+
+export const OrchestratorSchema = z
+  .strictObject({
+    maxConcurrentRuns: z.number().int().min(1).max(64).default(4).describe('Turns running at once, across sessions (1..64).'),
+    maxQueuedTotal: z.number().int().min(1).default(64).describe('Queued turns across all sessions.'),
+    maxQueuedPerSession: z.number().int().min(1).default(8).describe('Queued turns per session.'),
+    cancelGraceMs: z.number().int().min(0).default(5000).describe('Wait after a protocol interrupt before killing, in ms.'),
+    runTimeoutMs: z.number().int().positive().default(3_600_000).describe('Longest a single turn may run, in ms.'),
+    idleExitMs: z.number().int().min(0).default(600_000).describe('Idle time before a background server exits, in ms.'),
+  })
+  .prefault({})
+  .describe('Admission and timing limits.');
+
+export const SandboxSchema = z
+  .enum(['none', 'bwrap'])
+  .default('none')
+  .describe('OS-level confinement around each agent process: none, or bubblewrap.');
+
+/** Adapter name → the zod schema of its YAML block under `adapters:`. */
+export type AdapterSchemas = Record<string, z.ZodType>;
+
+type AdapterBlocksShape<A extends AdapterSchemas> = { [K in keyof A]: z.ZodPrefault<A[K]> };
+
+/** The shape of the object `createConfigSchema` returns. */
+export type ConfigShape<A extends AdapterSchemas> = {
+  state: typeof StateSchema;
+  cache: typeof CacheSchema;
+  workspaces: typeof WorkspacesSchema;
+  orchestrator: typeof OrchestratorSchema;
+  sandbox: typeof SandboxSchema;
+  adapters: z.ZodPrefault<z.ZodObject<AdapterBlocksShape<A>, z.core.$strict>>;
+};
+
+/** The schema of a whole `one-works.yaml` for a given set of adapters. */
+export type ConfigSchema<A extends AdapterSchemas = AdapterSchemas> = z.ZodObject<ConfigShape<A>, z.core.$strict>;
+
+/** A parsed configuration as the schema produces it (directories may still be unset). */
+export type ParsedConfig<A extends AdapterSchemas = AdapterSchemas> = z.output<ConfigSchema<A>>;
+
+/** A configuration after `loadConfig`: the environment-dependent directory defaults are filled. */
+export type OneWorksConfig<A extends AdapterSchemas = AdapterSchemas> = ParsedConfig<A> & {
+  state: { directory: string };
+  cache: { directory: string };
+};
+
+/**
+ * Builds the `one-works.yaml` schema. Each adapter's block under `adapters:` is optional and
+ * defaults to what its schema produces for `{}`, so every adapter schema must accept `{}`.
+ * Unknown adapter names are rejected like any unknown key.
+ */
+export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A): ConfigSchema<A> {
+  const blocks = Object.fromEntries(
+    Object.entries(adapterSchemas).map(([name, schema]) => [name, schema.prefault({} as never)]),
+  ) as AdapterBlocksShape<A>;
+  return z.strictObject({
+    state: StateSchema,
+    cache: CacheSchema,
+    workspaces: WorkspacesSchema,
+    orchestrator: OrchestratorSchema,
+    sandbox: SandboxSchema,
+    adapters: z.strictObject(blocks).prefault({} as never).describe('One block per adapter.'),
+  });
+}
