@@ -1,0 +1,1 @@
+export { prepareSessionHome } from './session-home.js';

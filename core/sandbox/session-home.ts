@@ -1,0 +1,67 @@
+import { chmod, lstat, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { SeedFile } from '../adapter.js';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { SESSION_XDG_DIRS } from '../process/env.js';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomic } from '../store/private-fs.js';
+import { HOME_DIR, sessionDir } from '../store/state-layout.js';
+
+/**
+ * Prepares the isolated HOME of a session: `<state>/sessions/<id>/home`, mode 0700, with the
+ * four XDG roots (`.config`, `.cache`, `.local/share`, `.local/state`) inside, and the adapter's
+ * seed files written (mode from the SeedFile, default 0600; missing parent directories 0700).
+ *
+ * Stable across calls and processes: existing content stays, seed files are rewritten
+ * (atomically, so a symlink planted at a seed path is replaced, never followed), and HOME is
+ * set back to 0700. Never touches the real HOME. Resolves with the absolute HOME path.
+ *
+ * Throws OneWorksError `internal` for a seed path that is absolute or escapes HOME (an adapter
+ * bug), `state_corrupt` when a directory on the way inside HOME is a symlink or not a directory,
+ * and `usage` for an invalid session id.
+ */
+export async function prepareSessionHome(stateDir: string, sessionId: string, seed: readonly SeedFile[]): Promise<string> {
+  const home = path.join(sessionDir(path.resolve(stateDir), sessionId), HOME_DIR);
+  await ensurePrivateDir(home);
+  await chmod(home, PRIVATE_DIR_MODE);
+  for (const relative of Object.values(SESSION_XDG_DIRS)) await ensureDirInside(home, relative);
+  for (const file of seed) {
+    const relative = seedPath(file.path);
+    await ensureDirInside(home, path.dirname(relative));
+    await writeFileAtomic(path.join(home, relative), file.content, file.mode ?? PRIVATE_FILE_MODE);
+  }
+  return home;
+}
+
+// Normalises a seed path and refuses one that is absolute, empty or leaves HOME.
+function seedPath(raw: string): string {
+  const relative = path.normalize(raw);
+  if (path.isAbsolute(raw) || relative === '.' || relative === '..' || relative.startsWith(`..${path.sep}`)) {
+    throw new OneWorksError(ERROR_CODES.INTERNAL, `seed file path ${JSON.stringify(raw)} is not a file path inside the session home`, {
+      data: { path: raw },
+    });
+  }
+  return relative;
+}
+
+// Creates each directory from HOME down to `relative` (0700), refusing symlinks on the way:
+// the agent can write its HOME, and a planted link must not redirect our writes outside it.
+async function ensureDirInside(home: string, relative: string): Promise<void> {
+  let current = home;
+  for (const part of relative.split(path.sep)) {
+    if (part === '' || part === '.') continue;
+    current = path.join(current, part);
+    try {
+      await mkdir(current, { mode: PRIVATE_DIR_MODE });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const info = await lstat(current);
+    if (info.isSymbolicLink() || !info.isDirectory()) {
+      throw new OneWorksError(
+        ERROR_CODES.STATE_CORRUPT,
+        `${current} in the session home is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}; One Works refuses to write through it`,
+        { data: { path: current } },
+      );
+    }
+  }
+}

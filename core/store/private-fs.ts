@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+
+/** Mode of every directory One Works creates under `<state>`. */
+export const PRIVATE_DIR_MODE = 0o700;
+/** Default mode of every file One Works writes under `<state>`. */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * Creates `dir` (and missing parents) with mode 0700; an existing directory keeps its mode.
+ * Throws OneWorksError `state_corrupt` when `dir` exists but is a symlink or not a directory:
+ * One Works never writes through a link it did not create.
+ */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const info = await lstat(dir);
+  if (info.isSymbolicLink() || !info.isDirectory()) {
+    throw new OneWorksError(ERROR_CODES.STATE_CORRUPT, `${dir} is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}; One Works refuses to write through it`, {
+      data: { path: dir },
+    });
+  }
+}
+
+/**
+ * Replaces `file` atomically: writes a temp file in the same directory, fsyncs it, renames it
+ * over `file` and fsyncs the directory. Readers see the old or the new content, never a mix; a
+ * symlink at `file` is replaced, not followed. On failure the temp file is removed.
+ */
+export async function writeFileAtomic(file: string, content: string | Uint8Array, mode: number = PRIVATE_FILE_MODE): Promise<void> {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const handle = await open(temp, 'wx', mode);
+    try {
+      await handle.writeFile(content);
+      // The umask may have narrowed the mode given to open; state files get exactly `mode`.
+      await handle.chmod(mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await syncDir(dir);
+}
+
+/** fsyncs a directory so a rename or a new entry in it survives a crash. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
