@@ -12,6 +12,11 @@ export interface Envelope {
   errorResponse(id: string, error: WireError): unknown;
   /** Classifies one inbound message. Must not throw. */
   classify(message: unknown): Inbound;
+  /**
+   * Optional: the frame that tells the peer an outbound request was abandoned (deadline or
+   * abort), or `undefined` to send nothing. Omit it when the wire has no such message.
+   */
+  cancelRequest?(id: string, method: string): unknown;
 }
 
 export interface WireError {

@@ -87,8 +87,8 @@ class StreamTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#finish();
+    // Also after EOF: the input ending does not end the output; close() does.
+    if (!this.#closed) this.#finish();
     const writable = this.#writable;
     if (!writable.destroyed && !writable.writableEnded) writable.end();
   }
