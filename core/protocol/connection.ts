@@ -1,6 +1,13 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { Transport } from '../transport/transport.js';
-import { closedError, invalidMessageError, peerError, sendError, unexpectedResponseError } from './failures.js';
+import {
+  closedError,
+  invalidMessageError,
+  peerError,
+  pendingClosedError,
+  sendError,
+  unexpectedResponseError,
+} from './failures.js';
 import { InboundDispatcher, type NotificationListener, type RequestHandler } from './dispatch.js';
 import { NULL_LOGGER, type ProtocolLogger } from './logger.js';
 import { PendingRequests } from './pending-requests.js';
@@ -187,25 +194,19 @@ class ProtocolConnection implements Connection {
     }
   }
 
-  // Teardown in steps; each runs even if an earlier one throws.
+  // Teardown in steps; each runs even if an earlier one throws, and `closed` always settles.
   async #close(reason: OneWorksError | undefined): Promise<void> {
     this.#state = 'closing';
     this.#logger.debug('connection closing', { reason: reason?.message, pending: this.#pending.size });
     try {
-      this.#abort.abort(reason ?? closedError('the connection was closed'));
-    } finally {
-      this.#pending.rejectAll(
-        (id, method) =>
-          new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `the connection closed while ${method} was pending (request ${id})`, {
-            data: { method, id },
-            ...(reason === undefined ? {} : { cause: reason }),
-          }),
-      );
-    }
-    try {
-      await this.#transport.close();
-    } catch (error) {
-      this.#logger.debug('transport close failed', { error: String(error) });
+      try {
+        this.#abort.abort(reason ?? closedError('the connection was closed'));
+      } finally {
+        this.#pending.rejectAll((id, method) => pendingClosedError(id, method, reason));
+      }
+      await this.#transport.close().catch((error: unknown) => {
+        this.#logger.debug('transport close failed', { error: String(error) });
+      });
     } finally {
       this.#state = 'closed';
       this.#resolveClosed(reason);

@@ -9,6 +9,14 @@ export function closedError(message: string, cause?: unknown): OneWorksError {
   return new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, message, cause === undefined ? {} : { cause });
 }
 
+/** CONNECTION_CLOSED for a request still pending at close; `cause` is the close reason. */
+export function pendingClosedError(id: string, method: string, reason: OneWorksError | undefined): OneWorksError {
+  return new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `the connection closed while ${method} was pending (request ${id})`, {
+    data: { method, id },
+    ...(reason === undefined ? {} : { cause: reason }),
+  });
+}
+
 /** A failed send: the transport's own OneWorksError (CONNECTION_CLOSED, INTERNAL) or a wrapped one. */
 export function sendError(method: string, error: unknown): OneWorksError {
   if (error instanceof OneWorksError) return error;
