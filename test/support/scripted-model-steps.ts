@@ -4,7 +4,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 export interface ScriptedToolCall {
   name: string;
   arguments: Record<string, unknown>;
-  /** Defaults to `call_<response number>_<index>` (the shape the captures show). */
+  /**
+   * Defaults to `call_<n>_<index>` (the shape the captures show), `n` counting the streamed
+   * conversation replies (side requests excluded) from 1.
+   */
   id?: string;
 }
 

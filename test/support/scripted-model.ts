@@ -72,7 +72,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
   let next = 0;
   let responses = 0;
 
-  const serve = async (step: StaticStep, res: ServerResponse): Promise<void> => {
+  // `side` replies don't advance the numbering, so call ids (`call_<n>_<k>`) depend on the script only.
+  const serve = async (step: StaticStep, res: ServerResponse, side = false): Promise<void> => {
     // Waits end early when the server closes or the client goes away.
     const gone = new AbortController();
     res.once('close', () => gone.abort());
@@ -92,9 +93,9 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       res.writeHead(step.httpError, headers).end(JSON.stringify(body));
       return;
     }
-    responses += 1;
+    if (!side) responses += 1;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    for (const chunk of replyChunks(step, responses, model, sizes)) res.write(sseData(chunk));
+    for (const chunk of replyChunks(step, side ? 0 : responses, model, sizes)) res.write(sseData(chunk));
     res.end(sseData('[DONE]'));
   };
 
@@ -127,7 +128,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     }
     if (isSideRequest(body)) {
       record('side', body);
-      await serve({ text: titleReply }, res);
+      await serve({ text: titleReply }, res, true);
       return;
     }
     if (next >= steps.length) {
