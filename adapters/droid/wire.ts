@@ -65,13 +65,16 @@ export const DroidFrameSchema = z.discriminatedUnion('type', [
 ]);
 export type DroidFrame = z.infer<typeof DroidFrameSchema>;
 
-/** What One Works writes: every frame carries `type`, string ids and both version fields. */
+/**
+ * What One Works writes: every frame carries `type`, string ids and both version fields. A plain
+ * union: a response carries either `result` or `error`, so `type` alone does not discriminate.
+ */
 const outboundEnvelope = {
   jsonrpc: z.literal('2.0'),
   factoryApiVersion: z.literal(DROID_API_VERSION),
   factoryProtocolVersion: z.string(),
 };
-export const DroidOutboundFrameSchema = z.discriminatedUnion('type', [
+export const DroidOutboundFrameSchema = z.union([
   z.strictObject({ ...outboundEnvelope, type: z.literal('request'), id: z.string(), method: z.string(), params: z.unknown() }),
   z.strictObject({ ...outboundEnvelope, type: z.literal('notification'), method: z.string(), params: z.unknown() }),
   z.strictObject({ ...outboundEnvelope, type: z.literal('response'), id: z.string(), result: z.unknown() }),
