@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { FakeDroidConfig } from './fake-droid-config.js';
-import { AUTONOMY_LEVELS, REASONING_EFFORTS, autonomyModeOf, defaultSettings, readSession, writeSession, zeroUsage } from './fake-droid-store.js';
+import {
+  AUTONOMY_LEVELS,
+  REASONING_EFFORTS,
+  autonomyModeOf,
+  defaultSettings,
+  readSession,
+  writeSession,
+  zeroUsage,
+} from './fake-droid-store.js';
 import type { FakeSession } from './fake-droid-store.js';
 import { playFakeTurn } from './fake-droid-turn.js';
 import type { FakeWire, Inbound } from './fake-droid-wire.js';
@@ -11,10 +19,25 @@ type Params = Record<string, unknown>;
 const NO_SESSION = { code: -32603, message: 'No active session. Call initialize_session or load_session first.' };
 const HOST_ID = '00000000-0000-4000-8000-00000000f4ce';
 const AVAILABLE_MODELS = [
-  { id: 'gpt-5.6-sol', modelId: 'gpt-5.6-sol', modelProvider: 'openai', displayName: 'GPT 5.6 Sol', shortDisplayName: 'GPT 5.6 Sol', supportedReasoningEfforts: ['low', 'medium', 'high'], defaultReasoningEffort: 'high', deprecated: false, noImageSupport: false, isCustom: false },
+  {
+    id: 'gpt-5.6-sol',
+    modelId: 'gpt-5.6-sol',
+    modelProvider: 'openai',
+    displayName: 'GPT 5.6 Sol',
+    shortDisplayName: 'GPT 5.6 Sol',
+    supportedReasoningEfforts: ['low', 'medium', 'high'],
+    defaultReasoningEffort: 'high',
+    deprecated: false,
+    noImageSupport: false,
+    isCustom: false,
+  },
 ];
 // Methods of droid 0.225.2 that this fake does not play; they fail loudly instead of pretending.
-const UNSIMULATED = new Set(['droid.fork_session', 'droid.compact_session', 'droid.rename_session', 'droid.list_tools', 'droid.list_skills', 'droid.list_commands', 'droid.list_mcp_servers', 'droid.list_mcp_tools', 'droid.append_messages', 'droid.change_working_directory', 'droid.get_context_stats']);
+const UNSIMULATED = new Set(
+  ['fork_session', 'compact_session', 'rename_session', 'list_tools', 'list_skills', 'list_commands']
+    .concat(['list_mcp_servers', 'list_mcp_tools', 'append_messages', 'change_working_directory', 'get_context_stats'])
+    .map((name) => `droid.${name}`),
+);
 
 // Mirrors droid's zod error text: "Invalid request for droid.x: params.cwd: Required".
 function invalid(method: string, path: string, problem: string): Outcome {
@@ -22,18 +45,21 @@ function invalid(method: string, path: string, problem: string): Outcome {
 }
 
 // Checks that params is an object holding the required string fields.
-function checkParams(method: string, params: unknown, required: string[]): Outcome | Params {
-  if (params === undefined) return invalid(method, 'params', 'Required');
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return invalid(method, 'params', `Expected object, received ${Array.isArray(params) ? 'array' : typeof params}`);
+function checkParams(method: string, params: unknown, required: string[]): { params: Params } | { failure: Outcome } {
+  const fail = (path: string, problem: string): { failure: Outcome } => ({ failure: invalid(method, path, problem) });
+  if (params === undefined) return fail('params', 'Required');
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    return fail('params', `Expected object, received ${Array.isArray(params) ? 'array' : typeof params}`);
+  }
   for (const key of required) {
     const value = (params as Params)[key];
-    if (value === undefined) return invalid(method, `params.${key}`, 'Required');
-    if (typeof value !== 'string') return invalid(method, `params.${key}`, `Expected string, received ${typeof value}`);
+    if (value === undefined) return fail(`params.${key}`, 'Required');
+    if (typeof value !== 'string') return fail(`params.${key}`, `Expected string, received ${typeof value}`);
   }
-  return params as Params;
+  return { params: params as Params };
 }
 
-const isOutcome = (value: Outcome | Params): value is Outcome => 'error' in value || 'result' in value;
+const isAutonomyLevel = (value: unknown): value is string => typeof value === 'string' && AUTONOMY_LEVELS.includes(value);
 
 /**
  * The fake droid's request handling: one current session, at most one live turn, sessions
@@ -65,13 +91,17 @@ export class FakeDroid {
   }
 
   #announce(): void {
-    if (!this.#announcedMcp) this.#wire.notify({ type: 'mcp_status_changed', servers: [], summary: { total: 0, connected: 0, connecting: 0, failed: 0, disabled: 0 } });
+    // Once per process, early, like droid (before the first init/load response).
+    if (this.#announcedMcp) return;
     this.#announcedMcp = true;
+    const summary = { total: 0, connected: 0, connecting: 0, failed: 0, disabled: 0 };
+    this.#wire.notify({ type: 'mcp_status_changed', servers: [], summary });
   }
 
   #settingsUpdated(requestId?: string): void {
     const settings = (this.#session as FakeSession).settings;
-    this.#wire.notify(requestId === undefined ? { type: 'settings_updated', settings } : { type: 'settings_updated', requestId, settings });
+    const notification = requestId === undefined ? { type: 'settings_updated', settings } : { type: 'settings_updated', requestId, settings };
+    this.#wire.notify(notification);
   }
 
   #save(): void {
@@ -84,38 +114,56 @@ export class FakeDroid {
   #dispatch(id: string, method: string, rawParams: unknown): Outcome | undefined {
     switch (method) {
       case 'droid.initialize_session': {
-        const params = checkParams(method, rawParams, ['machineId', 'cwd']);
-        if (isOutcome(params)) return params;
+        const checked = checkParams(method, rawParams, ['machineId', 'cwd']);
+        if ('failure' in checked) return checked.failure;
+        const params = checked.params;
         const settings = defaultSettings();
         if (typeof params.modelId === 'string') settings.modelId = params.modelId;
-        if (typeof params.autonomyLevel === 'string' && AUTONOMY_LEVELS.includes(params.autonomyLevel)) settings.autonomyLevel = params.autonomyLevel;
+        if (isAutonomyLevel(params.autonomyLevel)) settings.autonomyLevel = params.autonomyLevel;
         settings.autonomyMode = autonomyModeOf(settings);
         const sessionId = typeof params.sessionId === 'string' ? params.sessionId : randomUUID();
-        this.#session = { sessionId, cwd: String(params.cwd), settings, messages: [], tokenUsage: zeroUsage(), updatedAt: Date.now() };
+        const cwd = String(params.cwd);
+        this.#session = { sessionId, cwd, settings, messages: [], tokenUsage: zeroUsage(), updatedAt: Date.now() };
         this.#save();
         this.#announce();
         this.#settingsUpdated();
         if (this.#config.faults.has('malformed-init')) return { result: { hostId: HOST_ID } };
-        return { result: { sessionId, hostId: HOST_ID, session: { messages: [] }, settings, availableModels: AVAILABLE_MODELS } };
+        const session = { messages: [] };
+        return { result: { sessionId, hostId: HOST_ID, session, settings, availableModels: AVAILABLE_MODELS } };
       }
       case 'droid.load_session': {
-        const params = checkParams(method, rawParams, ['sessionId']);
-        if (isOutcome(params)) return params;
+        const checked = checkParams(method, rawParams, ['sessionId']);
+        if ('failure' in checked) return checked.failure;
+        const params = checked.params;
         const stored = readSession(String(params.sessionId));
         if (stored === undefined) return { error: { code: -32004, message: 'Session not found' } };
         this.#session = stored;
         this.#announce();
         this.#settingsUpdated();
         // Like droid: no sessionId in a load_session result.
-        return { result: { session: { messages: stored.messages }, hasOlderMessages: false, hostId: HOST_ID, updatedAt: Math.floor(stored.updatedAt / 1000), settings: stored.settings, availableModels: AVAILABLE_MODELS, isAgentLoopInProgress: false, workingState: 'idle', cwd: stored.cwd, tokenUsage: stored.tokenUsage } };
+        const result = {
+          session: { messages: stored.messages },
+          hasOlderMessages: false,
+          hostId: HOST_ID,
+          updatedAt: Math.floor(stored.updatedAt / 1000),
+          settings: stored.settings,
+          availableModels: AVAILABLE_MODELS,
+          isAgentLoopInProgress: false,
+          workingState: 'idle',
+          cwd: stored.cwd,
+          tokenUsage: stored.tokenUsage,
+        };
+        return { result };
       }
       case 'droid.update_session_settings': {
-        const params = checkParams(method, rawParams, []);
-        if (isOutcome(params)) return params;
+        const checked = checkParams(method, rawParams, []);
+        if ('failure' in checked) return checked.failure;
+        const params = checked.params;
         if (this.#session === undefined) return { error: NO_SESSION };
         const effort = params.reasoningEffort;
         if (effort !== undefined && (typeof effort !== 'string' || !REASONING_EFFORTS.includes(effort))) {
-          return invalid(method, 'params.reasoningEffort', `Invalid enum value. Expected ${REASONING_EFFORTS.map((e) => `'${e}'`).join(' | ')}, received '${String(effort)}'`);
+          const expected = REASONING_EFFORTS.map((name) => `'${name}'`).join(' | ');
+          return invalid(method, 'params.reasoningEffort', `Invalid enum value. Expected ${expected}, received '${String(effort)}'`);
         }
         const settings = this.#session.settings;
         if (typeof params.modelId === 'string') {
@@ -125,7 +173,7 @@ export class FakeDroid {
         }
         if (typeof effort === 'string') settings.reasoningEffort = effort;
         // An invalid autonomyLevel is ignored silently, as droid does.
-        if (typeof params.autonomyLevel === 'string' && AUTONOMY_LEVELS.includes(params.autonomyLevel)) settings.autonomyLevel = params.autonomyLevel;
+        if (isAutonomyLevel(params.autonomyLevel)) settings.autonomyLevel = params.autonomyLevel;
         if (typeof params.interactionMode === 'string') settings.interactionMode = params.interactionMode;
         settings.autonomyMode = autonomyModeOf(settings);
         this.#save();
@@ -144,14 +192,17 @@ export class FakeDroid {
       case 'droid.list_models':
         return { result: { models: AVAILABLE_MODELS.map((model) => ({ ...model, disabled: false })) } };
       default:
-        if (UNSIMULATED.has(method)) return { error: { code: -32603, message: `fake-droid does not simulate ${method}` } };
+        if (UNSIMULATED.has(method)) {
+          return { error: { code: -32603, message: `fake-droid does not simulate ${method}` } };
+        }
         return { error: { code: -32601, message: `Unknown method: ${method}` } };
     }
   }
 
   #addUserMessage(id: string, method: string, rawParams: unknown): Outcome | undefined {
-    const params = checkParams(method, rawParams, ['text']);
-    if (isOutcome(params)) return params;
+    const checked = checkParams(method, rawParams, ['text']);
+    if ('failure' in checked) return checked.failure;
+    const params = checked.params;
     this.#wire.respond(id, { result: {} });
     if (this.#session === undefined) {
       // droid 0.225.2 quirk: `{}` first, then a second response with the same id carrying the error.
@@ -166,7 +217,8 @@ export class FakeDroid {
     const abort = new AbortController();
     const session = this.#session;
     const turnId = typeof params.messageId === 'string' ? params.messageId : randomUUID();
-    const done = playFakeTurn({ wire: this.#wire, config: this.#config, session, signal: abort.signal, requestId: id, text: String(params.text), turnId })
+    const text = String(params.text);
+    const done = playFakeTurn({ wire: this.#wire, config: this.#config, session, signal: abort.signal, requestId: id, text, turnId })
       .catch((error: unknown) => process.stderr.write(`fake-droid: turn failed: ${String(error)}\n`))
       .finally(() => {
         this.#turn = undefined;

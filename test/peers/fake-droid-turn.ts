@@ -30,6 +30,57 @@ function addUsage(total: FakeTokenUsage): FakeTokenUsage {
   return { ...total, inputTokens: total.inputTokens + TURN_USAGE.inputTokens, outputTokens: total.outputTokens + TURN_USAGE.outputTokens };
 }
 
+// The hidden context message (first turn only) and the user's message, linked by parentId.
+function announceUserMessage(turn: FakeTurn, now: number): void {
+  const { wire, session } = turn;
+  let parentId = String(session.messages.at(-1)?.id ?? 'root');
+  if (session.messages.length === 0) {
+    const context = { id: `context-${turn.turnId}`, role: 'user', content: [], visibility: 'llm_only', parentId };
+    wire.notify({ type: 'create_message', message: { ...context, createdAt: now, updatedAt: now } }, session.sessionId);
+    session.messages.push(context);
+    parentId = context.id;
+  }
+  const content = [{ type: 'text', text: turn.text }];
+  const user = { id: turn.turnId, role: 'user', content, createdAt: now, updatedAt: now, interactionMode: 'auto', parentId };
+  wire.notify({ type: 'create_message', message: user, requestId: turn.requestId }, session.sessionId);
+  session.messages.push(user);
+}
+
+// Faults that end the process before the reply: they never return.
+async function dieIfAsked(turn: FakeTurn): Promise<void> {
+  const { wire, config } = turn;
+  if (config.faults.has('stdout-closed-before-exit')) {
+    closeSync(1);
+    await sleep(config.lingerMs);
+    process.exit(0);
+  }
+  if (config.faults.has('die-mid-turn')) {
+    const toolUse = { type: 'tool_use', id: 'call_1_0', name: 'Execute', input: {} };
+    wire.notify({ type: 'tool_call', toolUse });
+    wire.notify({ type: 'tool_call', toolUse: { ...toolUse, input: { command: 'true', riskLevel: 'low' } } });
+    process.stderr.write('fake-droid: dying mid-turn (FAKE_DROID_FAULT=die-mid-turn)\n');
+    process.exit(1);
+  }
+}
+
+// Text deltas in 12-character pieces, with the frame faults after the first one.
+async function streamReply(turn: FakeTurn, messageId: string, pause: () => Promise<void>): Promise<void> {
+  const { wire, config } = turn;
+  const pieces = config.reply.match(/[\s\S]{1,12}/g) ?? [''];
+  for (const [index, textDelta] of pieces.entries()) {
+    await pause();
+    wire.notify({ type: 'assistant_text_delta', messageId, blockIndex: 0, textDelta }, turn.session.sessionId);
+    if (index > 0) continue;
+    if (config.faults.has('malformed-frame')) wire.raw('{"jsonrpc":"2.0","type":"notification", this is not json');
+    if (config.faults.has('oversized-frame')) {
+      const notification = { type: 'fake_padding', padding: 'x'.repeat(OVERSIZED_BYTES) };
+      const frame = { jsonrpc: '2.0', type: 'notification', factoryApiVersion: '1.0.0', method: 'droid.session_notification' };
+      wire.raw(JSON.stringify({ ...frame, params: { notification } }));
+    }
+  }
+  wire.notify({ type: 'assistant_text_complete', messageId, blockIndex: 0 }, turn.session.sessionId);
+}
+
 /**
  * Plays one turn the way droid 0.225.2 does for a text reply (captures/text-only-turn.jsonl),
  * with the configured faults injected. The caller has already sent the `{}` response.
@@ -38,64 +89,40 @@ function addUsage(total: FakeTokenUsage): FakeTokenUsage {
 export async function playFakeTurn(turn: FakeTurn): Promise<FakeTurnEnd> {
   const { wire, config, session, signal } = turn;
   const sid = session.sessionId;
-  const faults = config.faults;
   const state = (newState: string): void => wire.notify({ type: 'droid_working_state_changed', newState }, sid);
   const pause = (): Promise<void> => sleep(config.stepMs, undefined, { signal });
-  const now = Date.now();
+  const started = Date.now();
   try {
     state('streaming_assistant_message');
-    let parentId = String(session.messages.at(-1)?.id ?? 'root');
-    if (session.messages.length === 0) {
-      const context = { id: `context-${turn.turnId}`, role: 'user', content: [], visibility: 'llm_only', createdAt: now, updatedAt: now, parentId };
-      wire.notify({ type: 'create_message', message: context }, sid);
-      session.messages.push(context);
-      parentId = context.id;
-    }
-    const user = { id: turn.turnId, role: 'user', content: [{ type: 'text', text: turn.text }], createdAt: now, updatedAt: now, interactionMode: 'auto', parentId };
-    wire.notify({ type: 'create_message', message: user, requestId: turn.requestId }, sid);
-    session.messages.push(user);
+    announceUserMessage(turn, started);
     await pause();
     state('thinking');
     state('streaming_assistant_message');
-    if (faults.has('stdout-closed-before-exit')) {
-      closeSync(1);
-      await sleep(config.lingerMs);
-      process.exit(0);
-    }
-    if (faults.has('die-mid-turn')) {
-      const toolUse = { type: 'tool_use', id: 'call_1_0', name: 'Execute', input: {} };
-      wire.notify({ type: 'tool_call', toolUse });
-      wire.notify({ type: 'tool_call', toolUse: { ...toolUse, input: { command: 'true', riskLevel: 'low' } } });
-      process.stderr.write('fake-droid: dying mid-turn (FAKE_DROID_FAULT=die-mid-turn)\n');
-      process.exit(1);
-    }
+    await dieIfAsked(turn);
     const messageId = randomUUID();
-    const pieces = config.reply.match(/[\s\S]{1,12}/g) ?? [''];
-    for (const [index, textDelta] of pieces.entries()) {
-      await pause();
-      wire.notify({ type: 'assistant_text_delta', messageId, blockIndex: 0, textDelta }, sid);
-      if (index === 0 && faults.has('malformed-frame')) wire.raw('{"jsonrpc":"2.0","type":"notification", this is not json');
-      if (index === 0 && faults.has('oversized-frame')) {
-        const padding = 'x'.repeat(OVERSIZED_BYTES);
-        wire.raw(JSON.stringify({ jsonrpc: '2.0', type: 'notification', factoryApiVersion: '1.0.0', method: 'droid.session_notification', params: { notification: { type: 'fake_padding', padding } } }));
-      }
-    }
-    wire.notify({ type: 'assistant_text_complete', messageId, blockIndex: 0 }, sid);
-    if (faults.has('idle-before-message')) state('idle');
+    await streamReply(turn, messageId, pause);
+    if (config.faults.has('idle-before-message')) state('idle');
     await pause();
-    const assistant = { id: messageId, role: 'assistant', content: [{ type: 'text', text: config.reply }], createdAt: Date.now(), updatedAt: Date.now(), modelId: session.settings.modelId, parentId: turn.turnId };
+    const content = [{ type: 'text', text: config.reply }];
+    const now = Date.now();
+    const { modelId } = session.settings;
+    const assistant = { id: messageId, role: 'assistant', content, createdAt: now, updatedAt: now, modelId, parentId: turn.turnId };
     wire.notify({ type: 'create_message', message: assistant }, sid);
     session.messages.push(assistant);
     session.tokenUsage = addUsage(session.tokenUsage);
-    const usage = { ...zeroUsage(), ...TURN_USAGE };
-    wire.notify({ type: 'session_token_usage_changed', sessionId: sid, tokenUsage: session.tokenUsage, inclusiveTokenUsage: session.tokenUsage, lastCallTokenUsage: { ...TURN_USAGE, cacheReadTokens: 0 } });
-    if (faults.has('unrelated-turn-id')) {
-      wire.notify({ type: 'agent_turn_completed', reason: 'completed', turnId: `unrelated-${randomUUID()}`, tokenUsage: usage }, sid);
+    const total = session.tokenUsage;
+    const lastCallTokenUsage = { ...TURN_USAGE, cacheReadTokens: 0 };
+    wire.notify({ type: 'session_token_usage_changed', sessionId: sid, tokenUsage: total, inclusiveTokenUsage: total, lastCallTokenUsage });
+    const tokenUsage = { ...zeroUsage(), ...TURN_USAGE };
+    if (config.faults.has('unrelated-turn-id')) {
+      wire.notify({ type: 'agent_turn_completed', reason: 'completed', turnId: `unrelated-${randomUUID()}`, tokenUsage }, sid);
       return 'abandoned';
     }
-    wire.notify({ type: 'agent_turn_completed', reason: 'completed', turnId: turn.turnId, tokenUsage: usage, cumulativeTokenUsage: session.tokenUsage, durationMs: Date.now() - now }, sid);
+    const durationMs = Date.now() - started;
+    const completion = { type: 'agent_turn_completed', reason: 'completed', turnId: turn.turnId, tokenUsage };
+    wire.notify({ ...completion, cumulativeTokenUsage: total, durationMs }, sid);
     state('idle');
-    state('idle');
+    state('idle'); // droid 0.225.2 usually reports idle twice
     return 'completed';
   } catch (error) {
     if (!signal.aborted) throw error;

@@ -161,7 +161,12 @@ export class RawDroidClient {
     const turnId = options.messageId ?? randomUUID();
     const since = this.frames.length;
     const completed = this.waitFor(turnCompletedFor(turnId), { since, timeoutMs: options.timeoutMs ?? 120_000 });
-    await this.request('droid.add_user_message', { ...options.params, text, messageId: turnId });
+    try {
+      await this.request('droid.add_user_message', { ...options.params, text, messageId: turnId });
+    } catch (error) {
+      completed.catch(() => undefined); // settled later by the exit or its deadline; nobody waits for it now
+      throw error;
+    }
     const frame = await completed;
     return { turnId, completion: notificationOf(frame) ?? {}, frames: this.frames.slice(since, this.frames.indexOf(frame) + 1) };
   }
