@@ -1,0 +1,105 @@
+import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
+import { PRIVATE_FILE_MODE } from './private-fs.js';
+
+/**
+ * The append-only event log of one session: one RuntimeEvent per line (JSON Lines), 0600.
+ * A crash mid-append can leave a torn final line (no newline, not valid JSON): readers ignore
+ * it and the next writer cuts it off before appending. Any other malformed line is
+ * `state_corrupt`, naming the file and line.
+ */
+
+const NEWLINE = 0x0a;
+
+/** The events in a log's bytes, oldest first. `tornBytes` counts a trailing fragment that is not a complete event. */
+export function parseEventLog(bytes: Buffer, file: string): { events: RuntimeEvent[]; tornBytes: number } {
+  const events: RuntimeEvent[] = [];
+  let start = 0;
+  let line = 0;
+  for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+    line += 1;
+    events.push(parseEventLine(bytes.subarray(start, end).toString('utf8'), file, line));
+    start = end + 1;
+  }
+  if (start === bytes.length) return { events, tornBytes: 0 };
+  // A final line without its newline: complete if it parses, torn otherwise.
+  const fragment = bytes.subarray(start).toString('utf8');
+  const event = tryParseEvent(fragment);
+  if (event) events.push(event);
+  return { events, tornBytes: event ? 0 : bytes.length - start };
+}
+
+/** Parses one complete line; throws `state_corrupt` naming the file and line number. */
+export function parseEventLine(text: string, file: string, line: number): RuntimeEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw corruptLine(file, line, error);
+  }
+  const parsed = RuntimeEventSchema.safeParse(json);
+  if (!parsed.success) throw corruptLine(file, line, parsed.error);
+  return parsed.data as RuntimeEvent;
+}
+
+/** Reads and parses a log; a missing file is an empty log. */
+export async function readEventLog(file: string): Promise<RuntimeEvent[]> {
+  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return Buffer.alloc(0);
+    throw error;
+  });
+  return parseEventLog(bytes, file).events;
+}
+
+/**
+ * Appends `lines` (each already ending in a newline) with one write, creating the file 0600.
+ * With `repair`, first makes the log end at a line boundary: a valid unterminated final event
+ * gets its newline, a torn fragment is cut off. `fsync` flushes the file before resolving.
+ */
+export async function appendToEventLog(file: string, lines: string, options: { repair: boolean; fsync: boolean }): Promise<void> {
+  const handle = await open(file, 'a+', PRIVATE_FILE_MODE);
+  try {
+    if (options.repair && !(await endsAtLineBoundary(handle))) {
+      const bytes = await handle.readFile();
+      const lastNewline = bytes.lastIndexOf(NEWLINE);
+      const { tornBytes } = parseEventLog(bytes.subarray(lastNewline + 1), file);
+      if (tornBytes > 0) await handle.truncate(lastNewline + 1);
+      else lines = `\n${lines}`;
+    }
+    const data = Buffer.from(lines, 'utf8');
+    let written = 0;
+    // One write call per batch; the loop only runs again on a short write.
+    while (written < data.length) written += (await handle.write(data, written)).bytesWritten;
+    if (options.fsync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+// True for an empty log or one whose last byte is a newline: the usual case, checked with one byte.
+async function endsAtLineBoundary(handle: FileHandle): Promise<boolean> {
+  const { size } = await handle.stat();
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  return last[0] === NEWLINE;
+}
+
+// A fragment that happens to be a whole event (only its newline was lost) is kept.
+function tryParseEvent(text: string): RuntimeEvent | undefined {
+  try {
+    const parsed = RuntimeEventSchema.safeParse(JSON.parse(text));
+    return parsed.success ? (parsed.data as RuntimeEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function corruptLine(file: string, line: number, cause: unknown): OneWorksError {
+  return new OneWorksError(
+    ERROR_CODES.STATE_CORRUPT,
+    `event log ${file} is malformed at line ${line}; One Works will not rewrite it (move it away to start the log afresh)`,
+    { data: { file, line }, cause },
+  );
+}

@@ -1,0 +1,185 @@
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
+import { appendToEventLog, readEventLog } from './event-log.js';
+import { followEventLog } from './follow-event-log.js';
+import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
+import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
+import { EVENTS_FILE, OWNER_FILE, SESSION_FILE, SESSION_ID_PATTERN, SESSIONS_DIR, sessionDir } from './state-layout.js';
+import type { AppendOptions, EventIndex, FollowOptions, OwnerClaim, Store } from './store.js';
+
+export interface FileStoreOptions {
+  /** fsync the event log after every batch (default false; session records are always fsynced). */
+  fsyncEvents?: boolean;
+  /** Poll interval of `followEvents`, in ms (default 100). */
+  followPollMs?: number;
+}
+
+/**
+ * Opens the file store in `stateDir` (see docs/architecture.md, "State layout"), creating it
+ * with mode 0700 when missing; an existing directory keeps its mode (`doctor` reports a loose
+ * one). Files are written 0600.
+ */
+export async function createFileStore(stateDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
+  const root = path.resolve(stateDir);
+  await mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (!(await stat(root)).isDirectory()) {
+    throw new OneWorksError(ERROR_CODES.STATE_CORRUPT, `state directory ${root} is not a directory`, { data: { stateDir: root } });
+  }
+  await ensurePrivateDir(path.join(root, SESSIONS_DIR));
+  return new FileStore(root, options);
+}
+
+/** The embedded Store: one directory per session with `session.json` and `events.jsonl`. */
+export class FileStore implements Store {
+  readonly stateDir: string;
+  readonly #options: FileStoreOptions;
+  #owner: OwnerRecord | undefined;
+  // Appends to one session are chained so batches land in call order; the first one per
+  // session (and the first after a failed one) repairs a torn tail left by a crash.
+  readonly #appends = new Map<string, Promise<void>>();
+  readonly #tailChecked = new Set<string>();
+
+  constructor(stateDir: string, options: FileStoreOptions = {}) {
+    this.stateDir = stateDir;
+    this.#options = options;
+  }
+
+  async acquireOwner(owner: OwnerRecord): Promise<OwnerClaim> {
+    const claim = await acquireOwnerFile(path.join(this.stateDir, OWNER_FILE), owner);
+    this.#owner = owner;
+    return claim;
+  }
+
+  async releaseOwner(): Promise<void> {
+    if (!this.#owner) return;
+    await releaseOwnerFile(path.join(this.stateDir, OWNER_FILE), this.#owner);
+    this.#owner = undefined;
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    return stat(this.#sessionFile(sessionId)).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return false;
+        throw error;
+      },
+    );
+  }
+
+  async writeSession(record: SessionRecord): Promise<void> {
+    const parsed = SessionRecordSchema.safeParse(record);
+    if (!parsed.success) {
+      throw new OneWorksError(ERROR_CODES.INTERNAL, `refusing to write an invalid record for session ${record.id}: ${parsed.error.message}`, {
+        data: { sessionId: record.id },
+        cause: parsed.error,
+      });
+    }
+    await ensurePrivateDir(sessionDir(this.stateDir, record.id));
+    await writeFileAtomic(this.#sessionFile(record.id), `${JSON.stringify(parsed.data, null, 2)}\n`);
+  }
+
+  async readSession(sessionId: string): Promise<SessionRecord> {
+    const file = this.#sessionFile(sessionId);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      throw new OneWorksError(ERROR_CODES.SESSION_NOT_FOUND, `no session ${sessionId} in ${this.stateDir}`, { data: { sessionId } });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw corruptRecord(file, error);
+    }
+    const parsed = SessionRecordSchema.safeParse(json);
+    if (!parsed.success) throw corruptRecord(file, parsed.error);
+    return parsed.data;
+  }
+
+  async listSessions(): Promise<SessionRecord[]> {
+    const entries = await readdir(path.join(this.stateDir, SESSIONS_DIR), { withFileTypes: true });
+    const records: SessionRecord[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory() || !SESSION_ID_PATTERN.test(entry.name)) continue;
+      // A folder without a record (a home prepared before the first write) is not a session yet.
+      if (await this.hasSession(entry.name)) records.push(await this.readSession(entry.name));
+    }
+    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async appendEvents(sessionId: string, events: readonly RuntimeEvent[], options: AppendOptions = {}): Promise<void> {
+    // Everything up to the chaining is synchronous, so batches are chained in call order.
+    const file = this.#eventsFile(sessionId);
+    const lines = events.map((event) => `${JSON.stringify(checkedEvent(sessionId, event))}\n`).join('');
+    if (lines === '') return;
+    const fsync = options.fsync ?? this.#options.fsyncEvents ?? false;
+    const append = async (): Promise<void> => {
+      try {
+        await ensurePrivateDir(path.dirname(file));
+        await appendToEventLog(file, lines, { repair: !this.#tailChecked.has(sessionId), fsync });
+        this.#tailChecked.add(sessionId);
+      } catch (error) {
+        // A failed write may itself have left a torn line: check the tail again next time.
+        this.#tailChecked.delete(sessionId);
+        throw error;
+      }
+    };
+    const next = (this.#appends.get(sessionId) ?? Promise.resolve()).then(append);
+    this.#appends.set(sessionId, next.catch(() => undefined));
+    return next;
+  }
+
+  async readEvents(sessionId: string, options: { afterSeq?: number } = {}): Promise<RuntimeEvent[]> {
+    const events = await readEventLog(this.#eventsFile(sessionId));
+    const afterSeq = options.afterSeq ?? 0;
+    return events.filter((event) => event.seq > afterSeq);
+  }
+
+  async *followEvents(sessionId: string, options: FollowOptions = {}): AsyncIterable<RuntimeEvent> {
+    yield* followEventLog(this.#eventsFile(sessionId), { ...options, pollMs: this.#options.followPollMs });
+  }
+
+  async eventIndex(sessionId: string): Promise<EventIndex> {
+    const events = await readEventLog(this.#eventsFile(sessionId));
+    const keys = new Set<string>();
+    let lastSeq = 0;
+    for (const event of events) {
+      keys.add(event.key);
+      lastSeq = Math.max(lastSeq, event.seq);
+    }
+    return { keys, lastSeq };
+  }
+
+  #sessionFile(sessionId: string): string {
+    return path.join(sessionDir(this.stateDir, sessionId), SESSION_FILE);
+  }
+
+  #eventsFile(sessionId: string): string {
+    return path.join(sessionDir(this.stateDir, sessionId), EVENTS_FILE);
+  }
+}
+
+// Validates an event before it becomes durable: a bad one is a bug upstream, not corrupt state.
+function checkedEvent(sessionId: string, event: RuntimeEvent): RuntimeEvent {
+  const parsed = RuntimeEventSchema.safeParse(event);
+  if (!parsed.success || event.sessionId !== sessionId) {
+    throw new OneWorksError(ERROR_CODES.INTERNAL, `refusing to append an invalid event (seq ${String(event.seq)}) to session ${sessionId}`, {
+      data: { sessionId, seq: event.seq, type: event.type },
+      ...(parsed.success ? {} : { cause: parsed.error }),
+    });
+  }
+  return event;
+}
+
+function corruptRecord(file: string, cause: unknown): OneWorksError {
+  return new OneWorksError(
+    ERROR_CODES.STATE_CORRUPT,
+    `session record ${file} is malformed; One Works will not rewrite it (fix it by hand or move its session folder away)`,
+    { data: { file }, cause },
+  );
+}

@@ -1,0 +1,14 @@
+export { createFileStore, FileStore } from './file-store.js';
+export type { FileStoreOptions } from './file-store.js';
+export type { Store, OwnerClaim, EventIndex, AppendOptions, FollowOptions } from './store.js';
+export {
+  SessionRecordSchema,
+  RunRecordSchema,
+  OwnerRecordSchema,
+  SessionStatusSchema,
+  RunStatusSchema,
+  AutonomySchema,
+} from './records.js';
+export type { SessionRecord, RunRecord, OwnerRecord, SessionStatus, RunStatus } from './records.js';
+export { SESSION_ID_PATTERN, assertSessionId, sessionDir } from './state-layout.js';
+export { writeFileAtomic, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-fs.js';

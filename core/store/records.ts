@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { UsageSchema } from '../events/index.js';
+
+/**
+ * Durable records of One Works, owned by the store. Schemas are strict: a record that does not
+ * match is reported as `state_corrupt` and never rewritten.
+ */
+
+const IsoTimeSchema = z.iso.datetime({ offset: true });
+
+export const AutonomySchema = z.enum(['off', 'low', 'medium', 'high']);
+
+export const RunStatusSchema = z.enum(['queued', 'running', 'completed', 'failed', 'interrupted', 'unknown', 'cancelled']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+/** One turn of a session, from queueing to its outcome. */
+export const RunRecordSchema = z.strictObject({
+  id: z.string().min(1),
+  prompt: z.string(),
+  model: z.string().optional(),
+  effort: z.string().optional(),
+  autonomy: AutonomySchema,
+  status: RunStatusSchema,
+  /** Machine-readable reason of the outcome (native reason or a One Works code). */
+  reason: z.string().optional(),
+  startedAt: IsoTimeSchema.optional(),
+  endedAt: IsoTimeSchema.optional(),
+  /** The committed assistant text of the turn. */
+  text: z.string().optional(),
+  usage: UsageSchema.optional(),
+});
+export type RunRecord = z.infer<typeof RunRecordSchema>;
+
+export const SessionStatusSchema = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
+export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+
+/** A session: which adapter and workspace, what the native side is, and its runs. */
+export const SessionRecordSchema = z.strictObject({
+  id: z.string().min(1),
+  adapter: z.string().min(1),
+  /** Canonical absolute workspace path. */
+  workspace: z.string().min(1),
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
+  title: z.string().optional(),
+  nativeSessionId: z.string().optional(),
+  cliVersion: z.string().optional(),
+  protocolVersion: z.string().optional(),
+  status: SessionStatusSchema,
+  /** Why the session needs attention, in words a person can act on. */
+  attention: z.array(z.string()).optional(),
+  /** Turn settings chosen at creation, used by the first run. */
+  pending: z
+    .strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema.optional() })
+    .optional(),
+  runs: z.array(RunRecordSchema),
+});
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+/** Content of `<state>/owner.json`: the one process that owns the state directory. */
+export const OwnerRecordSchema = z.strictObject({
+  pid: z.number().int().positive(),
+  host: z.string().min(1),
+  startedAt: z.string().min(1),
+});
+export type OwnerRecord = z.infer<typeof OwnerRecordSchema>;
