@@ -1,0 +1,55 @@
+import type { PermissionAsk } from '../../../core/adapter.js';
+import type { EventDraft } from '../../../core/events/index.js';
+import { describePermissionTool, toolKind, toolLabel } from '../tool-labels.js';
+import type { AskUserParams, RequestPermissionParams } from '../wire.js';
+import { droidEventKeys } from './keys.js';
+
+/** The name droid gives the tool behind `droid.ask_user`. */
+const ASK_USER_TOOL = 'AskUser';
+
+/**
+ * Normalises a `droid.request_permission` request (one entry per tool of the batch) into a
+ * PermissionAsk for the policy engine. `options` are droid's option values in droid's order.
+ */
+export function buildPermissionAsk(requestId: string, params: RequestPermissionParams, workspace: string): PermissionAsk {
+  return {
+    requestId,
+    kind: 'tool',
+    tools: params.toolUses.map((entry) => describePermissionTool(entry, workspace)),
+    options: params.options.map((o) => o.value),
+  };
+}
+
+/** Normalises a `droid.ask_user` request: a question ask for the AskUser tool call it belongs to. */
+export function buildQuestionAsk(requestId: string, params: AskUserParams, workspace: string): PermissionAsk {
+  const input = { questions: params.questions };
+  return {
+    requestId,
+    kind: 'question',
+    tools: [
+      {
+        toolUseId: params.toolCallId,
+        name: ASK_USER_TOOL,
+        kind: toolKind(ASK_USER_TOOL),
+        label: toolLabel(ASK_USER_TOOL, input, workspace),
+        input,
+      },
+    ],
+    options: [],
+    questions: params.questions,
+  };
+}
+
+/** The `permission.requested` (tool asks) or `question.asked` (question asks) event of an ask. */
+export function askedDraft(ask: PermissionAsk): EventDraft {
+  if (ask.kind === 'question') {
+    return { type: 'question.asked', key: droidEventKeys.questionAsked(ask.requestId), requestId: ask.requestId, questions: ask.questions ?? [] };
+  }
+  return {
+    type: 'permission.requested',
+    key: droidEventKeys.permissionRequested(ask.requestId),
+    requestId: ask.requestId,
+    tools: ask.tools.map((t) => ({ toolUseId: t.toolUseId, name: t.name, kind: toolKind(t.name), label: t.label })),
+    options: ask.options,
+  };
+}
