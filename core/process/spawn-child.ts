@@ -48,6 +48,7 @@ export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandl
     stderr: 'pipe',
     buffer: false,
     reject: false,
+    // execa's cleanup skips detached children; the child registry (killAllChildrenSync) covers them.
     cleanup: true,
     windowsHide: true,
   });
