@@ -171,6 +171,7 @@ class Projector implements DroidProjector {
         if (n.newState === this.#lastWorkingState) return [];
         this.#lastWorkingState = n.newState;
         return [{ type: 'working.changed', key: this.#next('working'), state: n.newState }];
+      // Cumulative session totals: the totals themselves identify the fact across re-deliveries.
       case 'session_token_usage_changed': {
         const usage = toUsage(n.tokenUsage);
         const totals = [usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens, usage.thinkingTokens];
@@ -184,6 +185,8 @@ class Projector implements DroidProjector {
         this.#lastSettings = snapshot;
         return [{ type: 'settings.changed', key: this.#next('settings'), settings: n.settings }];
       }
+      // The title is a session attribute like the model or autonomy, so it is reported with them
+      // (`{title, titleSource}`); automatic titles can arrive after a manual rename (0.225.2).
       case 'session_title_updated': {
         const settings: Record<string, unknown> = { title: n.title };
         if (n.updateType !== undefined) settings.titleSource = n.updateType;
@@ -196,6 +199,8 @@ class Projector implements DroidProjector {
         return [childSession(n)];
       case 'error':
         return [agentError(n, () => this.#next('error'))];
+      // droid also sends llm_retry after the LAST failed attempt (§9.2); the error and the turn's
+      // reason that follow say when retrying stopped.
       case 'llm_retry':
         return [{ type: 'log', key: `${this.#next('retry')}:${n.attempt}`, level: 'warn', message: `model call failed, retrying (attempt ${n.attempt}: ${n.reason ?? 'unknown'})` }];
       case 'queued_messages_discarded':
