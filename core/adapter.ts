@@ -28,6 +28,8 @@ export interface ResolvedCli {
   range: string;
   /** Protocol facts recorded for this version, from the adapter's table or the project's lock. */
   expected: { apiVersion: string; protocolVersion: string; qualifiedBy: 'table' | 'lock' } | undefined;
+  /** Managed installs: the package that carried the binary and its verified `dist.integrity`. */
+  package?: { name: string; integrity: string; fromCache: boolean };
 }
 
 /** Progress of a long preparation step (a download), for TTY rendering. */
@@ -46,6 +48,8 @@ export interface PrepareContext {
   lock: ReadonlyMap<string, { protocolVersion: string; apiVersion: string; integrity?: string }>;
   onProgress?: (report: ProgressReport) => void;
   signal?: AbortSignal;
+  /** When false, a managed version that is not installed yet is an error instead of a download. */
+  install?: boolean;
 }
 
 /** A launch description: core/process spawns it, with an allowlisted environment. */
@@ -167,6 +171,19 @@ export interface AdapterSession {
   readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
 }
 
+/** What a probe read off a CLI binary's first frames, without sending any prompt. */
+export interface ProbeResult {
+  cliVersion: string;
+  binaryPath: string;
+  apiVersion: string | undefined;
+  protocolVersion: string | undefined;
+  /** Other facts worth showing (native session id, model count, …). */
+  details: Record<string, unknown>;
+}
+
+/** Starts a launch in a throwaway sandbox (core removes it afterwards). */
+export type ThrowawayLauncher = (launch: LaunchSpec, seed: SeedFile[]) => Promise<ChildChannel>;
+
 /** An adapter: a name, a zod schema for its YAML block, and the two operations. */
 export interface Adapter<Config = unknown> {
   readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
@@ -176,4 +193,6 @@ export interface Adapter<Config = unknown> {
   prepare(config: Config, ctx: PrepareContext): Promise<ResolvedCli>;
   /** Opens a session; no child is started until the first call that needs one. */
   open(config: Config, spec: SessionSpec, io: SessionIO): AdapterSession;
+  /** Starts the CLI in a throwaway HOME, opens a session without any prompt and reads its versions. */
+  probe?(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult>;
 }

@@ -1,0 +1,25 @@
+import { ADAPTER_CONTRACT_VERSION, type Adapter } from '../../core/adapter.js';
+import { resolveDroidCli } from './cli-source.js';
+import { DroidConfigSchema, type DroidConfig } from './config.js';
+import { probeDroid } from './probe.js';
+import { DroidSession } from './session.js';
+
+/** The droid adapter: Factory's `droid` CLI over its native stream-jsonrpc protocol. */
+export const droidAdapter: Adapter<DroidConfig> = {
+  contractVersion: ADAPTER_CONTRACT_VERSION,
+  name: 'droid',
+  configSchema: DroidConfigSchema,
+  prepare: (config, ctx) =>
+    resolveDroidCli(config.cli, {
+      cacheDir: ctx.cacheDir,
+      lock: ctx.lock,
+      env: process.env,
+      ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    }),
+  open: (config, spec, io) => new DroidSession(config, spec, io),
+  probe: probeDroid,
+};
+
+export { DroidConfigSchema } from './config.js';
+export type { DroidConfig } from './config.js';

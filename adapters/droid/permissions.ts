@@ -1,0 +1,51 @@
+import type { SessionIO } from '../../core/adapter.js';
+import type { HandlerContext } from '../../core/protocol/index.js';
+import { askedDraft, buildPermissionAsk, buildQuestionAsk, droidEventKeys } from './project.js';
+import { AskUserParamsSchema, RequestPermissionParamsSchema } from './wire.js';
+
+// Only single-use answers are chosen automatically; persistent "always" options never are.
+const ALLOW_ONCE = 'proceed_once';
+const CANCEL = 'cancel';
+
+/**
+ * Answers `droid.request_permission`: the ask goes through One Works' permission decider
+ * (policy, then a person when one is present), the request and the decision are both events,
+ * and the answer is `proceed_once` or `cancel`.
+ */
+export async function answerPermission(params: unknown, ctx: HandlerContext, io: SessionIO, workspace: string): Promise<unknown> {
+  const ask = buildPermissionAsk(ctx.id, RequestPermissionParamsSchema.parse(params), workspace);
+  io.emit(askedDraft(ask));
+  const decision = await io.decide(ask);
+  const option = decision.decision === 'allow' && ask.options.includes(ALLOW_ONCE) ? ALLOW_ONCE : CANCEL;
+  io.emit({
+    type: 'permission.decided',
+    key: droidEventKeys.permissionDecided(ask.requestId),
+    requestId: ask.requestId,
+    decision: option === ALLOW_ONCE ? 'allow' : 'deny',
+    option,
+    by: decision.by,
+    ...(decision.reason ? { reason: decision.reason } : {}),
+  });
+  return { selectedOption: option };
+}
+
+/**
+ * Answers `droid.ask_user`: questions always escalate; without a person they are declined and
+ * recorded, never guessed.
+ */
+export async function answerAskUser(params: unknown, ctx: HandlerContext, io: SessionIO, workspace: string): Promise<unknown> {
+  const ask = buildQuestionAsk(ctx.id, AskUserParamsSchema.parse(params), workspace);
+  io.emit(askedDraft(ask));
+  const decision = await io.decide(ask);
+  const answered = decision.decision === 'allow' && (decision.answers?.length ?? 0) > 0;
+  const answers = answered ? decision.answers! : [];
+  io.emit({
+    type: 'question.answered',
+    key: droidEventKeys.questionAnswered(ask.requestId),
+    requestId: ask.requestId,
+    cancelled: !answered,
+    answers,
+    by: decision.by === 'human' ? 'human' : 'policy',
+  });
+  return answered ? { answers } : { cancelled: true, answers: [] };
+}

@@ -1,0 +1,281 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  AdapterSession,
+  ChildChannel,
+  ChildExit,
+  LaunchSpec,
+  SessionIO,
+  SessionSpec,
+  TurnInput,
+} from '../../core/adapter.js';
+import { OneWorksError, isOneWorksError } from '../../core/errors.js';
+import type { TurnOutcome, Usage } from '../../core/events/index.js';
+import { createConnection, type Connection } from '../../core/protocol/index.js';
+import type { DroidConfig } from './config.js';
+import { createDroidEnvelope } from './envelope.js';
+import { DROID_METHODS, InitializeSession, LoadSession, UpdateSessionSettings, AddUserMessage, InterruptSession } from './methods.js';
+import { checkNegotiation, parseInitializeResult, parseLoadResult, readAnnouncedVersions } from './negotiate.js';
+import { answerAskUser, answerPermission } from './permissions.js';
+import { createDroidProjector, type DroidProjector } from './project.js';
+import { composeDroidSettings } from './settings.js';
+
+const API_VERSION = '1.0.0';
+
+interface LiveTurn {
+  messageId: string;
+  resolve: (outcome: TurnOutcome) => void;
+}
+
+/**
+ * One native droid conversation. The child starts lazily on the first prompt: launch →
+ * version negotiation on the first frame → initialize (or load, when resuming; a failed load
+ * never silently creates a replacement) → flat settings with an explicit autonomy level.
+ * A turn settles only on `agent_turn_completed` whose `turnId` is the submitted message id, or
+ * as failed when the child goes away first.
+ */
+export class DroidSession implements AdapterSession {
+  readonly #config: DroidConfig;
+  readonly #spec: SessionSpec;
+  readonly #io: SessionIO;
+  readonly #projector: DroidProjector;
+  #starting: Promise<void> | undefined;
+  #child: ChildChannel | undefined;
+  #conn: Connection | undefined;
+  #turn: LiveTurn | undefined;
+  #closing: Promise<void> | undefined;
+  #exit: ChildExit | undefined;
+  #negotiationError: OneWorksError | undefined;
+  readonly info: AdapterSession['info'] = {};
+
+  constructor(config: DroidConfig, spec: SessionSpec, io: SessionIO) {
+    this.#config = config;
+    this.#spec = spec;
+    this.#io = io;
+    this.#projector = createDroidProjector({ workspace: spec.workspace });
+    if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
+  }
+
+  async prompt(input: TurnInput): Promise<TurnOutcome> {
+    if (this.#turn) throw new OneWorksError('session_busy', 'a turn is already running in this session');
+    try {
+      await this.#start();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+    const conn = this.#conn!;
+    const messageId = randomUUID();
+    const settled = new Promise<TurnOutcome>((resolve) => {
+      this.#turn = { messageId, resolve };
+    });
+    this.#projector.beginTurn(messageId);
+    try {
+      // The response only acknowledges receipt; completion comes as a notification.
+      await conn.request(AddUserMessage, { text: input.text, messageId });
+    } catch (error) {
+      this.#settle(failedOutcome(errorReason(error), this.#projector.turnText(messageId)));
+    }
+    return settled;
+  }
+
+  async interrupt(): Promise<void> {
+    const conn = this.#conn;
+    if (!conn || conn.state !== 'open') return;
+    await conn.request(InterruptSession, {}, { timeoutMs: this.#config.interruptGraceMs });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#doClose();
+    return this.#closing;
+  }
+
+  async #doClose(): Promise<void> {
+    try {
+      await this.#starting?.catch(() => undefined);
+      if (this.#child && !this.#exit) await this.#child.stop('shutdown');
+    } finally {
+      this.#conn?.close();
+    }
+  }
+
+  #start(): Promise<void> {
+    this.#starting ??= this.#doStart();
+    return this.#starting;
+  }
+
+  async #doStart(): Promise<void> {
+    const expected = this.#spec.cli.expected;
+    if (!expected) {
+      throw new OneWorksError(
+        'protocol_mismatch',
+        `droid ${this.#spec.cli.version} is not a qualified version (not in the built-in table or one-works.lock); run \`one-works adapters upgrade droid ${this.#spec.cli.version}\` to probe it first`,
+        { data: { cliVersion: this.#spec.cli.version } },
+      );
+    }
+    const settings = composeDroidSettings(this.#config);
+    const child = await this.#io.launch(this.#describeLaunch(settings.secrets), settings.files);
+    this.#child = child;
+    const conn = createConnection(child.transport, createDroidEnvelope({ protocolVersion: expected.protocolVersion }), {
+      defaultTimeoutMs: this.#config.requestTimeoutMs,
+      idPrefix: 'ow-',
+    });
+    this.#conn = conn;
+    let first = true;
+    conn.onInbound((frame) => {
+      if (!first) return;
+      first = false;
+      try {
+        checkNegotiation(readAnnouncedVersions(frame), { apiVersion: API_VERSION, protocolVersion: expected.protocolVersion }, this.#spec.cli.version);
+      } catch (error) {
+        this.#negotiationError = error as OneWorksError;
+        conn.close(this.#negotiationError);
+      }
+    });
+    conn.onNotification((_method, params) => this.#onNotification(params));
+    conn.onProblem((problem) => {
+      this.#io.emit({ type: 'error', key: `problem:${randomUUID()}`, code: problem.code, message: problem.message });
+    });
+    conn.onRequest(DROID_METHODS.requestPermission, (params, ctx) => answerPermission(params, ctx, this.#io, this.#spec.workspace));
+    conn.onRequest(DROID_METHODS.askUser, (params, ctx) => answerAskUser(params, ctx, this.#io, this.#spec.workspace));
+    void child.exited.then((exit) => this.#onExit(exit));
+    await conn.start();
+    try {
+      await this.#handshake(conn, expected.protocolVersion);
+    } catch (error) {
+      throw this.#negotiationError ?? error;
+    }
+  }
+
+  async #handshake(conn: Connection, protocolVersion: string): Promise<void> {
+    const timeoutMs = this.#config.startupTimeoutMs;
+    const resumed = this.#spec.nativeSessionId !== undefined;
+    if (resumed) {
+      let raw: unknown;
+      try {
+        raw = await conn.request(LoadSession, { sessionId: this.#spec.nativeSessionId! }, { timeoutMs });
+      } catch (error) {
+        if (this.#negotiationError) throw this.#negotiationError;
+        throw new OneWorksError(
+          'session_load_failed',
+          `droid could not load its session ${this.#spec.nativeSessionId}: ${errorMessage(error)}; the conversation was not replaced`,
+          { cause: error },
+        );
+      }
+      const loaded = parseLoadResult(raw);
+      for (const draft of this.#projector.projectHistory(loaded.session.messages)) this.#io.emit(draft);
+    } else {
+      const raw = await conn.request(
+        InitializeSession,
+        {
+          machineId: 'one-works',
+          cwd: this.#spec.workspace,
+          autonomyLevel: this.#spec.autonomy,
+          interactionMode: 'auto',
+          ...(this.#spec.title ? { title: this.#spec.title } : {}),
+        },
+        { timeoutMs },
+      );
+      const init = parseInitializeResult(raw);
+      this.info.nativeSessionId = init.sessionId;
+      await this.#io.setNativeSessionId(init.sessionId);
+    }
+    // Always explicit: droid clients have seen an omitted autonomy level behave as high.
+    await conn.request(
+      UpdateSessionSettings,
+      {
+        autonomyLevel: this.#spec.autonomy,
+        ...(this.#spec.model && this.#spec.model !== 'inherit' ? { modelId: this.#spec.model } : {}),
+        ...(this.#spec.effort ? { reasoningEffort: this.#spec.effort } : {}),
+      },
+      { timeoutMs },
+    );
+    this.info.apiVersion = API_VERSION;
+    this.info.protocolVersion = protocolVersion;
+    this.#io.emit({
+      type: 'session.started',
+      key: `session.started:${randomUUID()}`,
+      adapter: 'droid',
+      workspace: this.#spec.workspace,
+      resumed,
+      cliVersion: this.#spec.cli.version,
+      apiVersion: API_VERSION,
+      protocolVersion,
+    });
+  }
+
+  #describeLaunch(settingsSecrets: string[]): LaunchSpec {
+    const credentials: Record<string, string> = {};
+    for (const [name, value] of Object.entries(this.#config.credentials)) if (value) credentials[name] = value;
+    return {
+      command: this.#spec.cli.binaryPath,
+      args: ['exec', '--input-format', 'stream-jsonrpc', '--output-format', 'stream-jsonrpc', '--cwd', this.#spec.workspace],
+      cwd: this.#spec.workspace,
+      env: {
+        ...this.#config.env,
+        ...credentials,
+        // A pinned CLI must stay the version that runs.
+        DROID_DISABLE_AUTO_UPDATE: 'true',
+        FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false',
+      },
+      secrets: [...Object.values(credentials), ...settingsSecrets],
+    };
+  }
+
+  #onNotification(params: unknown): void {
+    for (const draft of this.#projector.project(params)) this.#io.emit(draft);
+    const completed = this.#projector.takeCompletion();
+    if (!completed || !this.#turn) return;
+    if (completed.turnId !== this.#turn.messageId) {
+      this.#io.emit({
+        type: 'log',
+        key: `unrelated-turn:${completed.turnId ?? 'none'}:${randomUUID()}`,
+        level: 'warn',
+        message: `ignored a turn completion for another turn (${completed.turnId ?? 'no turn id'})`,
+      });
+      return;
+    }
+    this.#settle({
+      status: completed.reason === 'completed' ? 'completed' : completed.reason === 'cancelled' ? 'interrupted' : 'failed',
+      reason: completed.reason,
+      text: this.#projector.turnText(this.#turn.messageId),
+      usage: completed.usage,
+    });
+  }
+
+  #onExit(exit: ChildExit): void {
+    this.#exit = exit;
+    for (const draft of this.#projector.closeOpenSpans('the agent process exited before the tool finished')) this.#io.emit(draft);
+    if (this.#turn) {
+      const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+      const tail = this.#child?.stderrTail().trim();
+      this.#io.emit({
+        type: 'error',
+        key: `exit:${randomUUID()}`,
+        code: 'process_exited',
+        message: `droid ${how} before the turn completed${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
+      });
+      this.#settle(failedOutcome('process_exited', this.#projector.turnText(this.#turn.messageId)));
+    }
+    this.#conn?.close(new OneWorksError('process_exited', 'droid exited'));
+  }
+
+  #settle(outcome: TurnOutcome): void {
+    const turn = this.#turn;
+    if (!turn) return;
+    this.#turn = undefined;
+    turn.resolve(outcome);
+  }
+}
+
+function failedOutcome(reason: string, text: string): TurnOutcome {
+  const usage: Usage = { reported: false };
+  return { status: 'failed', reason, text, usage };
+}
+
+function errorReason(error: unknown): string {
+  return isOneWorksError(error) ? error.code : 'internal';
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,42 @@
+import type { ChildChannel, LaunchSpec, SeedFile } from '../adapter.js';
+import { buildChildEnv } from '../process/env.js';
+import { spawnChild } from '../process/spawn-child.js';
+import type { Redactor } from '../redact.js';
+import { prepareSessionHome } from '../sandbox/index.js';
+import { createStreamTransport } from '../transport/index.js';
+
+export interface LaunchContext {
+  stateDir: string;
+  sessionId: string;
+  redactor: Redactor;
+  parentEnv: NodeJS.ProcessEnv;
+  drainFallbackMs?: number;
+  stopGraceMs?: number;
+}
+
+/**
+ * Starts an adapter's launch description inside the session sandbox: seeds the session HOME,
+ * registers every secret with the redactor BEFORE the child exists, builds the allowlisted
+ * environment, spawns the child in its own process group and wraps its stdio in a transport.
+ */
+export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, seed: SeedFile[]): Promise<ChildChannel> {
+  for (const secret of launch.secrets) ctx.redactor.register(secret);
+  const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
+  const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, additions: launch.env, credentials: {} });
+  const child = await spawnChild({
+    command: launch.command,
+    args: launch.args,
+    cwd: launch.cwd,
+    env,
+    redactor: ctx.redactor,
+    ...(ctx.drainFallbackMs === undefined ? {} : { drainFallbackMs: ctx.drainFallbackMs }),
+  });
+  const transport = createStreamTransport(child.stdout, child.stdin);
+  return {
+    transport,
+    pid: child.pid,
+    exited: child.exited,
+    stderrTail: () => child.stderrTail(),
+    stop: (reason) => child.stop(reason, ctx.stopGraceMs === undefined ? {} : { graceMs: ctx.stopGraceMs }),
+  };
+}

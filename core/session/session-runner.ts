@@ -1,0 +1,258 @@
+import { randomBytes } from 'node:crypto';
+import type { Adapter, AdapterSession, Autonomy, PermissionAsk, PermissionDecision, ResolvedCli } from '../adapter.js';
+import { OneWorksError, isOneWorksError } from '../errors.js';
+import type { EventDraft, RuntimeEvent, TurnOutcome } from '../events/index.js';
+import { Redactor } from '../redact.js';
+import { prepareSessionHome } from '../sandbox/index.js';
+import type { RunRecord, SessionRecord, Store } from '../store/index.js';
+import { EventSink, type EventListener } from './event-sink.js';
+import { launchInSandbox } from './launch.js';
+
+/** Everything a session needs from the runtime, independent of the adapter. */
+export interface SessionRuntime {
+  store: Store;
+  stateDir: string;
+  adapter: Adapter<unknown>;
+  adapterConfig: unknown;
+  cli: ResolvedCli;
+  /** Secrets from the configuration, registered before any child starts. */
+  secrets: string[];
+  decide: (ask: PermissionAsk, session: SessionRecord) => Promise<PermissionDecision>;
+  parentEnv?: NodeJS.ProcessEnv;
+  /** Grace between a protocol interrupt and a kill. */
+  interruptGraceMs: number;
+  /** Per-turn deadline; on expiry the turn is cancelled like a user cancel. */
+  runTimeoutMs: number;
+}
+
+export interface NewSessionOptions {
+  workspace: string;
+  model?: string | undefined;
+  effort?: string | undefined;
+  autonomy: Autonomy;
+  title?: string | undefined;
+}
+
+/**
+ * One One Works session in this process: its durable record, its event log, its redactor, and
+ * the adapter session that drives the agent. Turns run one at a time; each is recorded before
+ * it is submitted and its terminal result is persisted before the child is cleaned up.
+ */
+export class SessionRunner {
+  readonly #rt: SessionRuntime;
+  #record: SessionRecord;
+  readonly #sink: EventSink;
+  readonly #redactor: Redactor;
+  readonly #adapterSession: AdapterSession;
+  #closed = false;
+
+  private constructor(rt: SessionRuntime, record: SessionRecord, sink: EventSink, redactor: Redactor, home: string) {
+    this.#rt = rt;
+    this.#record = record;
+    this.#sink = sink;
+    this.#redactor = redactor;
+    const last = record.runs.at(-1);
+    this.#adapterSession = rt.adapter.open(
+      rt.adapterConfig,
+      {
+        sessionId: record.id,
+        workspace: record.workspace,
+        home,
+        cli: rt.cli,
+        nativeSessionId: record.nativeSessionId,
+        model: last?.model,
+        effort: last?.effort,
+        autonomy: last?.autonomy ?? 'low',
+        title: record.title,
+      },
+      {
+        emit: (draft: EventDraft) => {
+          this.#sink.emit(draft);
+        },
+        decide: (ask) => this.#rt.decide(ask, this.#record),
+        launch: (launch, seed) =>
+          launchInSandbox(
+            { stateDir: rt.stateDir, sessionId: record.id, redactor, parentEnv: rt.parentEnv ?? process.env },
+            launch,
+            seed,
+          ),
+        redactor,
+        setNativeSessionId: async (nativeSessionId) => {
+          await this.#update({ nativeSessionId });
+        },
+      },
+    );
+  }
+
+  /** Creates a new session record and its sandbox home; no child starts yet. */
+  static async create(rt: SessionRuntime, options: NewSessionOptions): Promise<SessionRunner> {
+    const id = await newSessionId(rt.store);
+    const now = new Date().toISOString();
+    const record: SessionRecord = {
+      id,
+      adapter: rt.adapter.name,
+      workspace: options.workspace,
+      createdAt: now,
+      updatedAt: now,
+      ...(options.title ? { title: options.title } : {}),
+      cliVersion: rt.cli.version,
+      status: 'idle',
+      runs: [],
+      pending: { model: options.model, effort: options.effort, autonomy: options.autonomy },
+    };
+    await rt.store.writeSession(record);
+    return SessionRunner.#open(rt, record);
+  }
+
+  /** Reopens a recorded session in this process (the adapter resumes the native session). */
+  static async resume(rt: SessionRuntime, sessionId: string): Promise<SessionRunner> {
+    const record = await rt.store.readSession(sessionId);
+    if (record.adapter !== rt.adapter.name) {
+      throw new OneWorksError('usage', `session ${sessionId} belongs to adapter ${record.adapter}, not ${rt.adapter.name}`);
+    }
+    if (record.status === 'needs_attention' && record.runs.at(-1)?.status === 'unknown') {
+      throw new OneWorksError(
+        'session_unknown_outcome',
+        `session ${sessionId}: the outcome of its last turn is unknown; reconcile it first (see README, "Unknown outcomes")`,
+      );
+    }
+    return SessionRunner.#open(rt, record);
+  }
+
+  static async #open(rt: SessionRuntime, record: SessionRecord): Promise<SessionRunner> {
+    const redactor = new Redactor();
+    for (const secret of rt.secrets) redactor.register(secret);
+    const home = await prepareSessionHome(rt.stateDir, record.id, []);
+    const { keys, lastSeq } = await rt.store.eventIndex(record.id);
+    const sink = new EventSink({
+      sessionId: record.id,
+      target: { append: (events) => rt.store.appendEvents(record.id, events) },
+      redactor,
+      seenKeys: keys,
+      lastSeq,
+    });
+    return new SessionRunner(rt, record, sink, redactor, home);
+  }
+
+  get id(): string {
+    return this.#record.id;
+  }
+
+  get record(): SessionRecord {
+    return this.#record;
+  }
+
+  get redactor(): Redactor {
+    return this.#redactor;
+  }
+
+  /** Live events of this session (assistant deltas included). */
+  subscribe(listener: EventListener): () => void {
+    return this.#sink.subscribe(listener);
+  }
+
+  /**
+   * Runs one turn to its end. Settles with the turn's outcome (completed, failed, interrupted or
+   * unknown); throws only when the turn could not be recorded at all.
+   */
+  async runTurn(prompt: string, overrides: Partial<Pick<RunRecord, 'model' | 'effort' | 'autonomy'>> = {}, signal?: AbortSignal): Promise<TurnOutcome> {
+    const pending = this.#record.pending ?? this.#record.runs.at(-1);
+    const run: RunRecord = {
+      id: `r${this.#record.runs.length + 1}`,
+      prompt: this.#redactor.redact(prompt),
+      model: overrides.model ?? pending?.model,
+      effort: overrides.effort ?? pending?.effort,
+      autonomy: overrides.autonomy ?? pending?.autonomy ?? 'low',
+      status: 'running',
+      startedAt: new Date().toISOString(),
+    };
+    await this.#update({ runs: [...this.#record.runs, run], status: 'working', pending: undefined });
+    this.#sink.emit({ type: 'turn.started', key: `turn:${run.id}:started`, runId: run.id, model: run.model, effort: run.effort, autonomy: run.autonomy });
+
+    const outcome = await this.#promptWithDeadline(run, prompt, signal);
+    const safe: TurnOutcome = { ...outcome, text: this.#redactor.redact(outcome.text) };
+    this.#sink.emit({ type: 'turn.completed', key: `turn:${run.id}:completed`, runId: run.id, outcome: safe });
+    await this.#sink.flush();
+    const ended: RunRecord = {
+      ...run,
+      status: safe.status,
+      reason: safe.reason,
+      text: safe.text,
+      usage: safe.usage,
+      endedAt: new Date().toISOString(),
+    };
+    await this.#update({
+      runs: [...this.#record.runs.slice(0, -1), ended],
+      status: safe.status === 'completed' || safe.status === 'interrupted' ? 'idle' : 'needs_attention',
+      ...(safe.status === 'completed' || safe.status === 'interrupted' ? {} : { attention: [`run ${run.id} ${safe.status}: ${safe.reason}`] }),
+    });
+    return safe;
+  }
+
+  async #promptWithDeadline(run: RunRecord, prompt: string, signal: AbortSignal | undefined): Promise<TurnOutcome> {
+    let cancelReason: 'timeout' | 'cancelled' | undefined;
+    const cancel = (why: 'timeout' | 'cancelled'): void => {
+      if (cancelReason) return;
+      cancelReason = why;
+      void this.#cancelLiveTurn();
+    };
+    const timer = setTimeout(() => cancel('timeout'), this.#rt.runTimeoutMs);
+    const onAbort = (): void => cancel('cancelled');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const outcome = await this.#adapterSession.prompt({ runId: run.id, text: prompt });
+      if (cancelReason === 'timeout' && outcome.status !== 'completed') return { ...outcome, status: 'failed', reason: 'run_timeout' };
+      if (cancelReason === 'cancelled' && outcome.status !== 'completed') return { ...outcome, status: 'interrupted', reason: outcome.reason === 'cancelled' ? 'cancelled' : `cancelled (${outcome.reason})` };
+      return outcome;
+    } catch (error) {
+      const code = isOneWorksError(error) ? error.code : 'internal';
+      const message = this.#redactor.redact(error instanceof Error ? error.message : String(error));
+      this.#sink.emit({ type: 'error', key: `turn:${run.id}:error`, code, message });
+      return { status: 'failed', reason: code, text: '', usage: { reported: false } };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  // Protocol interrupt first; if the turn has not ended after the grace period, stop the child.
+  async #cancelLiveTurn(): Promise<void> {
+    const graceMs = this.#rt.interruptGraceMs;
+    const interrupted = this.#adapterSession.interrupt().then(
+      () => true,
+      () => false,
+    );
+    const ok = await Promise.race([interrupted, delay(graceMs).then(() => false)]);
+    if (!ok) await this.#adapterSession.close();
+  }
+
+  /** Stops the agent child (if any) and records the session as closed for this process. */
+  async close(reason = 'shutdown'): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#adapterSession.close();
+    } finally {
+      this.#sink.emit({ type: 'session.closed', key: `session.closed:${randomBytes(6).toString('hex')}`, reason });
+      await this.#sink.flush();
+    }
+  }
+
+  async #update(patch: Partial<SessionRecord>): Promise<void> {
+    const next = { ...this.#record, ...patch, updatedAt: new Date().toISOString() };
+    for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (next as Record<string, unknown>)[k];
+    await this.#rt.store.writeSession(next);
+    this.#record = next;
+  }
+}
+
+async function newSessionId(store: Store): Promise<string> {
+  for (;;) {
+    const id = `s-${randomBytes(5).toString('hex')}`;
+    if (!(await store.hasSession(id))) return id;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
