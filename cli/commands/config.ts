@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { configJsonSchema, maskSecrets, renderEffectiveConfig } from '../../core/config/index.js';
+import { CONFIG_SCHEMA, createContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandBody, GlobalOptions } from '../main.js';
+
+export function registerConfigCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  const config = program.command('config').description('validate and inspect one-works.yaml');
+  config
+    .command('check')
+    .description('validate the config and print the effective configuration (secrets shown as ***)')
+    .action((_opts: unknown, cmd: Command) =>
+      run(async () => {
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const source = ctx.configPath ?? '(no config file: defaults, current directory approved)';
+        ctx.out.info(`config: ${source}`);
+        ctx.out.result({ path: ctx.configPath ?? null, config: maskSecrets(CONFIG_SCHEMA, ctx.config) }, () =>
+          renderEffectiveConfig(CONFIG_SCHEMA, ctx.config).trimEnd(),
+        );
+        return EXIT.ok;
+      }),
+    );
+  config
+    .command('schema')
+    .description('print the JSON Schema of one-works.yaml (for editor completion)')
+    .action(() =>
+      run(async () => {
+        process.stdout.write(`${JSON.stringify(configJsonSchema(CONFIG_SCHEMA), null, 2)}\n`);
+        return EXIT.ok;
+      }),
+    );
+}

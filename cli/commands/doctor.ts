@@ -1,0 +1,96 @@
+import { access, constants, mkdir, stat } from 'node:fs/promises';
+import type { Command } from 'commander';
+import semver from 'semver';
+import { collectSecrets } from '../../core/config/index.js';
+import { probeCli } from '../../core/session/index.js';
+import { CONFIG_SCHEMA, createContext, type CliContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandBody, GlobalOptions } from '../main.js';
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** A warning does not fail the doctor. */
+  warn?: boolean;
+}
+
+export function registerDoctorCommand(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  program
+    .command('doctor')
+    .description('check the selected CLI (present, runnable, in range, protocol), cache, state dir and credentials')
+    .action((_o: unknown, cmd: Command) =>
+      run(async () => {
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const checks = [...(await adapterChecks(ctx)), await cacheCheck(ctx), await stateCheck(ctx), ...credentialChecks(ctx)];
+        for (const c of checks) ctx.out.result(c, () => `${c.ok ? 'ok  ' : c.warn ? 'warn' : 'FAIL'}  ${c.name}: ${c.detail}`);
+        return checks.every((c) => c.ok || c.warn) ? EXIT.ok : EXIT.cli;
+      }),
+    );
+}
+
+async function adapterChecks(ctx: CliContext): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const name of Object.keys(ctx.config.adapters)) {
+    const config = ctx.adapterConfig(name);
+    const adapter = ctx.adapter(name);
+    let cli;
+    try {
+      cli = await adapter.prepare(config, { cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), install: false });
+    } catch (error) {
+      checks.push({ name: `${name} binary`, ok: false, detail: error instanceof Error ? error.message : String(error) });
+      continue;
+    }
+    checks.push({ name: `${name} binary`, ok: true, detail: `${cli.binaryPath} (${cli.source}) runs and reports ${cli.version}` });
+    checks.push({ name: `${name} version`, ok: semver.satisfies(cli.version, cli.range), detail: `${cli.version} within ${cli.range}` });
+    if (!cli.expected) {
+      checks.push({ name: `${name} protocol`, ok: false, detail: `${cli.version} is not qualified (table) or probed (one-works.lock); run \`one-works adapters upgrade ${name} ${cli.version}\`` });
+      continue;
+    }
+    try {
+      const probe = await probeCli(adapter, config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
+      const ok = probe.apiVersion === cli.expected.apiVersion && probe.protocolVersion === cli.expected.protocolVersion;
+      checks.push({
+        name: `${name} protocol`,
+        ok,
+        detail: `announced API ${probe.apiVersion ?? '(none)'} / protocol ${probe.protocolVersion ?? '(none)'}; expected ${cli.expected.apiVersion} / ${cli.expected.protocolVersion} (${cli.expected.qualifiedBy})`,
+      });
+    } catch (error) {
+      checks.push({ name: `${name} protocol`, ok: false, detail: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return checks;
+}
+
+async function cacheCheck(ctx: CliContext): Promise<Check> {
+  try {
+    await mkdir(ctx.cacheDir, { recursive: true });
+    await access(ctx.cacheDir, constants.W_OK);
+    return { name: 'cache', ok: true, detail: `${ctx.cacheDir} is writable` };
+  } catch (error) {
+    return { name: 'cache', ok: false, detail: `${ctx.cacheDir} is not writable: ${(error as Error).message}` };
+  }
+}
+
+async function stateCheck(ctx: CliContext): Promise<Check> {
+  try {
+    const s = await stat(ctx.stateDir);
+    const mode = s.mode & 0o777;
+    return mode === 0o700
+      ? { name: 'state dir', ok: true, detail: `${ctx.stateDir} is private (0700)` }
+      : { name: 'state dir', ok: false, detail: `${ctx.stateDir} has mode 0${mode.toString(8)}; run \`chmod 700 ${ctx.stateDir}\`` };
+  } catch {
+    return { name: 'state dir', ok: true, warn: true, detail: `${ctx.stateDir} does not exist yet (created 0700 on first run)` };
+  }
+}
+
+function credentialChecks(ctx: CliContext): Check[] {
+  const checks: Check[] = [];
+  for (const name of Object.keys(ctx.config.adapters)) {
+    const creds = (ctx.adapterConfig(name) as { credentials?: Record<string, string | undefined> }).credentials ?? {};
+    for (const [key, value] of Object.entries(creds)) {
+      checks.push({ name: `${name} ${key}`, ok: true, warn: !value, detail: value ? 'present (not shown)' : 'not set' });
+    }
+  }
+  return checks;
+}

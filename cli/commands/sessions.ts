@@ -1,0 +1,106 @@
+import type { Command } from 'commander';
+import type { RuntimeEvent } from '../../core/events/index.js';
+import type { SessionRecord } from '../../core/store/index.js';
+import { createContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandBody, GlobalOptions } from '../main.js';
+import { createLiveRenderer, formatUsage } from '../render.js';
+import { openStore } from '../state.js';
+
+export function registerSessionCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  const sessions = program.command('sessions').description('list and show recorded sessions');
+  const list = (cmd: Command): Promise<void> =>
+    run(async () => {
+      const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+      const store = await openStore(ctx, { own: false });
+      const records = (await store.listSessions()).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      if (ctx.out.json) for (const r of records) ctx.out.record(summary(r));
+      else if (records.length === 0) ctx.out.line('no sessions yet');
+      else for (const r of records) ctx.out.line(summaryLine(r));
+      return EXIT.ok;
+    });
+  sessions.command('list', { isDefault: true }).description('one line per session').action((_o: unknown, cmd: Command) => list(cmd));
+  sessions
+    .command('show')
+    .description('a session\'s record: workspace, state, runs with their outcome')
+    .argument('<id>', 'session id')
+    .action((id: string, _o: unknown, cmd: Command) =>
+      run(async () => {
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const store = await openStore(ctx, { own: false });
+        const r = await store.readSession(id);
+        ctx.out.result(r, () => showText(r, `${ctx.stateDir}/sessions/${r.id}`));
+        return EXIT.ok;
+      }),
+    );
+
+  program
+    .command('events')
+    .description('print a session\'s recorded events (--follow keeps printing new ones)')
+    .argument('<id>', 'session id')
+    .option('-f, --follow', 'wait for new events until interrupted')
+    .action((id: string, flags: { follow?: boolean }, cmd: Command) =>
+      run(async () => {
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const store = await openStore(ctx, { own: false });
+        await store.readSession(id);
+        const render = ctx.out.json ? (e: RuntimeEvent) => ctx.out.record(e) : eventLine(ctx.out);
+        let lastSeq = 0;
+        for (const event of await store.readEvents(id)) {
+          render(event);
+          lastSeq = event.seq;
+        }
+        if (flags.follow) {
+          const abort = new AbortController();
+          process.once('SIGINT', () => abort.abort());
+          try {
+            for await (const event of store.followEvents(id, { afterSeq: lastSeq, signal: abort.signal })) render(event);
+          } catch (error) {
+            if (!abort.signal.aborted) throw error;
+          }
+        }
+        return EXIT.ok;
+      }),
+    );
+}
+
+function summary(r: SessionRecord): Record<string, unknown> {
+  const last = r.runs.at(-1);
+  return { id: r.id, adapter: r.adapter, workspace: r.workspace, status: r.status, title: r.title ?? null, runs: r.runs.length, lastRun: last ? { id: last.id, status: last.status, reason: last.reason ?? null } : null, updatedAt: r.updatedAt };
+}
+
+function summaryLine(r: SessionRecord): string {
+  const last = r.runs.at(-1);
+  const run = last ? `${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
+  return `${r.id}  ${r.status.padEnd(15)}  ${run.padEnd(24)}  ${r.workspace}${r.title ? `  "${r.title}"` : ''}`;
+}
+
+function showText(r: SessionRecord, dir: string): string {
+  const lines = [
+    `session ${r.id} (${r.adapter}${r.cliVersion ? ` ${r.cliVersion}` : ''})`,
+    `  workspace: ${r.workspace}`,
+    `  state:     ${r.status}${r.attention?.length ? ` — ${r.attention.join('; ')}` : ''}`,
+    `  created:   ${r.createdAt}`,
+    ...(r.title ? [`  title:     ${r.title}`] : []),
+    `  record:    ${dir}/session.json`,
+    `  events:    ${dir}/events.jsonl`,
+    `  runs:`,
+  ];
+  for (const run of r.runs) {
+    lines.push(`    ${run.id}  ${run.status}${run.reason && run.reason !== run.status ? ` (${run.reason})` : ''}  model=${run.model ?? 'default'} effort=${run.effort ?? 'default'} autonomy=${run.autonomy}  ${run.usage ? formatUsage(run.usage) : ''}`);
+    lines.push(`      > ${run.prompt.split('\n')[0]}`);
+    if (run.text) lines.push(`      < ${run.text.split('\n')[0]}`);
+  }
+  return lines.join('\n');
+}
+
+function eventLine(out: import('../output.js').Output): (e: RuntimeEvent) => void {
+  const live = createLiveRenderer(out);
+  return (e) => {
+    if (e.type === 'session.started') out.line(`[${e.at}] session started (${e.adapter} ${e.cliVersion ?? ''}, protocol ${e.protocolVersion ?? '?'}${e.resumed ? ', resumed' : ''})`);
+    else if (e.type === 'turn.started') out.line(`[${e.at}] turn ${e.runId} started`);
+    else if (e.type === 'session.closed') out.line(`[${e.at}] session closed (${e.reason})`);
+    else if (e.type === 'assistant.message') out.line(e.text);
+    else live(e);
+  };
+}

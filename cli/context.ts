@@ -1,0 +1,85 @@
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import type { Adapter, ProgressReport } from '../core/adapter.js';
+import { createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
+import { OneWorksError } from '../core/errors.js';
+import { droidAdapter } from '../adapters/droid/index.js';
+import type { GlobalOptions } from './main.js';
+import { Output } from './output.js';
+import { createProgressRenderer } from './progress.js';
+
+/** The one place where adapters are wired into the runtime: a plain map. */
+export const ADAPTERS: Record<string, Adapter<any>> = {
+  droid: droidAdapter,
+};
+
+export const CONFIG_SCHEMA = createConfigSchema(
+  Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, adapter.configSchema])),
+);
+
+export type OneWorksConfig = ReturnType<(typeof CONFIG_SCHEMA)['parse']>;
+
+/** What every command gets: the loaded config, resolved directories and an output. */
+export interface CliContext {
+  config: OneWorksConfig;
+  /** The config file, when one was found. */
+  configPath: string | undefined;
+  /** `one-works.lock` next to the config file (or in cwd without one). */
+  lockPath: string;
+  stateDir: string;
+  cacheDir: string;
+  /** Approved workspace roots; with no config file, the current directory alone. */
+  approvedRoots: string[];
+  /** True when no config file exists and the current directory was approved implicitly. */
+  implicitApproval: boolean;
+  out: Output;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  adapter(name: string): Adapter<any>;
+  adapterConfig(name: string): unknown;
+  lockEntries(name: string): Promise<Map<string, { protocolVersion: string; apiVersion: string; integrity?: string }>>;
+  /** Renders install progress on a TTY; silent in --json mode or without a TTY. */
+  progress: (report: ProgressReport) => void;
+}
+
+export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
+  const cwd = process.cwd();
+  const out = new Output({ json: Boolean(globals.json) });
+  const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
+  const config = loaded.config as OneWorksConfig;
+  const xdgState = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  const xdgCache = env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  const stateDir = config.state?.directory ?? join(xdgState, 'one-works');
+  const cacheDir = config.cache?.directory ?? join(xdgCache, 'one-works');
+  const implicitApproval = loaded.path === undefined;
+  const approvedRoots = implicitApproval ? [cwd] : config.workspaces.approved;
+  const lockPath = join(loaded.path ? dirname(loaded.path) : cwd, 'one-works.lock');
+  return {
+    config,
+    configPath: loaded.path,
+    lockPath,
+    stateDir,
+    cacheDir,
+    approvedRoots,
+    implicitApproval,
+    out,
+    env,
+    cwd,
+    adapter(name) {
+      const adapter = ADAPTERS[name];
+      if (!adapter) {
+        throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
+      }
+      return adapter;
+    },
+    adapterConfig(name) {
+      if (!ADAPTERS[name]) throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
+      return (config.adapters as Record<string, unknown>)[name];
+    },
+    async lockEntries(name) {
+      const lock = await readLock(lockPath);
+      return new Map(Object.entries(lock.adapters[name] ?? {}));
+    },
+    progress: createProgressRenderer(out),
+  };
+}

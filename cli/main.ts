@@ -1,0 +1,81 @@
+import { Command, CommanderError, Option } from 'commander';
+import { isOneWorksError } from '../core/errors.js';
+import { installExitCleanup, killAllChildrenSync } from '../core/process/index.js';
+import { registerAdapterCommands } from './commands/adapters.js';
+import { registerConfigCommands } from './commands/config.js';
+import { registerDoctorCommand } from './commands/doctor.js';
+import { registerRunCommands } from './commands/run.js';
+import { registerSessionCommands } from './commands/sessions.js';
+import { EXIT, exitCodeFor } from './exit-codes.js';
+
+/** Global flags every command accepts. */
+export interface GlobalOptions {
+  config?: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** A command's body: returns the exit code. */
+export type CommandBody = () => Promise<number>;
+
+/**
+ * Runs the `one-works` command line and returns the process exit code. User errors print one
+ * actionable message (no stack unless --verbose); exit codes come from one table (exit-codes.ts).
+ */
+export async function main(argv: string[]): Promise<number> {
+  installExitCleanup();
+  let exitCode: number = EXIT.ok;
+  let verbose = argv.includes('--verbose');
+  const run = async (body: CommandBody): Promise<void> => {
+    exitCode = await body();
+  };
+
+  const program = new Command('one-works')
+    .description('One Works: run coding-agent CLIs (Factory droid) in isolated, pinned, observable sessions')
+    .version(await packageVersion(), '-V, --version')
+    .addOption(new Option('-c, --config <file>', 'path to one-works.yaml (default ./one-works.yaml, then $XDG_CONFIG_HOME/one-works/one-works.yaml)'))
+    .option('--json', 'machine-readable output: one JSON value per line on stdout')
+    .option('--verbose', 'show stack traces for errors')
+    .showHelpAfterError()
+    .exitOverride();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+  program.hook('preAction', (cmd) => {
+    verbose = Boolean(cmd.optsWithGlobals().verbose);
+  });
+
+  registerConfigCommands(program, run);
+  registerAdapterCommands(program, run);
+  registerDoctorCommand(program, run);
+  registerRunCommands(program, run);
+  registerSessionCommands(program, run);
+
+  const onSignal = (): void => {
+    killAllChildrenSync();
+    process.exit(EXIT.interrupted);
+  };
+  process.once('SIGTERM', onSignal);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (isOneWorksError(error)) {
+      process.stderr.write(`one-works: ${error.message}\n`);
+      if (verbose && error.stack) process.stderr.write(`${error.stack}\n`);
+      return exitCodeFor(error.code);
+    }
+    process.stderr.write(`one-works: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+    return EXIT.internal;
+  } finally {
+    process.removeListener('SIGTERM', onSignal);
+  }
+}
+
+async function packageVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

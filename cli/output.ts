@@ -1,0 +1,64 @@
+import type { Redactor } from '../core/redact.js';
+
+/**
+ * Everything the CLI prints goes through here, so that every line passes the redactors of the
+ * sessions it concerns. Human text goes to stdout (or stderr for diagnostics); `--json` mode
+ * prints one JSON value a line on stdout and nothing else there.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly #redactors = new Set<Redactor>();
+  readonly #out: NodeJS.WritableStream;
+  readonly #err: NodeJS.WritableStream;
+
+  constructor(options: { json: boolean; stdout?: NodeJS.WritableStream; stderr?: NodeJS.WritableStream }) {
+    this.json = options.json;
+    this.#out = options.stdout ?? process.stdout;
+    this.#err = options.stderr ?? process.stderr;
+  }
+
+  /** Every later line is also redacted with this redactor. */
+  addRedactor(redactor: Redactor): void {
+    this.#redactors.add(redactor);
+  }
+
+  redact(text: string): string {
+    let out = text;
+    for (const r of this.#redactors) out = r.redact(out);
+    return out;
+  }
+
+  /** Raw text to stdout (no newline added). */
+  write(text: string): void {
+    this.#out.write(this.redact(text));
+  }
+
+  /** A line for people on stdout (suppressed in --json mode). */
+  line(text = ''): void {
+    if (!this.json) this.#out.write(`${this.redact(text)}\n`);
+  }
+
+  /** A diagnostic line on stderr (kept in --json mode: stdout stays machine-readable). */
+  info(text: string): void {
+    this.#err.write(`${this.redact(text)}\n`);
+  }
+
+  /** One JSON value on stdout (only in --json mode). */
+  record(value: unknown): void {
+    if (this.json) this.#out.write(`${this.redact(JSON.stringify(value))}\n`);
+  }
+
+  /** Prints `value` as JSON in --json mode, or the human text otherwise. */
+  result(value: unknown, human: () => string): void {
+    if (this.json) this.record(value);
+    else this.line(human());
+  }
+
+  get isTTY(): boolean {
+    return Boolean((this.#out as NodeJS.WriteStream).isTTY);
+  }
+
+  get stderrIsTTY(): boolean {
+    return Boolean((this.#err as NodeJS.WriteStream).isTTY);
+  }
+}
