@@ -1,5 +1,27 @@
+import { fileURLToPath } from 'node:url';
+import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+
 /**
- * Global setup of the vitest 'conformance' project. Placeholder: installing the pinned droid with
- * the managed installer and exporting ONE_WORKS_TEST_DROID is added by the installer work.
+ * Global setup of the vitest 'conformance' project: installs the real droid CLIs the tests
+ * drive, with One Works' own managed installer, from the npm registry into a cache inside the
+ * checkout (`.cache/conformance`, git-ignored; a warm cache makes later runs offline), and
+ * exports their paths to the test workers:
+ *   ONE_WORKS_TEST_DROID       droid 0.225.2 (protocol 1.220.0), the default pin
+ *   ONE_WORKS_TEST_DROID_0215  droid 0.215.0 (protocol 1.206.0)
+ *   ONE_WORKS_TEST_CACHE       the cache root, for configs using `source: managed`
  */
-export default async function setup(): Promise<void> {}
+export const CONFORMANCE_CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
+
+export default async function setup(): Promise<void> {
+  const started = Date.now();
+  const install = (version: string) =>
+    resolveDroidCli({ source: 'managed', version }, { cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env });
+  const [current, previous] = await Promise.all([install('0.225.2'), install('0.215.0')]);
+  process.env.ONE_WORKS_TEST_DROID = current.binaryPath;
+  process.env.ONE_WORKS_TEST_DROID_0215 = previous.binaryPath;
+  process.env.ONE_WORKS_TEST_CACHE = CONFORMANCE_CACHE;
+  const how = (c: typeof current) => (c.package?.fromCache ? 'cached' : 'installed');
+  process.stderr.write(
+    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
+  );
+}
