@@ -1,0 +1,152 @@
+/**
+ * `npm run bench`: One Works' overhead over a minimal raw client driving the SAME droid binary
+ * with the SAME scripted model, measured in the same run and printed as ratios (never asserted).
+ *
+ *  - startup: `one-works run` process start → its `session.started` event, against the raw
+ *    client's spawn → `initialize_session` + settings responses;
+ *  - per turn: N text turns through SessionRunner (library), against N raw turns.
+ *
+ * The droid binary comes from the managed cache (installed on first use).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { startRawDroid } from '../support/raw-droid-client.js';
+import { droidCustomModel, startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
+
+const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
+const STARTUP_ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5);
+const TURNS = Number(process.env.BENCH_TURNS ?? 10);
+
+const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
+
+async function main(): Promise<void> {
+  const cli = await resolveDroidCli({ source: 'managed', version: '0.225.2' }, { cacheDir: CACHE, lock: new Map(), env: process.env });
+  const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
+  const model = await startScriptedModel({ steps: textSteps(10_000) });
+  try {
+    const { entry, modelId } = droidCustomModel(model.baseUrl, { apiKey: 'sk-bench' });
+    const rawStart: number[] = [];
+    const owStart: number[] = [];
+    for (let i = 0; i < STARTUP_ROUNDS; i++) {
+      rawStart.push(await rawStartup(cli.binaryPath, root, i, entry, modelId));
+      owStart.push(await oneWorksStartup(root, i, entry, modelId));
+    }
+    const raw = await rawTurns(cli.binaryPath, root, entry, modelId);
+    const ow = await oneWorksTurns(root, entry, modelId);
+    report('startup to session ready (ms)', owStart, rawStart);
+    report(`per text turn over ${TURNS} turns (ms)`, ow, raw);
+    process.stdout.write(`machine: ${process.platform} ${process.arch}, node ${process.version}, droid ${cli.version}\n`);
+  } finally {
+    await model.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function rawStartup(binary: string, root: string, i: number, entry: unknown, modelId: string): Promise<number> {
+  const dir = join(root, `raw-start-${i}`);
+  await mkdir(join(dir, 'ws'), { recursive: true });
+  const t0 = performance.now();
+  const client = await startRawDroid({ binary, cwd: join(dir, 'ws'), home: join(dir, 'home'), settings: { customModels: [entry] } });
+  try {
+    await client.request('droid.initialize_session', { machineId: 'bench', cwd: join(dir, 'ws'), autonomyLevel: 'low' });
+    await client.request('droid.update_session_settings', { modelId, autonomyLevel: 'low' });
+    return performance.now() - t0;
+  } finally {
+    await client.close();
+  }
+}
+
+async function oneWorksStartup(root: string, i: number, entry: unknown, modelId: string): Promise<number> {
+  const dir = join(root, `ow-start-${i}`);
+  const config = await writeConfig(dir, entry, modelId);
+  const t0 = performance.now();
+  const child = execa(BIN, ['--config', config, '--json', 'run', '--workspace', join(dir, 'ws'), 'hello'], { reject: false, buffer: false });
+  let elapsed: number | undefined;
+  let buffered = '';
+  for await (const chunk of child.stdout!) {
+    buffered += String(chunk);
+    if (elapsed === undefined && buffered.includes('"type":"session.started"')) elapsed = performance.now() - t0;
+  }
+  await child;
+  if (elapsed === undefined) throw new Error(`one-works run printed no session.started event (exit ${child.exitCode})`);
+  return elapsed;
+}
+
+async function rawTurns(binary: string, root: string, entry: unknown, modelId: string): Promise<number[]> {
+  const dir = join(root, 'raw-turns');
+  await mkdir(join(dir, 'ws'), { recursive: true });
+  const client = await startRawDroid({ binary, cwd: join(dir, 'ws'), home: join(dir, 'home'), settings: { customModels: [entry] } });
+  try {
+    await client.request('droid.initialize_session', { machineId: 'bench', cwd: join(dir, 'ws'), autonomyLevel: 'low' });
+    await client.request('droid.update_session_settings', { modelId, autonomyLevel: 'low' });
+    const times: number[] = [];
+    for (let t = 0; t < TURNS; t++) {
+      const t0 = performance.now();
+      await client.runTurn(`turn ${t}`);
+      times.push(performance.now() - t0);
+    }
+    return times;
+  } finally {
+    await client.close();
+  }
+}
+
+async function oneWorksTurns(root: string, entry: unknown, modelId: string): Promise<number[]> {
+  const { createBenchSession } = await import('./bench-session.js');
+  const session = await createBenchSession(join(root, 'ow-turns'), entry, modelId);
+  try {
+    const times: number[] = [];
+    for (let t = 0; t < TURNS; t++) {
+      const t0 = performance.now();
+      const outcome = await session.runner.runTurn(`turn ${t}`);
+      if (outcome.status !== 'completed') throw new Error(`bench turn ${t} ended ${outcome.status} (${outcome.reason})`);
+      times.push(performance.now() - t0);
+    }
+    return times;
+  } finally {
+    await session.close();
+  }
+}
+
+async function writeConfig(dir: string, entry: unknown, modelId: string): Promise<string> {
+  await mkdir(join(dir, 'ws'), { recursive: true });
+  const path = join(dir, 'one-works.yaml');
+  await writeFile(
+    path,
+    [
+      `state: { directory: ${join(dir, 'state')} }`,
+      `cache: { directory: ${CACHE} }`,
+      `workspaces: { approved: [${join(dir, 'ws')}] }`,
+      'adapters:',
+      '  droid:',
+      '    cli: { source: managed, version: 0.225.2 }',
+      `    model: "${modelId}"`,
+      '    env: { FACTORY_AIRGAP_ENABLED: "true" }',
+      `    customModels: [${JSON.stringify(entry)}]`,
+      '',
+    ].join('\n'),
+  );
+  return path;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function report(name: string, oneWorks: number[], raw: number[]): void {
+  const o = median(oneWorks);
+  const r = median(raw);
+  process.stdout.write(
+    `${name}: one-works median ${o.toFixed(1)}  raw client median ${r.toFixed(1)}  ratio ${(o / r).toFixed(2)}x  (n=${oneWorks.length}/${raw.length})\n`,
+  );
+}
+
+export type { ScriptedModel };
+await main();
