@@ -4,7 +4,7 @@ import path from 'node:path';
 import semver from 'semver';
 import type { CliSource, ProgressReport, ResolvedCli } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
-import { type FetchOptions, installPackage, readNpmConfig, type RegistryConfig } from '../../core/install/index.js';
+import { type FetchOptions, installPackage, readInstallMarker, readNpmConfig, type RegistryConfig } from '../../core/install/index.js';
 import { runCommand } from '../../core/process/run-command.js';
 import { defaultRange } from './config.js';
 import { detectAvx2, droidBinPath, lookupVersion, type PlatformFacts, platformPackage, type ProtocolFacts } from './versions.js';
@@ -35,6 +35,8 @@ export interface ResolveCliContext {
   fetchOptions?: FetchOptions;
   /** Platform to pick the package for; default: this machine. */
   platform?: PlatformFacts;
+  /** When false, a managed version that is not in the cache is `cli_not_found` instead of a download. */
+  install?: boolean;
 }
 
 const VERSION_TIMEOUT_MS = 15_000;
@@ -134,10 +136,18 @@ async function locateBinary(cli: DroidCliSelection, ctx: ResolveCliContext): Pro
   if (cli.source === 'system') return { binaryPath: await findOnPath(ctx.env) };
   const facts = ctx.platform ?? { platform: process.platform, arch: process.arch, hasAvx2: detectAvx2() };
   const packageName = platformPackage(facts);
+  const targetDir = path.join(ctx.cacheDir, 'cli', 'droid', cli.version);
+  if (ctx.install === false && !(await readInstallMarker(targetDir, packageName, cli.version))) {
+    throw new OneWorksError(
+      'cli_not_found',
+      `managed droid ${cli.version} is not installed in ${ctx.cacheDir}; run \`one-works adapters install droid\` (or any session installs it on first use)`,
+      { data: { version: cli.version, cacheDir: ctx.cacheDir } },
+    );
+  }
   const installed = await installPackage({
     packageName,
     version: cli.version,
-    targetDir: path.join(ctx.cacheDir, 'cli', 'droid', cli.version),
+    targetDir,
     binPath: droidBinPath(facts.platform),
     registry: ctx.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: ctx.env })),
     ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),

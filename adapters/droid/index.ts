@@ -16,6 +16,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
       env: process.env,
       ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.install === undefined ? {} : { install: ctx.install }),
     }),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,

@@ -144,8 +144,11 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
     throw new OneWorksError('config_not_found', 'no one-works.yaml to upgrade; create one (see one-works.yaml.example) or pass --config FILE');
   }
   const current = ctx.adapterConfig(name) as { cli: CliBlock };
-  const keepRange = current.cli.range !== undefined && semver.satisfies(version, current.cli.range);
-  const cliBlock: CliBlock = { ...current.cli, version, ...(keepRange ? {} : { range: undefined }) };
+  // A range written in the file is kept when it admits the new pin, else moved to the new pin's
+  // minor; a range that is only the schema's default follows the pin.
+  const rangeInFile = await yamlHas(ctx.configPath, ['adapters', name, 'cli', 'range']);
+  const keepRange = rangeInFile && current.cli.range !== undefined && semver.satisfies(version, current.cli.range);
+  const cliBlock: CliBlock = { ...current.cli, version };
   if (!keepRange) delete cliBlock.range;
   const config = { ...current, cli: cliBlock };
   const cli = await prepare(ctx, name, config, true);
@@ -162,11 +165,12 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
     probedAt: new Date().toISOString(),
   });
   await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'version'], version);
-  if (current.cli.range !== undefined && !keepRange) await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'range'], minorRange(version));
+  const movedRange = rangeInFile && !keepRange;
+  if (movedRange) await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'range'], minorRange(version));
   ctx.out.result({ adapter: name, from: current.cli.version, to: version, protocolVersion: probe.protocolVersion, config: ctx.configPath, lock: ctx.lockPath }, () =>
     [
       `${name} upgraded ${current.cli.version} → ${version} (protocol ${probe.protocolVersion})`,
-      `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${current.cli.range !== undefined && !keepRange ? ' (range set to ${minorRange(version)}: the old one excluded the new pin)' : ''}`,
+      `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${movedRange ? ` (range set to ${minorRange(version)}: the old one excluded the new pin)` : ''}`,
       `  ${ctx.lockPath}: probe recorded`,
     ].join('\n'),
   );
@@ -177,4 +181,10 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
 function minorRange(version: string): string {
   const v = semver.parse(version)!;
   return `>=${v.major}.${v.minor}.0 <${v.major}.${v.minor + 1}.0`;
+}
+
+async function yamlHas(file: string, path: string[]): Promise<boolean> {
+  const { parseDocument } = await import('yaml');
+  const { readFile } = await import('node:fs/promises');
+  return parseDocument(await readFile(file, 'utf8')).hasIn(path);
 }

@@ -7,6 +7,6 @@ export { installPackage } from './install-package.js';
 export type { InstallPackageOptions, InstalledPackage } from './install-package.js';
 export { DEFAULT_REGISTRY, parseNpmrc, readNpmConfig } from './npm-config.js';
 export type { ReadNpmConfigOptions, RegistryConfig } from './npm-config.js';
-export { INSTALL_MARKER } from './install-marker.js';
+export { INSTALL_MARKER, readInstallMarker } from './install-marker.js';
 export { formatProgress, PROGRESS_INTERVAL_MS } from './progress.js';
 export type { FetchOptions } from './registry-client.js';
