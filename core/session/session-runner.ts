@@ -23,6 +23,10 @@ export interface SessionRuntime {
   interruptGraceMs: number;
   /** Per-turn deadline; on expiry the turn is cancelled like a user cancel. */
   runTimeoutMs: number;
+  /** Grace of each step when a child is stopped (end of stdin, then SIGTERM), in ms; default core/process's. */
+  stopGraceMs?: number;
+  /** Longest wait for a child's stdout to drain after it exited, in ms; default core/process's. */
+  drainFallbackMs?: number;
 }
 
 export interface NewSessionOptions {
@@ -72,7 +76,14 @@ export class SessionRunner {
         decide: (ask) => this.#rt.decide(ask, this.#record),
         launch: (launch, seed) =>
           launchInSandbox(
-            { stateDir: rt.stateDir, sessionId: record.id, redactor, parentEnv: rt.parentEnv ?? process.env },
+            {
+              stateDir: rt.stateDir,
+              sessionId: record.id,
+              redactor,
+              parentEnv: rt.parentEnv ?? process.env,
+              ...(rt.stopGraceMs === undefined ? {} : { stopGraceMs: rt.stopGraceMs }),
+              ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
+            },
             launch,
             seed,
           ),
