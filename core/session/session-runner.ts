@@ -202,10 +202,12 @@ export class SessionRunner {
 
   async #promptWithDeadline(run: RunRecord, prompt: string, signal: AbortSignal | undefined): Promise<TurnOutcome> {
     let cancelReason: 'timeout' | 'cancelled' | undefined;
+    let markEnded!: () => void;
+    const ended = new Promise<void>((resolve) => (markEnded = resolve));
     const cancel = (why: 'timeout' | 'cancelled'): void => {
       if (cancelReason) return;
       cancelReason = why;
-      void this.#cancelLiveTurn();
+      void this.#cancelLiveTurn(ended);
     };
     const timer = setTimeout(() => cancel('timeout'), this.#rt.runTimeoutMs);
     const onAbort = (): void => cancel('cancelled');
@@ -221,20 +223,19 @@ export class SessionRunner {
       this.#sink.emit({ type: 'error', key: `turn:${run.id}:error`, code, message });
       return { status: 'failed', reason: code, text: '', usage: { reported: false } };
     } finally {
+      markEnded();
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
   }
 
   // Protocol interrupt first; if the turn has not ended after the grace period, stop the child.
-  async #cancelLiveTurn(): Promise<void> {
-    const graceMs = this.#rt.interruptGraceMs;
-    const interrupted = this.#adapterSession.interrupt().then(
-      () => true,
-      () => false,
-    );
-    const ok = await Promise.race([interrupted, delay(graceMs).then(() => false)]);
-    if (!ok) await this.#adapterSession.close();
+  // The interrupt's response is only an acknowledgement: a peer can answer it and still never
+  // end the turn (e.g. it completed another turn id), so the grace waits for the turn itself.
+  async #cancelLiveTurn(ended: Promise<void>): Promise<void> {
+    void this.#adapterSession.interrupt().catch(() => undefined);
+    const endedInTime = await Promise.race([ended.then(() => true), delay(this.#rt.interruptGraceMs).then(() => false)]);
+    if (!endedInTime) await this.#adapterSession.close();
   }
 
   /** Stops the agent child (if any) and records the session as closed for this process. */
