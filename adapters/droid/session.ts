@@ -138,6 +138,7 @@ export class DroidSession implements AdapterSession {
     conn.onRequest(DROID_METHODS.requestPermission, (params, ctx) => answerPermission(params, ctx, this.#io, this.#spec.workspace));
     conn.onRequest(DROID_METHODS.askUser, (params, ctx) => answerAskUser(params, ctx, this.#io, this.#spec.workspace));
     void child.exited.then((exit) => this.#onExit(exit));
+    void conn.closed.then(() => this.#onOutputClosed(child));
     await conn.start();
     try {
       await this.#handshake(conn, expected.protocolVersion);
@@ -259,12 +260,34 @@ export class DroidSession implements AdapterSession {
     this.#conn?.close(new OneWorksError('process_exited', 'droid exited'));
   }
 
+  // droid closed its stdout mid-turn while the process lives on: nothing more can arrive for the
+  // turn. The exit gets `drainFallbackMs` to follow (it carries the code and stderr); after that
+  // the turn fails as connection_closed and the child is stopped, instead of waiting for it.
+  async #onOutputClosed(child: ChildChannel): Promise<void> {
+    if (this.#exit || this.#closing || !this.#turn) return;
+    const exited = await Promise.race([child.exited.then(() => true), delay(this.#config.drainFallbackMs).then(() => false)]);
+    const turn = this.#turn;
+    if (exited || this.#exit || this.#closing || !turn) return;
+    this.#io.emit({
+      type: 'error',
+      key: `output-closed:${randomUUID()}`,
+      code: 'connection_closed',
+      message: `droid closed its output before the turn completed and had not exited ${this.#config.drainFallbackMs} ms later; stopping it`,
+    });
+    this.#settle(failedOutcome('connection_closed', this.#projector.turnText(turn.messageId)));
+    await child.stop('crash');
+  }
+
   #settle(outcome: TurnOutcome): void {
     const turn = this.#turn;
     if (!turn) return;
     this.#turn = undefined;
     turn.resolve(outcome);
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function failedOutcome(reason: string, text: string): TurnOutcome {
