@@ -1,0 +1,52 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+// npm install fetches the runtime dependencies from the registry (or npm's own cache).
+const INSTALL_TIMEOUT_MS = 240_000;
+
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'ow-global-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('global install', () => {
+  it(
+    'installs the packed package with npm install -g and runs one-works from its bin',
+    async () => {
+      const npmEnv = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+      const pack = await execa('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv, timeout: 60_000 });
+      const [packed] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+      expect(packed?.files.map((f) => f.path)).toContain('cli/bin.js');
+
+      const prefix = join(root, 'prefix');
+      await execa('npm', ['install', '--global', '--prefix', prefix, join(root, packed!.filename)], {
+        cwd: root,
+        env: npmEnv,
+        timeout: INSTALL_TIMEOUT_MS,
+      });
+
+      const bin = join(prefix, 'bin', 'one-works');
+      const work = join(root, 'work');
+      await mkdir(work);
+      // A user's shell: the installed bin on its own, run from an unrelated directory.
+      const env = { PATH: process.env.PATH ?? '', HOME: work, XDG_CONFIG_HOME: join(work, '.config') };
+      const help = await execa(bin, ['--help'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
+      expect(help.exitCode).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: one-works \[options\] \[command\]/);
+
+      const check = await execa(bin, ['--json', 'config', 'check'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
+      expect(check.exitCode).toBe(0);
+      expect(JSON.parse(check.stdout)).toMatchObject({ path: null, config: { adapters: { droid: { cli: { version: '0.225.2' } } } } });
+    },
+    INSTALL_TIMEOUT_MS + 120_000,
+  );
+});

@@ -1,0 +1,158 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+
+/** The `one-works` command of this checkout. */
+export const ONE_WORKS_BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+
+/** Deadline of one invocation; on expiry the CLI is killed and {@link runCli} throws. */
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+/** How a finished `one-works` invocation exited and what it printed. */
+export interface CliRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunCliOptions {
+  cwd: string;
+  /** The whole environment of the CLI (undefined values dropped); nothing is inherited. */
+  env: Record<string, string | undefined>;
+  timeoutMs?: number;
+}
+
+/**
+ * Runs `node cli/bin.js ...args` as a user would, with no stdin and exactly `options.env`.
+ * Resolves on any exit code; throws when the CLI did not exit by itself (timeout, signal),
+ * with its output in the message. The child is always gone when this settles.
+ */
+export async function runCli(args: readonly string[], options: RunCliOptions): Promise<CliRun> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.env)) if (value !== undefined) env[name] = value;
+  const result = await execa(process.execPath, [ONE_WORKS_BIN, ...args], {
+    cwd: options.cwd,
+    env,
+    extendEnv: false,
+    stdin: 'ignore',
+    reject: false,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    forceKillAfterDelay: 5_000,
+  });
+  if (result.exitCode === undefined || result.timedOut || result.isTerminated) {
+    throw new Error(`one-works ${args.join(' ')} did not exit by itself (${result.signal ?? 'timeout'})\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+  return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * A private temp directory for CLI runs: a working directory, a stand-in user HOME, XDG
+ * directories and TMPDIR, all inside `root`, so a run never reads or writes the real user's
+ * files and everything it leaves behind can be found (and is removed by `remove()`).
+ */
+export interface CliSandbox {
+  /** Canonical temp root. */
+  root: string;
+  /** The CLI's working directory (`root/work`). */
+  cwd: string;
+  /** HOME of the CLI (`root/home`). */
+  home: string;
+  /** TMPDIR of the CLI (`root/tmp`), i.e. its `os.tmpdir()`. */
+  tmp: string;
+  /** `root/work/one-works.yaml`, the file `writeConfig` writes. */
+  configPath: string;
+  /** PATH (this process's), HOME, XDG_CONFIG/CACHE/STATE_HOME and TMPDIR inside the sandbox. */
+  env: Record<string, string>;
+  /** Writes `text` as `one-works.yaml` in the working directory; returns its path. */
+  writeConfig(text: string): Promise<string>;
+  /** Runs the CLI in `cwd` with `env` plus `extraEnv` (an undefined value removes a variable). */
+  run(args: readonly string[], extraEnv?: Record<string, string | undefined>): Promise<CliRun>;
+  /** Removes the whole root. */
+  remove(): Promise<void>;
+}
+
+/** Creates a {@link CliSandbox}; the caller calls `remove()`. */
+export async function createCliSandbox(prefix = 'ow-cli-'): Promise<CliSandbox> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  const cwd = join(root, 'work');
+  const home = join(root, 'home');
+  const tmp = join(root, 'tmp');
+  await Promise.all([cwd, home, tmp].map((dir) => mkdir(dir)));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    TMPDIR: tmp,
+  };
+  const configPath = join(cwd, 'one-works.yaml');
+  return {
+    root,
+    cwd,
+    home,
+    tmp,
+    configPath,
+    env,
+    writeConfig: async (text) => {
+      await writeFile(configPath, text);
+      return configPath;
+    },
+    run: (args, extraEnv = {}) => runCli(args, { cwd, env: { ...env, ...extraEnv } }),
+    remove: () => rm(root, { recursive: true, force: true }),
+  };
+}
+
+/** A live process found in /proc: its pid and its argv joined by spaces. */
+export interface FoundProcess {
+  pid: number;
+  args: string;
+}
+
+/**
+ * Live processes (other than this one) whose argv, working directory or environment mention
+ * `needle` (Linux /proc). Zombies are not listed: they have exited, and an orphaned zombie stays
+ * until its new parent reaps it (some container inits never do). Used to show that a CLI run
+ * left no child behind.
+ */
+export function processesReferring(needle: string): FoundProcess[] {
+  const found: FoundProcess[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const read = (file: string): string => {
+      try {
+        return readFileSync(`/proc/${name}/${file}`, 'latin1');
+      } catch {
+        return '';
+      }
+    };
+    let cwd = '';
+    try {
+      cwd = readlinkSync(`/proc/${name}/cwd`);
+    } catch {
+      // Exited meanwhile, or not ours to read.
+    }
+    const args = read('cmdline').split('\0').join(' ').trim();
+    if (args === '' && cwd === '') continue; // gone or a zombie
+    if (args.includes(needle) || cwd.startsWith(needle) || read('environ').includes(needle)) found.push({ pid: Number(name), args });
+  }
+  return found;
+}
+
+/** A stack trace line as Node prints it (`    at fn (file:line:col)`). */
+export const STACK_LINE = /^\s+at .+[:(]/m;
+
+/** What the conformance global setup exports (test/conformance/global-setup.ts). */
+export type ConformanceVariable = 'ONE_WORKS_TEST_DROID' | 'ONE_WORKS_TEST_DROID_0215' | 'ONE_WORKS_TEST_CACHE';
+
+/** The value of a conformance variable; throws when the test runs outside the conformance project. */
+export function conformanceValue(name: ConformanceVariable): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') {
+    throw new Error(`${name} is not set: run this test in the vitest conformance project (its global setup installs droid)`);
+  }
+  return value;
+}
