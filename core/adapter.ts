@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Catalog, CatalogRequest } from './catalog/schema.js';
 import type { EventDraft, TurnOutcome } from './events/index.js';
 import type { Redactor } from './redact.js';
 import type { Transport } from './transport/transport.js';
@@ -184,6 +185,25 @@ export interface ProbeResult {
 /** Starts a launch in a throwaway sandbox (core removes it afterwards). */
 export type ThrowawayLauncher = (launch: LaunchSpec, seed: SeedFile[]) => Promise<ChildChannel>;
 
+/**
+ * How an adapter lists the models and tools its CLI offers. core/catalog caches the result on
+ * disk under a key derived from `cacheFacts`, so `list` runs only when the cache is stale.
+ */
+export interface CatalogProvider<Config = unknown> {
+  /**
+   * The facts (never a secret) that decide what `list` returns for this config, binary and
+   * request, e.g. the CLI version and the ids of user-configured models. Any JSON value; One
+   * Works hashes it into the cache key.
+   */
+  cacheFacts(config: Config, cli: ResolvedCli, request: CatalogRequest): unknown;
+  /**
+   * Starts the CLI through `launch` (a throwaway sandbox that core removes afterwards), opens a
+   * session without any prompt, lists models and tools, and stops the child before resolving.
+   * Rejects with a OneWorksError when the CLI fails; never returns a partial catalog.
+   */
+  list(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string, request: CatalogRequest): Promise<Catalog>;
+}
+
 /** An adapter: a name, a zod schema for its YAML block, and the two operations. */
 export interface Adapter<Config = unknown> {
   readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
@@ -195,4 +215,6 @@ export interface Adapter<Config = unknown> {
   open(config: Config, spec: SessionSpec, io: SessionIO): AdapterSession;
   /** Starts the CLI in a throwaway HOME, opens a session without any prompt and reads its versions. */
   probe?(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult>;
+  /** Lists models and tools (`one-works models`, `one-works tools`, model validation before a turn). */
+  readonly catalog?: CatalogProvider<Config>;
 }

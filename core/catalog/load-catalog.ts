@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { Adapter, ResolvedCli } from '../adapter.js';
+import { OneWorksError } from '../errors.js';
+import { Redactor } from '../redact.js';
+import { withThrowawaySandbox } from '../session/throwaway.js';
+import { CatalogSchema, type Catalog, type CatalogRequest } from './schema.js';
+import { createTtlCache, type CachedValue } from './ttl-cache.js';
+
+export interface LoadCatalogOptions {
+  adapter: Adapter<unknown>;
+  /** The adapter's parsed config block. */
+  config: unknown;
+  /** The prepared CLI binary. */
+  cli: ResolvedCli;
+  /** `<cache>` root; entries live in `<cache>/catalog/`. */
+  cacheDir: string;
+  /** Every secret of the configuration: redacted from the cached entry and from error messages. */
+  secrets: readonly string[];
+  request?: CatalogRequest;
+  /** Refresh even when a fresh entry exists. */
+  force?: boolean;
+  /** Freshness in ms (default 60 000). */
+  ttlMs?: number;
+  now?: () => number;
+}
+
+/**
+ * The adapter's catalog for this config and binary: from `<cache>/catalog/` when an entry is
+ * younger than the TTL, otherwise listed by starting the CLI in a throwaway sandbox (removed
+ * afterwards) and cached. Throws OneWorksError `usage` when the adapter has no catalog; a failed
+ * listing rejects (the adapter's OneWorksError, or `probe_failed`) and no stale entry is used.
+ */
+export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedValue<Catalog>> {
+  const { adapter, config, cli } = options;
+  const provider = adapter.catalog;
+  if (!provider) throw new OneWorksError('usage', `adapter ${adapter.name} cannot list models or tools`);
+  const request = options.request ?? {};
+  const redactor = new Redactor();
+  for (const secret of options.secrets) redactor.register(secret);
+  const cache = createTtlCache({
+    dir: join(options.cacheDir, 'catalog'),
+    schema: CatalogSchema,
+    redact: (value) => redactor.redactValue(value),
+    ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const key = catalogCacheKey(adapter.name, provider.cacheFacts(config, cli, request));
+  const list = (): Promise<Catalog> =>
+    withThrowawaySandbox({ purpose: 'catalog', secrets: options.secrets }, async ({ launch, workdir, redactor: sandboxRedactor }) => {
+      try {
+        return await provider.list(config, cli, launch, workdir, request);
+      } catch (error) {
+        if (error instanceof OneWorksError) throw error;
+        throw new OneWorksError('probe_failed', `listing the catalog of ${adapter.name} ${cli.version} failed: ${sandboxRedactor.redact(String(error))}`, { cause: error });
+      }
+    });
+  return cache.get(key, list, options.force ? { force: true } : {});
+}
+
+/**
+ * The cache key of an adapter's catalog: `<adapter>-<first 16 hex of sha256(facts)>`, where the
+ * facts are serialised with sorted object keys so that key order does not matter.
+ */
+export function catalogCacheKey(adapterName: string, facts: unknown): string {
+  const digest = createHash('sha256').update(stableJson(facts)).digest('hex').slice(0, 16);
+  return `${adapterName.replace(/[^A-Za-z0-9_-]/g, '_')}-${digest}`;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
