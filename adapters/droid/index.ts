@@ -1,4 +1,5 @@
 import { ADAPTER_CONTRACT_VERSION, type Adapter } from '../../core/adapter.js';
+import { droidCatalog } from './catalog.js';
 import { resolveDroidCli } from './cli-source.js';
 import { DroidConfigSchema, type DroidConfig } from './config.js';
 import { probeDroid } from './probe.js';
@@ -20,6 +21,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
     }),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,
+  catalog: droidCatalog,
 };
 
 export { DroidConfigSchema } from './config.js';

@@ -1,0 +1,114 @@
+import type { CatalogProvider, ResolvedCli, ThrowawayLauncher } from '../../core/adapter.js';
+import type { Catalog, CatalogModel, CatalogRequest, CatalogTool } from '../../core/catalog/schema.js';
+import { OneWorksError } from '../../core/errors.js';
+import { createConnection } from '../../core/protocol/index.js';
+import { customModelId, type DroidConfig } from './config.js';
+import { createDroidEnvelope } from './envelope.js';
+import { InitializeSession, ListModels, ListTools } from './methods.js';
+import { composeDroidSettings } from './settings.js';
+import { DEFAULT_PROTOCOL_FOR_PROBE } from './versions.js';
+import type { DroidModel, ListToolsResult } from './wire.js';
+
+/**
+ * Lists droid's models and tools: starts droid in stream-jsonrpc mode through `launch` (a
+ * throwaway HOME seeded with the config's settings, so BYOK `customModels` are listed too),
+ * initializes a session without any prompt, calls `droid.list_models {includeDisabled: true}`
+ * and `droid.list_tools` for `request.modelId` (default: the configured model, or droid's own
+ * default with `inherit`), and stops the child. Tools of a model absent from the list are not
+ * asked for (`tools: []`): callers validate the model against `models`.
+ * Throws OneWorksError `probe_failed` (with droid's stderr tail) when droid fails.
+ */
+export async function listDroidCatalog(config: DroidConfig, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string, request: CatalogRequest = {}): Promise<Catalog> {
+  const settings = composeDroidSettings(config);
+  const credentials = configuredCredentials(config);
+  const child = await launch(
+    {
+      command: cli.binaryPath,
+      args: ['exec', '--input-format', 'stream-jsonrpc', '--output-format', 'stream-jsonrpc', '--cwd', workdir],
+      cwd: workdir,
+      // Credentials too: which models droid lists as disabled depends on them.
+      env: { ...config.env, ...credentials, DROID_DISABLE_AUTO_UPDATE: 'true', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false' },
+      secrets: [...Object.values(credentials), ...settings.secrets],
+    },
+    settings.files,
+  );
+  const conn = createConnection(
+    child.transport,
+    createDroidEnvelope({ protocolVersion: cli.expected?.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),
+    { defaultTimeoutMs: config.requestTimeoutMs, idPrefix: 'catalog-' },
+  );
+  try {
+    await conn.start();
+    await conn.request(InitializeSession, { machineId: 'one-works-catalog', cwd: workdir, autonomyLevel: 'off' }, { timeoutMs: config.startupTimeoutMs });
+    const models = (await conn.request(ListModels, { includeDisabled: true })).models.map(toCatalogModel);
+    const toolsModel = request.modelId ?? (config.model === 'inherit' ? undefined : config.model);
+    const known = toolsModel === undefined || models.some((m) => m.id === toolsModel);
+    const tools = known ? (await conn.request(ListTools, toolsModel === undefined ? {} : { modelId: toolsModel })).tools.map(toCatalogTool) : [];
+    return { models, tools };
+  } catch (error) {
+    const tail = child.stderrTail().trim();
+    throw new OneWorksError(
+      'probe_failed',
+      `listing models and tools of droid ${cli.version} at ${cli.binaryPath} failed: ${error instanceof Error ? error.message : String(error)}${tail ? `; stderr: ${tail.slice(-300)}` : ''}`,
+      { cause: error },
+    );
+  } finally {
+    conn.close();
+    await child.stop('shutdown');
+  }
+}
+
+/**
+ * What decides droid's catalog, without secrets: the CLI version, the BYOK model ids (from
+ * `customModels`; ids only, never keys or URLs), which credentials are set (names only: they
+ * change which models are enabled) and the model whose tools are listed. A model or setting
+ * added through `configContent` is not tracked: `--refresh` picks it up.
+ */
+export function droidCatalogFacts(config: DroidConfig, cli: ResolvedCli, request: CatalogRequest): Record<string, unknown> {
+  return {
+    cliVersion: cli.version,
+    customModelIds: config.customModels.map((_, index) => customModelId(config.customModels, index)),
+    credentials: Object.keys(configuredCredentials(config)).sort(),
+    toolsModel: request.modelId ?? (config.model === 'inherit' ? null : config.model),
+  };
+}
+
+/** droid's catalog provider (wired as `droidAdapter.catalog`). */
+export const droidCatalog: CatalogProvider<DroidConfig> = { cacheFacts: droidCatalogFacts, list: listDroidCatalog };
+
+/** One `list_models` entry as a catalog model. droid 0.225.x marks BYOK entries `isCustom` with ids `custom:…`. */
+export function toCatalogModel(model: DroidModel): CatalogModel {
+  return {
+    id: model.id,
+    displayName: model.displayName ?? model.shortDisplayName ?? model.id,
+    ...(model.modelProvider ? { provider: model.modelProvider } : {}),
+    custom: model.isCustom ?? model.id.startsWith('custom:'),
+    deprecated: model.deprecated ?? false,
+    disabled: model.disabled ?? false,
+    ...(model.disabledReason ? { disabledReason: model.disabledReason } : {}),
+    efforts: model.supportedReasoningEfforts ?? [],
+    ...(model.defaultReasoningEffort ? { defaultEffort: model.defaultReasoningEffort } : {}),
+  };
+}
+
+/**
+ * One `list_tools` entry as a catalog tool: `id` is droid's `llmId` (the name the model calls,
+ * e.g. `Execute`, which tool events carry), `nativeId` droid's own id (`execute-cli`), and
+ * `allowed` its `currentlyAllowed`.
+ */
+export function toCatalogTool(tool: ListToolsResult['tools'][number]): CatalogTool {
+  const id = tool.llmId ?? tool.id;
+  return {
+    id,
+    displayName: tool.displayName ?? id,
+    ...(id !== tool.id ? { nativeId: tool.id } : {}),
+    ...(tool.category ? { category: tool.category } : {}),
+    ...(tool.currentlyAllowed === undefined ? {} : { allowed: tool.currentlyAllowed }),
+  };
+}
+
+function configuredCredentials(config: DroidConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(config.credentials)) if (value) out[name] = value;
+  return out;
+}
