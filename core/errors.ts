@@ -49,6 +49,10 @@ export const ERROR_CODES = {
   SESSION_UNKNOWN_OUTCOME: 'session_unknown_outcome',
   /** Another turn of this session is live. */
   SESSION_BUSY: 'session_busy',
+  /** A turn was refused because the admission queue (all sessions, or this session's) is full; nothing was accepted. */
+  QUEUE_FULL: 'queue_full',
+  /** A request key was reused with different arguments than the request that first claimed it. */
+  REQUEST_KEY_CONFLICT: 'request_key_conflict',
   /** The workspace is not inside an approved root (or escapes it). */
   WORKSPACE_NOT_APPROVED: 'workspace_not_approved',
   /** Another process owns the state directory. */
