@@ -73,7 +73,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       lock: await ctx.lockEntries(adapterName),
       onProgress: ctx.progress,
     });
-    const cfg = adapterConfig as { autonomy: Autonomy; model?: string; effort?: string; interruptGraceMs?: number };
+    const cfg = adapterConfig as { autonomy: Autonomy; model?: string; effort?: string; interruptGraceMs?: number; drainFallbackMs?: number };
     const runtime: SessionRuntime = {
       store,
       stateDir: ctx.stateDir,
@@ -83,6 +83,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       secrets: collectSecrets(CONFIG_SCHEMA, ctx.config),
       decide: createDecider(ctx, adapterConfig, out),
       interruptGraceMs: cfg.interruptGraceMs ?? ctx.config.orchestrator.cancelGraceMs,
+      stopGraceMs: ctx.config.orchestrator.cancelGraceMs,
+      ...(cfg.drainFallbackMs === undefined ? {} : { drainFallbackMs: cfg.drainFallbackMs }),
       runTimeoutMs: ctx.config.orchestrator.runTimeoutMs,
     };
     const runner =
