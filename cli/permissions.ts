@@ -1,30 +1,127 @@
+import type { Readable, Writable } from 'node:stream';
 import type { Autonomy, PermissionAsk, PermissionDecision } from '../core/adapter.js';
-import { PermissionPolicySchema, createPermissionDecider, declineEscalator, type Escalator } from '../core/permissions/index.js';
+import { OneWorksError } from '../core/errors.js';
+import {
+  PermissionPolicySchema,
+  createPermissionDecider,
+  declineEscalator,
+  type DecisionRecord,
+  type Escalator,
+  type PermissionPolicy,
+  type PermissionPolicyInput,
+} from '../core/permissions/index.js';
 import type { SessionRecord } from '../core/store/index.js';
 import type { CliContext } from './context.js';
 import type { Output } from './output.js';
+import { createTtyEscalator } from './tty-escalator.js';
+
+/** One decision of a CLI session, as `onDecision` sees it. */
+export interface SessionDecision extends DecisionRecord {
+  /** The session record at the time of the ask. */
+  session: SessionRecord;
+  /**
+   * Set (redacted, in words a person can act on) when the policy escalated the ask and it was
+   * declined without a person deciding: the session should be marked `needs_attention` with it.
+   */
+  attention?: string;
+}
+
+export interface DeciderOptions {
+  /** This process's additions to the policy (`run --allow/--deny`); see `sessionPolicyFromFlags`. */
+  sessionPolicy?: PermissionPolicyInput;
+  /** Called once per decision, before droid gets the answer; must not throw. */
+  onDecision?: (decision: SessionDecision) => void;
+  /** Aborting declines an open terminal prompt (and queued ones) and releases stdin. */
+  signal?: AbortSignal;
+  /** Replaces the escalator chosen from the terminal (for tests and non-CLI callers). */
+  escalator?: Escalator;
+  /** The terminal; default process.stdin and process.stderr. */
+  terminal?: { input: Readable & { isTTY?: boolean }; output: Writable & { isTTY?: boolean } };
+}
 
 /**
- * The permission decider for CLI sessions: the policy engine decides; escalations go to a person
- * when one is present (later: TTY prompt) and are declined (recorded as decided by policy)
- * without one. The autonomy used is the one of the session's live run.
+ * The permission decider of CLI sessions. The policy is the adapter's YAML `policy`, plus the
+ * session record's `policy` (stored by `run`, reused by `send`), plus `options.sessionPolicy`.
+ * Escalations go to the person at the terminal when stdin and stderr are TTYs and the output
+ * is not `--json` (see `createTtyEscalator`); otherwise they are declined and reported as
+ * decided by policy. The autonomy is that of the session's live run. The returned function
+ * never rejects.
  */
 export function createDecider(
-  ctx: CliContext,
+  _ctx: CliContext,
   adapterConfig: unknown,
-  _out: Output,
-  escalator: Escalator = declineEscalator,
+  out: Output,
+  options: DeciderOptions = {},
 ): (ask: PermissionAsk, session: SessionRecord) => Promise<PermissionDecision> {
-  const policy = PermissionPolicySchema.parse((adapterConfig as { policy?: unknown }).policy ?? {});
+  const yamlPolicy = (adapterConfig as { policy?: PermissionPolicyInput } | undefined)?.policy;
+  const terminal = options.terminal ?? { input: process.stdin, output: process.stderr };
+  const escalator =
+    options.escalator ??
+    (isInteractive(out, terminal)
+      ? createTtyEscalator({ input: terminal.input, output: terminal.output, redact: (text) => out.redact(text), ...(options.signal ? { signal: options.signal } : {}) })
+      : declineEscalator);
   const deciders = new Map<string, (ask: PermissionAsk) => Promise<PermissionDecision>>();
   return (ask, session) => {
-    const autonomy: Autonomy = session.runs.at(-1)?.autonomy ?? 'low';
+    const autonomy: Autonomy = session.runs.at(-1)?.autonomy ?? session.pending?.autonomy ?? 'low';
     const key = `${session.id}:${autonomy}`;
     let decide = deciders.get(key);
     if (!decide) {
-      decide = createPermissionDecider({ policy, autonomy, workspace: session.workspace, escalator });
+      decide = createPermissionDecider({
+        policy: mergePolicies(yamlPolicy, session.policy, options.sessionPolicy),
+        autonomy,
+        workspace: session.workspace,
+        escalator,
+        onDecision: (record) => {
+          const attention = attentionFor(record, session.id, out);
+          options.onDecision?.({ ...record, session, ...(attention ? { attention } : {}) });
+        },
+      });
       deciders.set(key, decide);
     }
     return decide(ask);
   };
+}
+
+/** True when a person can be asked: stdin and stderr are TTYs and the output is not `--json`. */
+export function isInteractive(out: Output, terminal: { input: { isTTY?: boolean }; output: { isTTY?: boolean } }): boolean {
+  return !out.json && terminal.input.isTTY === true && terminal.output.isTTY === true;
+}
+
+/**
+ * The session policy of `run --allow CMD --deny CMD` (repeatable), validated like the YAML
+ * policy; undefined when no flag was given. Throws OneWorksError('usage') naming the flag, e.g.
+ * for `--allow "a && b"` (allow entries match one command at a time).
+ */
+export function sessionPolicyFromFlags(flags: { allow?: readonly string[]; deny?: readonly string[] }): PermissionPolicy | undefined {
+  const allow = [...(flags.allow ?? [])];
+  const deny = [...(flags.deny ?? [])];
+  if (allow.length === 0 && deny.length === 0) return undefined;
+  const parsed = PermissionPolicySchema.safeParse({ allow, deny });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const [list, index] = issue.path as [string, number];
+  const value = list === 'allow' ? allow[index] : deny[index];
+  throw new OneWorksError('usage', `--${list} ${JSON.stringify(value)}: ${issue.message}`);
+}
+
+/** The union of policies, each list deduplicated in first-seen order. */
+export function mergePolicies(...parts: Array<PermissionPolicyInput | undefined>): PermissionPolicy {
+  const policies = parts.filter((p) => p !== undefined).map((p) => PermissionPolicySchema.parse(p));
+  const union = (key: keyof PermissionPolicy): string[] => [...new Set(policies.flatMap((p) => p[key]))];
+  return { allow: union('allow'), deny: union('deny'), denyPaths: union('denyPaths'), writeBoundary: union('writeBoundary') };
+}
+
+// An escalation that nobody answered: declined by policy (no TTY, a failed prompt, an abandoned one).
+function attentionFor({ ask, decision }: DecisionRecord, sessionId: string, out: Output): string | undefined {
+  if (!decision.escalated || decision.by !== 'policy' || decision.decision !== 'deny') return undefined;
+  const why = decision.reason ?? 'no person was asked';
+  if (ask.kind === 'question') {
+    const first = (ask.questions?.[0] as { question?: unknown } | undefined)?.question;
+    const what = typeof first === 'string' ? `the agent's question "${first}"` : "the agent's question";
+    return out.redact(`${what} was declined (${why}); answer it in the next turn (one-works send ${sessionId} "…") or run from a terminal`);
+  }
+  const tools = ask.tools.map((t) => t.label).join(', ');
+  return out.redact(
+    `permission for ${tools} was declined (${why}); run from a terminal to be asked, or allow it with --allow CMD or adapters.<name>.policy.allow`,
+  );
 }

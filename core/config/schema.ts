@@ -1,5 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { OneWorksError } from '../errors.js';
+import { PermissionPolicySchema } from '../permissions/index.js';
 
 /**
  * The schema of `one-works.yaml`. Strict: an unknown key is an error. Every optional key has a
@@ -48,10 +50,23 @@ export const SandboxSchema = z
   .default('none')
   .describe('OS-level confinement around each agent process: none, or bubblewrap.');
 
+/**
+ * The `policy` key that `createConfigSchema` adds to every adapter block: the permission policy
+ * (allow / deny command prefixes, denied paths, extra write roots) of that adapter's sessions.
+ * Optional: an absent block means the empty policy (`PermissionPolicySchema.parse({})`).
+ */
+export const AdapterPolicySchema = PermissionPolicySchema.optional().describe(
+  "Permission policy of this adapter's sessions: allow / deny command prefixes, denyPaths, writeBoundary.",
+);
+
 /** Adapter name → the zod schema of its YAML block under `adapters:`. */
 export type AdapterSchemas = Record<string, z.ZodType>;
 
-type AdapterBlocksShape<A extends AdapterSchemas> = { [K in keyof A]: z.ZodPrefault<A[K]> };
+/** An adapter's block schema as the config sees it: its object schema plus `policy`. */
+export type AdapterBlockSchema<S extends z.ZodType> =
+  S extends z.ZodObject<infer Shape, infer Config> ? z.ZodObject<Shape & { policy: typeof AdapterPolicySchema }, Config> : S;
+
+type AdapterBlocksShape<A extends AdapterSchemas> = { [K in keyof A]: z.ZodPrefault<AdapterBlockSchema<A[K]>> };
 
 /** The shape of the object `createConfigSchema` returns. */
 export type ConfigShape<A extends AdapterSchemas> = {
@@ -76,13 +91,31 @@ export type OneWorksConfig<A extends AdapterSchemas = AdapterSchemas> = ParsedCo
 };
 
 /**
+ * The schema of one adapter's block: the adapter's own object schema extended with the optional
+ * `policy` key, so adapters never import core/permissions. Use it wherever a parsed block is
+ * validated again (e.g. after merging command-line flags into it). Throws
+ * OneWorksError('internal') when the adapter's schema is not a zod object or declares `policy`
+ * itself: both are bugs of the adapter, not of the user's file.
+ */
+export function adapterBlockSchema<S extends z.ZodType>(name: string, schema: S): AdapterBlockSchema<S> {
+  if (!(schema instanceof z.ZodObject)) {
+    throw new OneWorksError('internal', `adapter ${name}: its config schema must be a zod object (to accept the policy key)`);
+  }
+  if ('policy' in schema.shape) {
+    throw new OneWorksError('internal', `adapter ${name}: its config schema must not declare "policy"; core/config adds it`);
+  }
+  return schema.extend({ policy: AdapterPolicySchema }) as unknown as AdapterBlockSchema<S>;
+}
+
+/**
  * Builds the `one-works.yaml` schema. Each adapter's block under `adapters:` is optional and
- * defaults to what its schema produces for `{}`, so every adapter schema must accept `{}`.
- * Unknown adapter names are rejected like any unknown key.
+ * defaults to what its schema produces for `{}`, so every adapter schema must accept `{}`; every
+ * block also accepts `policy` (see `adapterBlockSchema`). Unknown adapter names are rejected like
+ * any unknown key.
  */
 export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A): ConfigSchema<A> {
   const blocks = Object.fromEntries(
-    Object.entries(adapterSchemas).map(([name, schema]) => [name, schema.prefault({} as never)]),
+    Object.entries(adapterSchemas).map(([name, schema]) => [name, adapterBlockSchema(name, schema).prefault({} as never)]),
   ) as AdapterBlocksShape<A>;
   return z.strictObject({
     state: StateSchema,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageSchema } from '../events/index.js';
+import { PermissionPolicySchema } from '../permissions/index.js';
 
 /**
  * Durable records of One Works, owned by the store. Schemas are strict: a record that does not
@@ -53,6 +54,11 @@ export const SessionRecordSchema = z.strictObject({
   pending: z
     .strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema.optional() })
     .optional(),
+  /**
+   * This session's additions to its adapter's permission policy (e.g. `run --allow/--deny`),
+   * merged over the YAML policy by every process that runs the session's turns.
+   */
+  policy: PermissionPolicySchema.optional(),
   runs: z.array(RunRecordSchema),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
