@@ -122,21 +122,21 @@ function member<T extends RuntimeEventType>(type: T) {
 const draftMembers = (Object.keys(payloads) as RuntimeEventType[]).map((t) => member(t));
 
 /** What an adapter emits: a typed payload plus a key from native identifiers. */
-export const EventDraftSchema = z.discriminatedUnion(
+export const EventDraftSchema: z.ZodType<EventDraft> = z.discriminatedUnion(
   'type',
   draftMembers as unknown as [ReturnType<typeof member<'session.started'>>, ...ReturnType<typeof member<RuntimeEventType>>[]],
-);
+) as unknown as z.ZodType<EventDraft>;
 
 const stamp = { sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() };
 
 /** A recorded event: a draft stamped by the session layer. */
-export const RuntimeEventSchema = z.discriminatedUnion(
+export const RuntimeEventSchema: z.ZodType<RuntimeEvent> = z.discriminatedUnion(
   'type',
   draftMembers.map((m) => m.extend(stamp)) as unknown as [
     ReturnType<typeof member<'session.started'>>,
     ...ReturnType<typeof member<RuntimeEventType>>[],
   ],
-);
+) as unknown as z.ZodType<RuntimeEvent>;
 
 type DraftOf<T extends RuntimeEventType> = { type: T; key: string } & {
   [K in keyof Payloads[T]]: Payloads[T][K] extends z.ZodType ? z.infer<Payloads[T][K]> : never;
