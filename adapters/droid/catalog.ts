@@ -14,7 +14,7 @@ import type { DroidModel, ListToolsResult } from './wire.js';
  * throwaway HOME seeded with the config's settings, so BYOK `customModels` are listed too),
  * initializes a session without any prompt, calls `droid.list_models {includeDisabled: true}`
  * and `droid.list_tools` for `request.modelId` (default: the configured model, or droid's own
- * default with `inherit`), and stops the child. Tools of a model absent from the list are not
+ * default with `inherit`) at the configured autonomy level, and stops the child. Tools of a model absent from the list are not
  * asked for (`tools: []`): callers validate the model against `models`.
  * Throws OneWorksError `probe_failed` (with droid's stderr tail) when droid fails.
  */
@@ -39,11 +39,13 @@ export async function listDroidCatalog(config: DroidConfig, cli: ResolvedCli, la
   );
   try {
     await conn.start();
-    await conn.request(InitializeSession, { machineId: 'one-works-catalog', cwd: workdir, autonomyLevel: 'off' }, { timeoutMs: config.startupTimeoutMs });
+    await conn.request(InitializeSession, { machineId: 'one-works-catalog', cwd: workdir, autonomyLevel: config.autonomy }, { timeoutMs: config.startupTimeoutMs });
     const models = (await conn.request(ListModels, { includeDisabled: true })).models.map(toCatalogModel);
     const toolsModel = request.modelId ?? (config.model === 'inherit' ? undefined : config.model);
     const known = toolsModel === undefined || models.some((m) => m.id === toolsModel);
-    const tools = known ? (await conn.request(ListTools, toolsModel === undefined ? {} : { modelId: toolsModel })).tools.map(toCatalogTool) : [];
+    // droid 0.225.2: `currentlyAllowed` depends on the autonomy level (at `off`, Edit and Create are not allowed).
+    const params = { autonomyLevel: config.autonomy, ...(toolsModel === undefined ? {} : { modelId: toolsModel }) };
+    const tools = known ? (await conn.request(ListTools, params)).tools.map(toCatalogTool) : [];
     return { models, tools };
   } catch (error) {
     const tail = child.stderrTail().trim();
@@ -61,7 +63,8 @@ export async function listDroidCatalog(config: DroidConfig, cli: ResolvedCli, la
 /**
  * What decides droid's catalog, without secrets: the CLI version, the BYOK model ids (from
  * `customModels`; ids only, never keys or URLs), which credentials are set (names only: they
- * change which models are enabled) and the model whose tools are listed. A model or setting
+ * change which models are enabled), the model whose tools are listed and the autonomy level
+ * (it decides which tools are allowed). A model or setting
  * added through `configContent` is not tracked: `--refresh` picks it up.
  */
 export function droidCatalogFacts(config: DroidConfig, cli: ResolvedCli, request: CatalogRequest): Record<string, unknown> {
@@ -70,6 +73,7 @@ export function droidCatalogFacts(config: DroidConfig, cli: ResolvedCli, request
     customModelIds: config.customModels.map((_, index) => customModelId(config.customModels, index)),
     credentials: Object.keys(configuredCredentials(config)).sort(),
     toolsModel: request.modelId ?? (config.model === 'inherit' ? null : config.model),
+    autonomy: config.autonomy,
   };
 }
 
@@ -94,7 +98,8 @@ export function toCatalogModel(model: DroidModel): CatalogModel {
 /**
  * One `list_tools` entry as a catalog tool: `id` is droid's `llmId` (the name the model calls,
  * e.g. `Execute`, which tool events carry), `nativeId` droid's own id (`execute-cli`), and
- * `allowed` its `currentlyAllowed`.
+ * `allowed` its `currentlyAllowed` (whether droid lets the agent use the tool at the session's
+ * autonomy level).
  */
 export function toCatalogTool(tool: ListToolsResult['tools'][number]): CatalogTool {
   const id = tool.llmId ?? tool.id;

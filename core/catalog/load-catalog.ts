@@ -29,7 +29,8 @@ export interface LoadCatalogOptions {
  * The adapter's catalog for this config and binary: from `<cache>/catalog/` when an entry is
  * younger than the TTL, otherwise listed by starting the CLI in a throwaway sandbox (removed
  * afterwards) and cached. Throws OneWorksError `usage` when the adapter has no catalog; a failed
- * listing rejects (the adapter's OneWorksError, or `probe_failed`) and no stale entry is used.
+ * listing rejects (the adapter's OneWorksError, or `probe_failed`; either way with every secret
+ * redacted from message and data) and no stale entry is used.
  */
 export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedValue<Catalog>> {
   const { adapter, config, cli } = options;
@@ -51,11 +52,20 @@ export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedVa
       try {
         return await provider.list(config, cli, launch, workdir, request);
       } catch (error) {
-        if (error instanceof OneWorksError) throw error;
-        throw new OneWorksError('probe_failed', `listing the catalog of ${adapter.name} ${cli.version} failed: ${sandboxRedactor.redact(String(error))}`, { cause: error });
+        throw redactedError(error, sandboxRedactor, `listing the catalog of ${adapter.name} ${cli.version} failed`);
       }
     });
   return cache.get(key, list, options.force ? { force: true } : {});
+}
+
+// Errors leave with no secret in them: a OneWorksError keeps its code (a copy is made only when
+// its message or data held a secret); anything else becomes `probe_failed`.
+function redactedError(error: unknown, redactor: Redactor, what: string): OneWorksError {
+  if (!(error instanceof OneWorksError)) return new OneWorksError('probe_failed', `${what}: ${redactor.redact(String(error))}`, { cause: error });
+  const message = redactor.redact(error.message);
+  const data = error.data && redactor.redactValue(error.data);
+  if (message === error.message && JSON.stringify(data) === JSON.stringify(error.data)) return error;
+  return new OneWorksError(error.code, message, { ...(data ? { data } : {}), cause: error });
 }
 
 /**

@@ -33,7 +33,7 @@ export const CatalogToolSchema = z.strictObject({
   nativeId: z.string().optional(),
   /** read | edit | execute | other, as the CLI classifies it. */
   category: z.string().optional(),
-  /** Whether the tool is available in a session with this configuration. */
+  /** Whether the CLI lets the agent use the tool in a session with this configuration (e.g. at its autonomy level). */
   allowed: z.boolean().optional(),
 });
 export type CatalogTool = z.infer<typeof CatalogToolSchema>;

@@ -82,7 +82,13 @@ describe('droidCatalogFacts', () => {
     });
     const cli = { version: '0.225.2' } as ResolvedCli;
     const facts = droidCatalogFacts(config, cli, {});
-    expect(facts).toEqual({ cliVersion: '0.225.2', customModelIds: ['custom:Local-0', 'custom:other-model-0'], credentials: ['FACTORY_API_KEY'], toolsModel: 'custom:Local-0' });
+    expect(facts).toEqual({
+      cliVersion: '0.225.2',
+      customModelIds: ['custom:Local-0', 'custom:other-model-0'],
+      credentials: ['FACTORY_API_KEY'],
+      toolsModel: 'custom:Local-0',
+      autonomy: 'low',
+    });
     expect(droidCatalogFacts(config, cli, { modelId: 'gpt-5.4' }).toolsModel).toBe('gpt-5.4');
     const text = JSON.stringify(facts);
     for (const secret of ['sk-facts-key-1', 'hdr-secret-2', 'sk-facts-key-3', 'fk-facts-4', '127.0.0.1']) expect(text).not.toContain(secret);
@@ -111,7 +117,7 @@ describe('listDroidCatalog against the fake droid', () => {
     const recordPath = join(dir, 'stdin.jsonl');
     const binary = await writeFakeDroidBinary(dir, { recordPath });
     const pids: (number | undefined)[] = [];
-    const config = DroidConfigSchema.parse({ startupTimeoutMs: 15_000, requestTimeoutMs: 15_000 });
+    const config = DroidConfigSchema.parse({ autonomy: 'medium', startupTimeoutMs: 15_000, requestTimeoutMs: 15_000 });
     const [result] = await Promise.allSettled([
       withThrowawaySandbox({ purpose: 'catalog' }, ({ launch, workdir }) =>
         listDroidCatalog(config, cliAt(binary), async (spec, seed) => {
@@ -146,6 +152,8 @@ describe('listDroidCatalog against the fake droid', () => {
     expect(error.code).toBe('probe_failed');
     expect(error.message).toMatch(/^listing models and tools of droid 0\.225\.2 at .* failed: .*does not simulate droid\.list_tools/);
     expect(sent.map((frame) => frame.method)).toEqual(['droid.initialize_session', 'droid.list_models', 'droid.list_tools']);
+    expect(sent[0]?.params).toMatchObject({ autonomyLevel: 'medium' });
+    expect(sent[2]?.params).toEqual({ autonomyLevel: 'medium' });
     expectGone(pids[0]!);
   });
 });

@@ -102,7 +102,16 @@ describe('loadCatalog', () => {
     await expect(readdir(join(cacheDir, 'catalog'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('passes an adapter\'s OneWorksError through unchanged', async () => {
+  it('redacts a secret from an adapter\'s OneWorksError, keeping its code', async () => {
+    const own = new OneWorksError('peer_error', `droid said: bad key ${SECRET}`, { data: { echoed: SECRET } });
+    const fake = fakeAdapter(async () => {
+      throw own;
+    });
+    const error = await load(fake.adapter).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'peer_error', message: 'droid said: bad key [REDACTED]', data: { echoed: '[REDACTED]' }, cause: own });
+  });
+
+  it('passes an adapter\'s OneWorksError without secrets through unchanged', async () => {
     const own = new OneWorksError('request_timeout', 'list_models timed out');
     const fake = fakeAdapter(async () => {
       throw own;
