@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { isOneWorksError } from '../core/errors.js';
 import { installExitCleanup, killAllChildrenSync } from '../core/process/index.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerCatalogCommands } from './commands/catalog.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerRunCommands } from './commands/run.js';
@@ -46,6 +47,7 @@ export async function main(argv: string[]): Promise<number> {
   registerConfigCommands(program, run);
   registerAdapterCommands(program, run);
   registerDoctorCommand(program, run);
+  registerCatalogCommands(program, run);
   registerRunCommands(program, run);
   registerSessionCommands(program, run);
 

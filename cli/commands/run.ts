@@ -10,6 +10,7 @@ import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { createLiveRenderer } from '../render.js';
 import { openStore } from '../state.js';
+import { checkTurnModel } from './catalog.js';
 import { createDecider } from '../permissions.js';
 
 interface TurnFlags {
@@ -74,6 +75,15 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       onProgress: ctx.progress,
     });
     const cfg = adapterConfig as { autonomy: Autonomy; model?: string; effort?: string; interruptGraceMs?: number; drainFallbackMs?: number };
+    // Model and effort are checked against the live catalog (TTL-cached) before any turn starts.
+    const lastRun = existing?.runs.at(-1);
+    await checkTurnModel(ctx, {
+      adapterName,
+      config: adapterConfig,
+      cli,
+      model: target.kind === 'new' ? (target.flags.model ?? cfg.model) : (target.flags.model ?? lastRun?.model),
+      effort: target.kind === 'new' ? (target.flags.effort ?? cfg.effort) : (target.flags.effort ?? lastRun?.effort),
+    });
     const runtime: SessionRuntime = {
       store,
       stateDir: ctx.stateDir,
