@@ -31,7 +31,10 @@ export interface DeciderOptions {
   sessionPolicy?: PermissionPolicyInput;
   /** Called once per decision, before droid gets the answer; must not throw. */
   onDecision?: (decision: SessionDecision) => void;
-  /** Aborting declines an open terminal prompt (and queued ones) and releases stdin. */
+  /**
+   * The turn's abort signal: aborting declines an open terminal prompt (and queued ones) and
+   * releases stdin; decisions made after it are not reported for attention.
+   */
   signal?: AbortSignal;
   /** Replaces the escalator chosen from the terminal (for tests and non-CLI callers). */
   escalator?: Escalator;
@@ -72,7 +75,8 @@ export function createDecider(
         workspace: session.workspace,
         escalator,
         onDecision: (record) => {
-          const attention = attentionFor(record, session.id, out);
+          // A prompt abandoned because the person interrupted the turn needs nobody's attention.
+          const attention = options.signal?.aborted ? undefined : attentionFor(record, session.id, out);
           options.onDecision?.({ ...record, session, ...(attention ? { attention } : {}) });
         },
       });

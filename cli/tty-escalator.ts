@@ -73,9 +73,9 @@ async function askPermission(ask: PermissionAsk, reason: string, reader: LineRea
     const line = await reader.next();
     if (line === undefined) return abandoned(reader, write);
     const choice = line.trim().toLowerCase();
-    if (choice === 'y' || choice === 'yes') return { decision: 'allow', remember: false, by: 'human', reason: `allowed once by the person at the terminal (asked because ${reason})` };
-    if (choice === 'a' || choice === 'always') return { decision: 'allow', remember: true, by: 'human', reason: `allowed for this session by the person at the terminal (asked because ${reason})` };
-    if (choice === 'n' || choice === 'no') return { decision: 'deny', by: 'human', reason: `denied by the person at the terminal (asked because ${reason})` };
+    if (choice === 'y' || choice === 'yes') return { decision: 'allow', remember: false, by: 'human', reason: 'allowed once by the person at the terminal' };
+    if (choice === 'a' || choice === 'always') return { decision: 'allow', remember: true, by: 'human', reason: 'allowed for this session by the person at the terminal' };
+    if (choice === 'n' || choice === 'no') return { decision: 'deny', by: 'human', reason: 'denied by the person at the terminal' };
     write(`  please answer y, a or n: ${CHOICES}\n`);
   }
   return { decision: 'deny', by: 'human', reason: `denied: no recognisable answer after ${MAX_ATTEMPTS} attempts` };

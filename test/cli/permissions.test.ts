@@ -56,6 +56,16 @@ describe('createDecider', () => {
     expect(seen[0]?.attention).not.toContain(SECRET);
   });
 
+  it('reports no attention once the turn was aborted (the person interrupted it)', async () => {
+    const abort = new AbortController();
+    abort.abort();
+    const seen: SessionDecision[] = [];
+    const decide = createDecider(ctx, {}, rig().out, { terminal: rig().terminal, signal: abort.signal, onDecision: (d) => seen.push(d) });
+    expect(await decide(execAsk('make'), session())).toMatchObject({ decision: 'deny', by: 'policy', escalated: true });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.attention).toBeUndefined();
+  });
+
   it('reports no attention for decisions the policy made by rule', async () => {
     const seen: SessionDecision[] = [];
     const decide = createDecider(ctx, { policy: { deny: ['git push'] } }, rig().out, { terminal: rig().terminal, onDecision: (d) => seen.push(d) });
