@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { basename, isAbsolute } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
 import { OneWorksError } from '../../core/errors.js';
@@ -84,6 +84,62 @@ export const DroidCustomModelSchema = z.strictObject({
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The hook events droid fires (droid 0.225.x); YAML `hooks` keys map 1:1 to them. */
+export const DROID_HOOK_EVENTS = [
+  'PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'Notification', 'SubagentStop', 'PreCompact',
+] as const;
+
+const HookCommandSchema = z.strictObject({
+  type: z.literal('command').describe('The only hook kind: a shell command droid runs with the event as JSON on stdin.'),
+  command: z.string().min(1).describe('The command line; an absolute script path is the robust choice.'),
+  timeout: z.number().int().positive().optional().describe('Seconds before droid gives up on the command.'),
+});
+
+const HookMatcherSchema = z.strictObject({
+  matcher: z.string().min(1).optional().describe('Tool name (Execute, Read, …) the hooks apply to; default: every tool.'),
+  hooks: z.array(HookCommandSchema).min(1).describe('Commands run when the event fires.'),
+});
+
+export const DroidHooksSchema = z.strictObject(
+  Object.fromEntries(DROID_HOOK_EVENTS.map((event) => [event, z.array(HookMatcherSchema).optional().describe(`Hooks of droid's ${event} event.`)])) as
+    Record<(typeof DROID_HOOK_EVENTS)[number], z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>>,
+);
+
+/** An MCP server name: it prefixes the server's tools (`<name>___<tool>`), so keep it plain. */
+const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/** One MCP server; stdio servers need `command`, http/sse servers need `url`. */
+export const DroidMcpServerSchema = z
+  .strictObject({
+    type: z.enum(['stdio', 'http', 'sse']).describe('stdio: a local command; http / sse: a remote server at url.'),
+    command: z.string().min(1).optional().describe('stdio: the executable (no "=" in it).'),
+    args: z.array(z.string()).optional().describe('stdio: its arguments.'),
+    env: z.record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string().meta({ secret: true, description: 'Value (a secret).' }))
+      .optional().describe('stdio: extra environment variables; the values are secrets.'),
+    url: z.url().optional().describe('http / sse: the server URL.'),
+    headers: z.record(z.string().min(1), secret('Header value (a secret).')).optional().describe('http / sse: HTTP headers; the values are secrets.'),
+  })
+  .superRefine((server, ctx) => {
+    const local = server.type === 'stdio';
+    const need = (key: 'command' | 'url'): void => {
+      if (server[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `required when type is "${server.type}"` });
+    };
+    const forbid = (keys: Array<'command' | 'args' | 'env' | 'url' | 'headers'>): void => {
+      for (const key of keys) {
+        if (server[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `not allowed when type is "${server.type}"` });
+      }
+    };
+    if (local) {
+      need('command');
+      forbid(['url', 'headers']);
+    } else {
+      need('url');
+      forbid(['command', 'args', 'env']);
+    }
+    // The command is started through `env NAME=VALUE <command>`, which would read a "=" as an assignment.
+    if (server.command?.includes('=')) ctx.addIssue({ code: 'custom', path: ['command'], message: `expected a command without "=", got ${JSON.stringify(server.command)}` });
+  });
+
 export const DroidConfigSchema = z.strictObject({
   cli: DroidCliSchema.prefault({}).describe('Which droid binary to run.'),
   model: z.string().min(1).default('inherit').describe('Default model of new sessions; "inherit" keeps droid\'s own default.'),
@@ -105,10 +161,20 @@ export const DroidConfigSchema = z.strictObject({
   requestTimeoutMs: z.number().int().positive().default(30_000).describe('Default deadline of a protocol request, in ms.'),
   drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
   interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
+  systemPrompt: z.string().min(1).optional().describe("Text appended to droid's own system prompt in new sessions."),
+  rules: z.array(absolutePath).default([]).describe('Instruction files (absolute paths) appended to the system prompt of new sessions.'),
+  skills: z.array(absolutePath).default([]).superRefine(rejectDuplicateSkillNames).describe('Skill directories (absolute paths, each with a SKILL.md) copied into the session home.'),
+  disableBuiltinSkills: z.boolean().default(false).describe("Hide droid's built-in skills."),
+  mcpServers: z.record(z.string().regex(MCP_SERVER_NAME, 'expected a server name of letters, digits, "_" and "-"'), DroidMcpServerSchema)
+    .default({}).describe('MCP servers of every session; the only ones droid may start.'),
+  hooks: DroidHooksSchema.prefault({}).describe("droid's native hooks, by event name."),
+  plugins: z.array(z.string().min(1)).default([]).describe('droid plugins; skipped with a warning (droid has no session-scoped plugin injection).'),
 });
 
 export type DroidConfig = z.output<typeof DroidConfigSchema>;
 export type DroidCustomModel = z.output<typeof DroidCustomModelSchema>;
+export type DroidMcpServer = z.output<typeof DroidMcpServerSchema>;
+export type DroidHooks = z.output<typeof DroidHooksSchema>;
 
 type ModelNaming = Pick<DroidCustomModel, 'model' | 'displayName' | 'id'>;
 
@@ -139,5 +205,16 @@ function rejectDuplicateIds(models: ModelNaming[], ctx: z.RefinementCtx): void {
     const first = seen.get(id);
     if (first === undefined) seen.set(id, index);
     else ctx.addIssue({ code: 'custom', path: [index], message: `duplicate model id "${id}" (also customModels[${first}])` });
+  });
+}
+
+// Each skill is copied to `.factory/skills/<directory name>/`: two directories of one name would collide.
+function rejectDuplicateSkillNames(dirs: string[], ctx: z.RefinementCtx): void {
+  const seen = new Map<string, number>();
+  dirs.forEach((dir, index) => {
+    const name = basename(dir);
+    const first = seen.get(name);
+    if (first === undefined) seen.set(name, index);
+    else ctx.addIssue({ code: 'custom', path: [index], message: `duplicate skill name "${name}" (also skills[${first}]); skills are copied by directory name` });
   });
 }
