@@ -13,10 +13,11 @@ import type { TurnOutcome, Usage } from '../../core/events/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import type { DroidConfig } from './config.js';
 import { createDroidEnvelope } from './envelope.js';
-import { DROID_METHODS, InitializeSession, LoadSession, UpdateSessionSettings, AddUserMessage, InterruptSession } from './methods.js';
+import { DROID_METHODS, LoadSession, UpdateSessionSettings, AddUserMessage, InterruptSession } from './methods.js';
 import { checkNegotiation, parseInitializeResult, parseLoadResult, readAnnouncedVersions } from './negotiate.js';
 import { answerAskUser, answerPermission } from './permissions.js';
 import { createDroidProjector, type DroidProjector } from './project.js';
+import { composeSessionParams, InitializeSessionWithPrompt, resumedPromptNotice } from './session-params.js';
 import { composeDroidSettings } from './settings.js';
 
 const API_VERSION = '1.0.0';
@@ -150,10 +151,13 @@ export class DroidSession implements AdapterSession {
   async #handshake(conn: Connection, protocolVersion: string): Promise<void> {
     const timeoutMs = this.#config.startupTimeoutMs;
     const resumed = this.#spec.nativeSessionId !== undefined;
+    // Read at every start: a missing rules file fails the start with config_invalid.
+    const params = await composeSessionParams(this.#config);
+    for (const notice of params.notices) this.#io.emit(notice);
     if (resumed) {
       let raw: unknown;
       try {
-        raw = await conn.request(LoadSession, { sessionId: this.#spec.nativeSessionId! }, { timeoutMs });
+        raw = await conn.request(LoadSession, { sessionId: this.#spec.nativeSessionId!, ...params.load }, { timeoutMs });
       } catch (error) {
         if (this.#negotiationError) throw this.#negotiationError;
         throw new OneWorksError(
@@ -163,15 +167,19 @@ export class DroidSession implements AdapterSession {
         );
       }
       const loaded = parseLoadResult(raw);
+      const kept = resumedPromptNotice(params, raw);
+      if (kept) this.#io.emit(kept);
       for (const draft of this.#projector.projectHistory(loaded.session.messages)) this.#io.emit(draft);
     } else {
       const raw = await conn.request(
-        InitializeSession,
+        InitializeSessionWithPrompt,
         {
           machineId: 'one-works',
           cwd: this.#spec.workspace,
           autonomyLevel: this.#spec.autonomy,
+          // Missions and worktrees stay off: no mission mode, no worktree params.
           interactionMode: 'auto',
+          ...params.initialize,
           ...(this.#spec.title ? { title: this.#spec.title } : {}),
         },
         { timeoutMs },
