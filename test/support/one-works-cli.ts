@@ -1,0 +1,216 @@
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { stringify } from 'yaml';
+import { RuntimeEventSchema, type RuntimeEvent } from '../../core/events/index.js';
+import { SessionRecordSchema, type SessionRecord } from '../../core/store/index.js';
+import { findProcesses, killQuietly, type RigProcess } from './rig-processes.js';
+import { droidCustomModel, SCRIPTED_MODEL_ID, startScriptedModel } from './scripted-model.js';
+import type { ScriptedModel, ScriptedModelOptions } from './scripted-model.js';
+
+/** The `one-works` command of this checkout. */
+export const ONE_WORKS_BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+
+/** The BYOK api key the rigs write into customModels; a secret the CLI must redact. */
+export const RIG_API_KEY = 'sk-rig-secret-7f3a9c21';
+
+/** Deadline of one CLI invocation; on expiry execa kills the CLI and the result rejects (dispose ends the rest). */
+const CLI_TIMEOUT_MS = 120_000;
+
+/** What a finished `one-works` invocation printed and how it exited. */
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A `one-works` process started by {@link CliRig.start}. */
+export interface StartedCli {
+  pid: number;
+  kill(signal: NodeJS.Signals): void;
+  result: Promise<CliResult>;
+}
+
+export type { RigProcess } from './rig-processes.js';
+
+export interface CliRigOptions {
+  /** The scripted model's `baseUrl` (customModels entry "Scripted", id custom:Scripted-0). */
+  baseUrl: string;
+  /** Replaces `adapters.droid.cli` (default `{source: managed, version: 0.225.2}`). */
+  cli?: Record<string, unknown>;
+  /** Merged over the `adapters.droid` block (shallow). */
+  droid?: Record<string, unknown>;
+}
+
+export interface RunOptions {
+  /** Added to the CLI's environment (an `undefined` value removes a default variable). */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * One temp directory holding everything a CLI run touches: `one-works.yaml`, the state
+ * directory, an approved workspace and a stand-in user HOME. The managed droid comes from the
+ * conformance cache (ONE_WORKS_TEST_CACHE), so nothing is downloaded.
+ */
+export interface CliRig {
+  /** Canonical temp root; every path below is inside it. */
+  root: string;
+  configPath: string;
+  stateDir: string;
+  /** The approved workspace (canonical), the agent's working directory. */
+  workspace: string;
+  /** HOME of the CLI process unless a run overrides it; stands in for the user's real HOME. */
+  userHome: string;
+  /**
+   * Runs `one-works --config <configPath> ...args` with a minimal environment (PATH, HOME =
+   * userHome) plus `options.env`, no stdin. Never rejects on a non-zero exit; throws when the
+   * CLI had to be killed (timeout, signal), with its output in the message.
+   */
+  run(args: readonly string[], options?: RunOptions): Promise<CliResult>;
+  /**
+   * Starts the same command as `run` without waiting: `pid` is the CLI's, `kill` signals it,
+   * `result` settles like `run`'s promise once it exits.
+   */
+  start(args: readonly string[], options?: RunOptions): StartedCli;
+  /** Session ids present under `<state>/sessions` (sorted). */
+  sessionIds(): Promise<string[]>;
+  /** The parsed, schema-checked session.json. */
+  readSession(id: string): Promise<SessionRecord>;
+  /** events.jsonl split into its non-empty lines, unparsed. */
+  readEventLines(id: string): Promise<string[]>;
+  /** Every line of events.jsonl parsed and checked against RuntimeEventSchema (throws on a bad line). */
+  readEvents(id: string): Promise<RuntimeEvent[]>;
+  /** `<state>/sessions/<id>/home`. */
+  sessionHome(id: string): string;
+  /** Live processes (other than this one) whose argv, cwd or environment mention the rig root (Linux /proc). */
+  processes(): RigProcess[];
+}
+
+/**
+ * Creates and tears down rigs. Call `dispose()` in `afterEach`: it SIGKILLs (by pid) any
+ * process still referring to a rig, runs the registered closers (model servers) and removes
+ * every temp root.
+ */
+export class CliRigs {
+  readonly #roots: string[] = [];
+  readonly #closers: (() => Promise<void>)[] = [];
+
+  /** Registers a closer run by `dispose()` (e.g. a scripted model's `close`). */
+  defer(close: () => Promise<void>): void {
+    this.#closers.push(close);
+  }
+
+  /** Starts a scripted model server on 127.0.0.1, closed by `dispose()`. */
+  async model(options: ScriptedModelOptions): Promise<ScriptedModel> {
+    const model = await startScriptedModel(options);
+    this.defer(() => model.close());
+    return model;
+  }
+
+  /** Makes an empty canonical temp dir, removed by `dispose()`. */
+  async tempDir(prefix = 'ow-rig-'): Promise<string> {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+    this.#roots.push(dir);
+    return dir;
+  }
+
+  async create(options: CliRigOptions): Promise<CliRig> {
+    const root = await this.tempDir();
+    const rig = buildRig(root);
+    await Promise.all([mkdir(rig.workspace), mkdir(rig.userHome)]);
+    const { entry } = droidCustomModel(options.baseUrl, { apiKey: RIG_API_KEY });
+    const config = {
+      state: { directory: rig.stateDir },
+      cache: { directory: testCache() },
+      workspaces: { approved: [rig.workspace] },
+      adapters: {
+        droid: {
+          cli: options.cli ?? { source: 'managed', version: '0.225.2' },
+          model: SCRIPTED_MODEL_ID,
+          autonomy: 'low',
+          env: { FACTORY_AIRGAP_ENABLED: 'true' },
+          customModels: [entry],
+          ...options.droid,
+        },
+      },
+    };
+    await writeFile(rig.configPath, stringify(config));
+    return rig;
+  }
+
+  async dispose(): Promise<void> {
+    // A few rounds: a CLI killed mid-start may still have spawned droid just before it died.
+    for (let round = 0; round < 5; round += 1) {
+      const leftovers = this.#roots.flatMap((root) => findProcesses(root));
+      if (leftovers.length === 0) break;
+      for (const leftover of leftovers) killQuietly(leftover.pid);
+      await sleep(100);
+    }
+    for (const close of this.#closers.splice(0).reverse()) await close();
+    for (const root of this.#roots.splice(0)) await rm(root, { recursive: true, force: true });
+  }
+}
+
+function buildRig(root: string): CliRig {
+  const stateDir = join(root, 'state');
+  const userHome = join(root, 'user-home');
+  const configPath = join(root, 'one-works.yaml');
+  const sessionDir = (id: string): string => join(stateDir, 'sessions', id);
+  const readEventLines = async (id: string): Promise<string[]> =>
+    (await readFile(join(sessionDir(id), 'events.jsonl'), 'utf8')).split('\n').filter((line) => line !== '');
+  return {
+    root,
+    configPath,
+    stateDir,
+    workspace: join(root, 'ws'),
+    userHome,
+    run: (args, options = {}) => startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }).result,
+    start: (args, options = {}) => startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }),
+    sessionIds: async () => (await readdir(join(stateDir, 'sessions')).catch(() => [] as string[])).sort(),
+    readSession: async (id) => SessionRecordSchema.parse(JSON.parse(await readFile(join(sessionDir(id), 'session.json'), 'utf8'))),
+    readEventLines,
+    readEvents: async (id) => (await readEventLines(id)).map((line) => RuntimeEventSchema.parse(JSON.parse(line)) as RuntimeEvent),
+    sessionHome: (id) => join(sessionDir(id), 'home'),
+    processes: () => findProcesses(root),
+  };
+}
+
+/**
+ * Starts `cli/bin.js` with `args` under this Node binary. The environment is PATH from this
+ * process plus `options.env` (undefined values dropped); nothing else is inherited. The result
+ * never rejects on a non-zero exit; it rejects when the CLI was killed by a signal or timed
+ * out, with its output in the message.
+ */
+export function startOneWorks(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined> }): StartedCli {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries({ PATH: process.env.PATH, ...options.env })) if (value !== undefined) env[name] = value;
+  const child = execa(process.execPath, [ONE_WORKS_BIN, ...args], {
+    cwd: options.cwd,
+    env,
+    extendEnv: false,
+    stdin: 'ignore',
+    reject: false,
+    timeout: CLI_TIMEOUT_MS,
+    forceKillAfterDelay: 5_000,
+  });
+  const result = child.then((done) => {
+    if (done.exitCode === undefined || done.timedOut) {
+      throw new Error(`one-works ${args.join(' ')} did not exit by itself (${done.signal ?? 'timeout'})\nstdout: ${done.stdout}\nstderr: ${done.stderr}`);
+    }
+    return { exitCode: done.exitCode, stdout: done.stdout, stderr: done.stderr };
+  });
+  // The caller awaits `result`; this only keeps an abandoned one (a failed test) from being reported as unhandled.
+  result.catch(() => undefined);
+  return { pid: child.pid!, kill: (signal) => child.kill(signal), result };
+}
+
+function testCache(): string {
+  const cache = process.env.ONE_WORKS_TEST_CACHE;
+  if (cache === undefined || cache === '') {
+    throw new Error('ONE_WORKS_TEST_CACHE is not set: run these tests in the vitest conformance project (its global setup installs droid)');
+  }
+  return cache;
+}
