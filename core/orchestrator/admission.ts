@@ -61,19 +61,19 @@ export interface Admission {
    */
   enqueue(request: TurnRequest): { accepted: true; position: number };
   /** Moves the turns that may start now from the queue to live and returns them, in queue order. */
-  next(): TurnRequest[];
+  next(): Array<Readonly<TurnRequest>>;
   /** The live turn's child is cleaned up: frees its slot and its lock. False when it was not live. */
   release(turnId: string): boolean;
   /** Removes a queued turn and returns it; undefined when it is not queued (live or unknown). */
-  cancelQueued(turnId: string): TurnRequest | undefined;
+  cancelQueued(turnId: string): Readonly<TurnRequest> | undefined;
   /**
    * Removes and returns, in queue order, the session's queued turns enqueued before
    * `exceptTurnId` (all of them without it), for `send --interrupt`. Throws `internal` when
    * `exceptTurnId` is not a queued or live turn of that session.
    */
-  supersede(sessionId: string, exceptTurnId?: string): TurnRequest[];
+  supersede(sessionId: string, exceptTurnId?: string): Array<Readonly<TurnRequest>>;
   /** Removes and returns the session's queued turns; its live turn, if any, stays live. */
-  dropSession(sessionId: string): TurnRequest[];
+  dropSession(sessionId: string): Array<Readonly<TurnRequest>>;
   stateOf(turnId: string): AdmissionState | undefined;
   snapshot(): AdmissionSnapshot;
 }
@@ -96,7 +96,7 @@ export function createAdmission(limits: AdmissionLimits): Admission {
 }
 
 interface Entry {
-  request: TurnRequest;
+  request: Readonly<TurnRequest>;
   /** Enqueue order, for `supersede`. */
   seq: number;
 }
@@ -115,6 +115,7 @@ class AdmissionQueue implements Admission {
   readonly #queuedPerSession = new Map<string, number>();
   readonly #liveBySession = new Map<string, string>();
   readonly #locks = new Map<string, LockCount>();
+  readonly #overlap = new OverlapMemo();
 
   constructor(limits: AdmissionLimits) {
     this.#limits = limits;
@@ -125,7 +126,8 @@ class AdmissionQueue implements Admission {
     if (!parsed.success) {
       throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid turn request: ${z.prettifyError(parsed.error)}`, { data: { request } });
     }
-    const req = parsed.data;
+    // Frozen: the same object is handed back by next() and friends, and release() relies on it.
+    const req = Object.freeze(parsed.data);
     if (this.#queued.has(req.turnId) || this.#live.has(req.turnId)) {
       throw new OneWorksError(ERROR_CODES.INTERNAL, `turn ${req.turnId} is already ${this.stateOf(req.turnId)}`, { data: { turnId: req.turnId } });
     }
@@ -137,7 +139,7 @@ class AdmissionQueue implements Admission {
     return { accepted: true, position: this.#queued.size };
   }
 
-  next(): TurnRequest[] {
+  next(): Array<Readonly<TurnRequest>> {
     const started = this.#admissible();
     for (const entry of started) {
       const { turnId, sessionId, workspace, writer } = entry.request;
@@ -165,14 +167,14 @@ class AdmissionQueue implements Admission {
     return true;
   }
 
-  cancelQueued(turnId: string): TurnRequest | undefined {
+  cancelQueued(turnId: string): Readonly<TurnRequest> | undefined {
     const entry = this.#queued.get(turnId);
     if (!entry) return undefined;
     this.#unqueue(entry);
     return entry.request;
   }
 
-  supersede(sessionId: string, exceptTurnId?: string): TurnRequest[] {
+  supersede(sessionId: string, exceptTurnId?: string): Array<Readonly<TurnRequest>> {
     let before = Infinity;
     if (exceptTurnId !== undefined) {
       const newer = this.#queued.get(exceptTurnId) ?? this.#live.get(exceptTurnId);
@@ -186,7 +188,7 @@ class AdmissionQueue implements Admission {
     return this.#removeQueued((entry) => entry.request.sessionId === sessionId && entry.seq < before);
   }
 
-  dropSession(sessionId: string): TurnRequest[] {
+  dropSession(sessionId: string): Array<Readonly<TurnRequest>> {
     return this.#removeQueued((entry) => entry.request.sessionId === sessionId);
   }
 
@@ -215,6 +217,7 @@ class AdmissionQueue implements Admission {
   #admissible(extra?: Entry): Entry[] {
     const started: Entry[] = [];
     let free = this.#limits.maxConcurrentRuns - this.#live.size;
+    if (free === 0 || (this.#queued.size === 0 && !extra)) return started;
     const aheadSessions = new Set<string>();
     // Distinct trees ahead in the scan → whether any of them is a writer.
     const aheadTrees = new Map<string, boolean>();
@@ -225,8 +228,8 @@ class AdmissionQueue implements Admission {
       const blocked =
         this.#liveBySession.has(sessionId) ||
         aheadSessions.has(sessionId) ||
-        conflicts(workspace, writer, this.#lockedTrees()) ||
-        conflicts(workspace, writer, aheadTrees.entries());
+        this.#conflictsLive(workspace, writer) ||
+        this.#conflictsAhead(workspace, writer, aheadTrees);
       if (!blocked) {
         started.push(entry);
         free--;
@@ -237,8 +240,19 @@ class AdmissionQueue implements Admission {
     return started;
   }
 
-  *#lockedTrees(): Iterable<[string, boolean]> {
-    for (const [tree, lock] of this.#locks) yield [tree, lock.writers > 0];
+  // Readers share overlapping trees; a writer conflicts with any overlapping tree.
+  #conflictsLive(workspace: string, writer: boolean): boolean {
+    for (const [tree, lock] of this.#locks) {
+      if ((writer || lock.writers > 0) && this.#overlap.test(workspace, tree)) return true;
+    }
+    return false;
+  }
+
+  #conflictsAhead(workspace: string, writer: boolean, aheadTrees: Map<string, boolean>): boolean {
+    for (const [tree, treeHasWriter] of aheadTrees) {
+      if ((writer || treeHasWriter) && this.#overlap.test(workspace, tree)) return true;
+    }
+    return false;
   }
 
   #fullBound(sessionId: string): 'maxQueuedTotal' | 'maxQueuedPerSession' | undefined {
@@ -247,7 +261,7 @@ class AdmissionQueue implements Admission {
     return depth >= this.#limits.maxQueuedPerSession ? 'maxQueuedPerSession' : undefined;
   }
 
-  #removeQueued(match: (entry: Entry) => boolean): TurnRequest[] {
+  #removeQueued(match: (entry: Entry) => boolean): Array<Readonly<TurnRequest>> {
     const removed = [...this.#queued.values()].filter(match);
     for (const entry of removed) this.#unqueue(entry);
     return removed.map((entry) => entry.request);
@@ -262,12 +276,28 @@ class AdmissionQueue implements Admission {
   }
 }
 
-// Readers share overlapping trees; a writer conflicts with any overlapping tree.
-function conflicts(workspace: string, writer: boolean, trees: Iterable<[string, boolean]>): boolean {
-  for (const [tree, treeHasWriter] of trees) {
-    if ((writer || treeHasWriter) && treesOverlap(workspace, tree)) return true;
+const MEMO_TREES = 256;
+
+// treesOverlap resolves both paths on every call, while the same few trees meet on every scan:
+// remember answers per pair, dropping everything once more than MEMO_TREES trees were seen.
+class OverlapMemo {
+  readonly #rows = new Map<string, Map<string, boolean>>();
+
+  test(a: string, b: string): boolean {
+    if (a === b) return true;
+    let row = this.#rows.get(a);
+    if (!row) {
+      if (this.#rows.size >= MEMO_TREES) this.#rows.clear();
+      row = new Map();
+      this.#rows.set(a, row);
+    }
+    let overlap = row.get(b);
+    if (overlap === undefined) {
+      overlap = treesOverlap(a, b);
+      if (row.size < MEMO_TREES) row.set(b, overlap);
+    }
+    return overlap;
   }
-  return false;
 }
 
 function queueFull(req: TurnRequest, bound: 'maxQueuedTotal' | 'maxQueuedPerSession', limits: AdmissionLimits): OneWorksError {

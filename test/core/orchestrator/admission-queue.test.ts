@@ -115,9 +115,13 @@ describe('snapshot', () => {
     expect(admission.snapshot()).toEqual({ limits: LIMITS, live: [], queued: [], sessions: [] });
   });
 
-  it('returns copies that cannot change admission state', () => {
-    const admission = admissionWith([writer('t1', 's1', '/w/a')]);
+  it('hands out requests that cannot change admission state', () => {
+    const admission = admissionWith([writer('t1', 's1', '/w/a'), writer('t2', 's2', '/w/a')]);
     admission.snapshot().queued[0]!.workspace = '/elsewhere';
     expect(admission.snapshot().queued[0]!.workspace).toBe('/w/a');
+    const [started] = admission.next();
+    expect(() => Object.assign(started!, { workspace: '/elsewhere' })).toThrow(TypeError);
+    admission.release('t1');
+    expect(ids(admission.next())).toEqual(['t2']);
   });
 });
