@@ -5,6 +5,8 @@
  * settled.
  */
 
+import { sweepTrackedSync } from './sweep.js';
+
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
@@ -47,6 +49,8 @@ export function killAllChildrenSync(): void {
     }
   }
   liveGroups.clear();
+  // Processes the children started outside their group (identified by their session HOME).
+  sweepTrackedSync();
 }
 
 /**

@@ -10,3 +10,4 @@ export { wrapWithBwrap, bwrapAvailable, BWRAP_COMMAND } from './bwrap.js';
 export type { WrappableLaunch, BwrapMounts } from './bwrap.js';
 export { runCommand } from './run-command.js';
 export type { RunCommandOptions, RunCommandResult } from './run-command.js';
+export { findProcessesByEnv, sweepProcessesByEnvSync, trackSweep, sweepTrackedSync } from './sweep.js';

@@ -1,6 +1,7 @@
 import type { ChildChannel, LaunchSpec, SeedFile } from '../adapter.js';
 import { buildChildEnv } from '../process/env.js';
 import { spawnChild } from '../process/spawn-child.js';
+import { sweepProcessesByEnvSync, trackSweep } from '../process/sweep.js';
 import type { Redactor } from '../redact.js';
 import { prepareSessionHome } from '../sandbox/index.js';
 import { createStreamTransport } from '../transport/index.js';
@@ -18,6 +19,7 @@ export interface LaunchContext {
  * Starts an adapter's launch description inside the session sandbox: seeds the session HOME,
  * registers every secret with the redactor BEFORE the child exists, builds the allowlisted
  * environment, spawns the child in its own process group and wraps its stdio in a transport.
+ * When the child has exited, every process still carrying its session HOME is killed.
  */
 export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, seed: SeedFile[]): Promise<ChildChannel> {
   for (const secret of launch.secrets) ctx.redactor.register(secret);
@@ -32,11 +34,22 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
     ...(ctx.drainFallbackMs === undefined ? {} : { drainFallbackMs: ctx.drainFallbackMs }),
   });
   const transport = createStreamTransport(child.stdout, child.stdin);
+  // Everything the agent starts inherits HOME=<session home>; when the agent is gone, so are they.
+  const untrack = trackSweep('HOME', home);
+  const exited = child.exited.then((exit) => {
+    sweepProcessesByEnvSync('HOME', home);
+    untrack();
+    return exit;
+  });
   return {
     transport,
     pid: child.pid,
-    exited: child.exited,
+    exited,
     stderrTail: () => child.stderrTail(),
-    stop: (reason) => child.stop(reason, ctx.stopGraceMs === undefined ? {} : { graceMs: ctx.stopGraceMs }),
+    stop: async (reason) => {
+      const exit = await child.stop(reason, ctx.stopGraceMs === undefined ? {} : { graceMs: ctx.stopGraceMs });
+      await exited;
+      return exit;
+    },
   };
 }
