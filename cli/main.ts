@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { isOneWorksError } from '../core/errors.js';
-import { installExitCleanup, killAllChildrenSync } from '../core/process/index.js';
+import { installExitCleanup } from '../core/process/index.js';
 import { registerAdapterCommands } from './commands/adapters.js';
 import { registerCatalogCommands } from './commands/catalog.js';
 import { registerConfigCommands } from './commands/config.js';
@@ -8,6 +8,7 @@ import { registerDoctorCommand } from './commands/doctor.js';
 import { registerRunCommands } from './commands/run.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { installShutdownHandlers } from './shutdown.js';
 
 /** Global flags every command accepts. */
 export interface GlobalOptions {
@@ -51,11 +52,7 @@ export async function main(argv: string[]): Promise<number> {
   registerRunCommands(program, run);
   registerSessionCommands(program, run);
 
-  const onSignal = (): void => {
-    killAllChildrenSync();
-    process.exit(EXIT.interrupted);
-  };
-  process.once('SIGTERM', onSignal);
+  const removeShutdownHandlers = installShutdownHandlers();
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -72,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
     if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return EXIT.internal;
   } finally {
-    process.removeListener('SIGTERM', onSignal);
+    removeShutdownHandlers();
   }
 }
 

@@ -12,6 +12,7 @@ import { createLiveRenderer } from '../render.js';
 import { openStore } from '../state.js';
 import { checkTurnModel } from './catalog.js';
 import { createDecider } from '../permissions.js';
+import { claimShutdown } from '../shutdown.js';
 
 interface TurnFlags {
   workspace?: string;
@@ -111,15 +112,15 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     out.info(`session ${runner.id} · ${adapterName} ${cli.version} (${cli.source}) · ${workspace}`);
     runner.subscribe(createLiveRenderer(out));
 
-    const abort = new AbortController();
+    // Ctrl-C or SIGTERM interrupts the turn (protocol interrupt, then a kill after the grace);
+    // the outcome is recorded before the process exits. A second signal exits at once.
+    const shutdown = claimShutdown();
     let interrupted = false;
-    const onSigint = (): void => {
-      if (interrupted) return;
+    const onShutdown = (): void => {
       interrupted = true;
-      out.info('interrupting the turn (Ctrl-C again has no further effect; the agent is stopped after a grace period)');
-      abort.abort();
+      out.info('interrupting the turn (a second Ctrl-C stops everything at once)');
     };
-    process.on('SIGINT', onSigint);
+    shutdown.signal.addEventListener('abort', onShutdown, { once: true });
     let outcome: TurnOutcome;
     try {
       outcome = await runner.runTurn(
@@ -131,11 +132,15 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
               ...(target.flags.autonomy ? { autonomy: target.flags.autonomy as Autonomy } : {}),
             }
           : {},
-        abort.signal,
+        shutdown.signal,
       );
     } finally {
-      process.removeListener('SIGINT', onSigint);
-      await runner.close();
+      shutdown.signal.removeEventListener('abort', onShutdown);
+      try {
+        await runner.close();
+      } finally {
+        shutdown.release();
+      }
     }
     const dir = `${ctx.stateDir}/sessions/${runner.id}`;
     out.result({ type: 'result', sessionId: runner.id, outcome, record: `${dir}/session.json`, events: `${dir}/events.jsonl` }, () =>
