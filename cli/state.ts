@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { createFileStore, type FileStore } from '../core/store/index.js';
+import { recoverInterruptedRuns } from '../core/session/index.js';
 import type { CliContext } from './context.js';
 
 /**
@@ -11,7 +12,11 @@ export async function openStore(ctx: CliContext, options: { own?: boolean } = { 
   const store = await createFileStore(ctx.stateDir);
   if (options.own !== false) {
     const owner = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
-    if (owner.recovered) ctx.out.info(`recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone)`);
+    if (owner.recovered) {
+      ctx.out.info(`recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone)`);
+      const changed = await recoverInterruptedRuns(store);
+      if (changed.length > 0) ctx.out.info(`sessions with an interrupted turn now need attention: ${changed.join(', ')}`);
+    }
   }
   return store;
 }

@@ -5,3 +5,4 @@ export type { EventListener, EventSinkTarget } from './event-sink.js';
 export { launchInSandbox } from './launch.js';
 export type { LaunchContext } from './launch.js';
 export { probeCli } from './probe.js';
+export { recoverInterruptedRuns } from './recover.js';

@@ -1,0 +1,45 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { recoverInterruptedRuns } from '../../../core/session/recover.js';
+import { createFileStore } from '../../../core/store/index.js';
+import type { RunRecord, SessionRecord } from '../../../core/store/index.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+function record(id: string, runs: RunRecord[], status: SessionRecord['status']): SessionRecord {
+  const at = '2026-11-30T00:00:00.000Z';
+  return { id, adapter: 'droid', workspace: '/w', createdAt: at, updatedAt: at, status, runs };
+}
+const run = (id: string, status: RunRecord['status']): RunRecord => ({ id, prompt: 'p', autonomy: 'low', status });
+
+describe('recoverInterruptedRuns', () => {
+  it('marks running runs unknown (needs attention) and queued runs cancelled/queue_lost, leaving settled sessions alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ow-recover-'));
+    dirs.push(dir);
+    const store = await createFileStore(dir);
+    await store.writeSession(record('s-live', [run('r1', 'completed'), run('r2', 'running'), run('r3', 'queued')], 'working'));
+    await store.writeSession(record('s-queued', [run('r1', 'completed'), run('r2', 'queued')], 'working'));
+    await store.writeSession(record('s-done', [run('r1', 'completed')], 'idle'));
+
+    const changed = await recoverInterruptedRuns(store);
+
+    expect(changed.sort()).toEqual(['s-live', 's-queued']);
+    const live = await store.readSession('s-live');
+    expect(live.status).toBe('needs_attention');
+    expect(live.runs.map((r) => [r.status, r.reason])).toEqual([
+      ['completed', undefined],
+      ['unknown', 'owner_died'],
+      ['cancelled', 'queue_lost'],
+    ]);
+    expect(live.attention?.join(' ')).toMatch(/r2: outcome unknown/);
+    const queued = await store.readSession('s-queued');
+    expect(queued.status).toBe('idle');
+    expect(queued.runs[1]).toMatchObject({ status: 'cancelled', reason: 'queue_lost' });
+    expect((await store.readSession('s-done')).status).toBe('idle');
+  });
+});
