@@ -4,12 +4,14 @@
  *
  *  - startup: `one-works run` process start → its `session.started` event, against the raw
  *    client's spawn → `initialize_session` + settings responses;
- *  - per turn: N text turns through SessionRunner (library), against N raw turns.
+ *  - per turn: N text turns through SessionRunner (library), against N raw turns;
+ *  - admission: 1,000 queued turns drained through the orchestrator's admission core against a
+ *    plain FIFO in the same run, and memory per idle session (test/bench/admission.ts).
  *
  * The droid binary comes from the managed cache (installed on first use).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -40,7 +42,9 @@ async function main(): Promise<void> {
     const ow = await oneWorksTurns(root, entry, modelId);
     report('startup to session ready (ms)', owStart, rawStart);
     report(`per text turn over ${TURNS} turns (ms)`, ow, raw);
-    process.stdout.write(`machine: ${process.platform} ${process.arch}, node ${process.version}, droid ${cli.version}\n`);
+    process.stdout.write(`machine: ${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, droid ${cli.version}\n`);
+    const { benchAdmission } = await import('./admission.js');
+    await benchAdmission();
   } finally {
     await model.close();
     await rm(root, { recursive: true, force: true });
