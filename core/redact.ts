@@ -63,10 +63,13 @@ export class StreamRedactor {
 
   /** Feeds a chunk; returns the text that is now safe to release. */
   push(chunk: string): string {
-    const text = this.#pending + chunk;
+    // Redact complete occurrences first, then hold back a tail that may still grow into a
+    // secret. (Computing the hold on the raw text could release a complete secret cut short by
+    // one character when its last character also starts another secret form.)
+    const text = this.#redactor.redact(this.#pending + chunk);
     const hold = this.#holdLength(text);
     this.#pending = text.slice(text.length - hold);
-    return this.#redactor.redact(text.slice(0, text.length - hold));
+    return text.slice(0, text.length - hold);
   }
 
   /** Releases whatever is held back. */
@@ -88,7 +91,6 @@ export class StreamRedactor {
         }
       }
     }
-    // A secret fully inside the held tail would be released unredacted only on flush, which redacts it.
     return hold;
   }
 }
