@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import ssri from 'ssri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detectAvx2, platformPackage } from '../../adapters/droid/versions.js';
-import { createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
+import { CLI_TEST_TIMEOUT_MS, createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 import { buildTarball, fakeBinaryFiles, startRegistryStub, type RegistryStub, type StubVersion } from '../support/registry-stub.js';
 
 // The installer picks the regular or the -baseline build by AVX2; the stub serves both.
@@ -41,7 +41,7 @@ const fakePlatformPackage = async (name: string): Promise<StubVersion> => ({
 const versionEntries = async (): Promise<string[]> =>
   (await readdir(join(cacheDir, 'cli', 'droid')).catch(() => [] as string[])).filter((name) => name.startsWith('0.225.2'));
 
-describe('managed droid that is not installed', () => {
+describe('managed droid that is not installed', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('list, which and doctor say how to install it and make no registry request', async () => {
     const registry = await startStub(fakePlatformPackage);
     const env = { npm_config_registry: registry.url };
@@ -65,7 +65,7 @@ describe('managed droid that is not installed', () => {
   });
 });
 
-describe('adapters install against a registry', () => {
+describe('adapters install against a registry', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('downloads once, then reports the install as already there without a request', async () => {
     const registry = await startStub(fakePlatformPackage);
     const env = { npm_config_registry: registry.url };

@@ -1,7 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
+import { CLI_TEST_TIMEOUT_MS, createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 
 const RANGE = '>=0.225.0 <0.226.0';
 
@@ -32,7 +32,7 @@ function expectRangeRefusal(text: string, binary: string): void {
   expect(text).toContain(`droid at ${binary} is 0.215.0, outside the pinned range ${RANGE} (adapters.droid.cli.version 0.225.2)`);
 }
 
-describe('adapters which/list with source: path', () => {
+describe('adapters which/list with source: path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('refuses a binary outside the pinned range, naming it, its version and the range', async () => {
     const binary = await fakeDroid('old', '0.215.0');
     await box.writeConfig(pathConfig(binary));
@@ -111,7 +111,7 @@ describe('adapters which/list with source: path', () => {
   });
 });
 
-describe('adapters which/list with source: system', () => {
+describe('adapters which/list with source: system', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   const systemConfig = ['adapters:', '  droid:', '    cli:', '      source: system', ''].join('\n');
 
   it('refuses the droid found on PATH when it is outside the pinned range', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createCliSandbox, type CliSandbox } from '../support/cli-runner.js';
+import { CLI_TEST_TIMEOUT_MS, createCliSandbox, type CliSandbox } from '../support/cli-runner.js';
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; [key: string]: unknown };
 
@@ -13,12 +13,12 @@ beforeAll(async () => {
   const result = await box.run(['config', 'schema']);
   printed = result.stdout;
   exitCode = result.exitCode;
-});
+}, CLI_TEST_TIMEOUT_MS);
 afterAll(async () => {
   await box.remove();
 });
 
-describe('one-works config schema', () => {
+describe('one-works config schema', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('prints a draft 2020-12 JSON Schema and exits 0', () => {
     expect(exitCode).toBe(0);
     const schema = JSON.parse(printed) as JsonSchema;

@@ -2,7 +2,7 @@ import { chmod, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFakeDroidBinary, type FakeDroidBinaryOptions } from '../peers/fake-droid-binary.js';
-import { createCliSandbox, processesReferring, type CliSandbox } from '../support/cli-runner.js';
+import { CLI_TEST_TIMEOUT_MS, createCliSandbox, processesReferring, type CliSandbox } from '../support/cli-runner.js';
 
 const ENV_API_KEY = 'fk-env-api-key-61c2d0';
 const FILE_TOKEN = 'ft-file-token-0e9b44';
@@ -13,7 +13,7 @@ let stateDir: string;
 let cacheDir: string;
 
 beforeEach(async () => {
-  box = await createCliSandbox();
+  box = await createCliSandbox({ privateTmp: true });
   stateDir = join(box.root, 'state');
   cacheDir = join(box.root, 'cache');
 });
@@ -53,7 +53,7 @@ async function expectNothingLeft(): Promise<void> {
   expect((await readdir(box.tmp)).filter((name) => name.startsWith('one-works-'))).toEqual([]);
 }
 
-describe('one-works doctor', () => {
+describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('prints ok/FAIL lines, fails on a 0755 state dir with a chmod hint, and never prints credentials', async () => {
     const binary = await configure();
     await makeStateDir(0o755);

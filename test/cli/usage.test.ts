@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
+import { CLI_TEST_TIMEOUT_MS, createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 
 let box: CliSandbox;
 
@@ -11,7 +11,7 @@ afterAll(async () => {
   await box.remove();
 });
 
-describe('one-works usage', () => {
+describe('one-works usage', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('prints help listing the commands and exits 0', async () => {
     const result = await box.run(['--help']);
     expect(result.exitCode).toBe(0);

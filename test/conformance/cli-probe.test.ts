@@ -7,7 +7,7 @@ import { conformanceValue, createCliSandbox, processesReferring, type CliRun, ty
 let box: CliSandbox;
 
 beforeEach(async () => {
-  box = await createCliSandbox('ow-cli-probe-');
+  box = await createCliSandbox({ prefix: 'ow-cli-probe-', privateTmp: true });
 });
 afterEach(async () => {
   await box.remove();

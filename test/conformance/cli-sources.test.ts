@@ -8,7 +8,7 @@ const RANGE_0225 = '>=0.225.0 <0.226.0';
 let box: CliSandbox;
 
 beforeEach(async () => {
-  box = await createCliSandbox('ow-cli-sources-');
+  box = await createCliSandbox({ prefix: 'ow-cli-sources-' });
 });
 afterEach(async () => {
   await box.remove();

@@ -11,7 +11,7 @@ let box: CliSandbox;
 let stub: RegistryStub | undefined;
 
 beforeEach(async () => {
-  box = await createCliSandbox('ow-cli-upgrade-');
+  box = await createCliSandbox({ prefix: 'ow-cli-upgrade-' });
 });
 afterEach(async () => {
   await stub?.close();
