@@ -5,6 +5,7 @@ import { createConnection } from '../../core/protocol/index.js';
 import { customModelId, type DroidConfig } from './config.js';
 import { createDroidEnvelope } from './envelope.js';
 import { InitializeSession, ListModels, ListTools } from './methods.js';
+import { configuredCredentials, describeDroidLaunch } from './launch.js';
 import { composeDroidSettings } from './settings.js';
 import { DEFAULT_PROTOCOL_FOR_PROBE } from './versions.js';
 import type { DroidModel, ListToolsResult } from './wire.js';
@@ -19,19 +20,10 @@ import type { DroidModel, ListToolsResult } from './wire.js';
  * Throws OneWorksError `probe_failed` (with droid's stderr tail) when droid fails.
  */
 export async function listDroidCatalog(config: DroidConfig, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string, request: CatalogRequest = {}): Promise<Catalog> {
-  const settings = composeDroidSettings(config);
-  const credentials = configuredCredentials(config);
-  const child = await launch(
-    {
-      command: cli.binaryPath,
-      args: ['exec', '--input-format', 'stream-jsonrpc', '--output-format', 'stream-jsonrpc', '--cwd', workdir],
-      cwd: workdir,
-      // Credentials too: which models droid lists as disabled depends on them.
-      env: { ...config.env, ...credentials, DROID_DISABLE_AUTO_UPDATE: 'true', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false' },
-      secrets: [...Object.values(credentials), ...settings.secrets],
-    },
-    settings.files,
-  );
+  // Throwaway scope: no hooks, MCP servers or skills act during a listing. Credentials are
+  // passed: which models droid lists as disabled depends on them.
+  const settings = composeDroidSettings(config, { scope: 'throwaway' });
+  const child = await launch(describeDroidLaunch(config, cli, { cwd: workdir, settings }), settings.files);
   const conn = createConnection(
     child.transport,
     createDroidEnvelope({ protocolVersion: cli.expected?.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),
@@ -112,8 +104,3 @@ export function toCatalogTool(tool: ListToolsResult['tools'][number]): CatalogTo
   };
 }
 
-function configuredCredentials(config: DroidConfig): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(config.credentials)) if (value) out[name] = value;
-  return out;
-}

@@ -5,6 +5,7 @@ import type { DroidConfig } from './config.js';
 import { createDroidEnvelope } from './envelope.js';
 import { InitializeSession } from './methods.js';
 import { parseInitializeResult, readAnnouncedVersions } from './negotiate.js';
+import { describeDroidLaunch } from './launch.js';
 import { composeDroidSettings } from './settings.js';
 import { DEFAULT_PROTOCOL_FOR_PROBE } from './versions.js';
 
@@ -14,17 +15,8 @@ import { DEFAULT_PROTOCOL_FOR_PROBE } from './versions.js';
  * send carry the table's protocol for this version when known (droid does not enforce it).
  */
 export async function probeDroid(config: DroidConfig, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult> {
-  const settings = composeDroidSettings({ ...config, customModels: [] });
-  const child = await launch(
-    {
-      command: cli.binaryPath,
-      args: ['exec', '--input-format', 'stream-jsonrpc', '--output-format', 'stream-jsonrpc', '--cwd', workdir],
-      cwd: workdir,
-      env: { ...config.env, DROID_DISABLE_AUTO_UPDATE: 'true', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false' },
-      secrets: [],
-    },
-    settings.files,
-  );
+  const settings = composeDroidSettings({ ...config, customModels: [] }, { scope: 'throwaway' });
+  const child = await launch(describeDroidLaunch(config, cli, { cwd: workdir, settings, credentials: false }), settings.files);
   const conn = createConnection(
     child.transport,
     createDroidEnvelope({ protocolVersion: cli.expected?.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),

@@ -18,7 +18,8 @@ import { checkNegotiation, parseInitializeResult, parseLoadResult, readAnnounced
 import { answerAskUser, answerPermission } from './permissions.js';
 import { createDroidProjector, type DroidProjector } from './project.js';
 import { composeSessionParams, InitializeSessionWithPrompt, resumedPromptNotice } from './session-params.js';
-import { composeDroidSettings } from './settings.js';
+import { describeDroidLaunch } from './launch.js';
+import { composeDroidSettings, type ComposedSettings } from './settings.js';
 
 const API_VERSION = '1.0.0';
 
@@ -114,7 +115,7 @@ export class DroidSession implements AdapterSession {
       );
     }
     const settings = composeDroidSettings(this.#config);
-    const child = await this.#io.launch(this.#describeLaunch(settings.secrets), settings.files);
+    const child = await this.#io.launch(this.#describeLaunch(settings), settings.files);
     this.#child = child;
     const conn = createConnection(child.transport, createDroidEnvelope({ protocolVersion: expected.protocolVersion }), {
       defaultTimeoutMs: this.#config.requestTimeoutMs,
@@ -212,23 +213,10 @@ export class DroidSession implements AdapterSession {
     });
   }
 
-  #describeLaunch(settingsSecrets: string[]): LaunchSpec {
-    const credentials: Record<string, string> = {};
-    for (const [name, value] of Object.entries(this.#config.credentials)) if (value) credentials[name] = value;
-    return {
-      command: this.#spec.cli.binaryPath,
-      args: ['exec', '--input-format', 'stream-jsonrpc', '--output-format', 'stream-jsonrpc', '--cwd', this.#spec.workspace],
-      cwd: this.#spec.workspace,
-      env: {
-        ...this.#config.env,
-        ...credentials,
-        // A pinned CLI must stay the version that runs.
-        DROID_DISABLE_AUTO_UPDATE: 'true',
-        FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false',
-      },
-      secrets: [...Object.values(credentials), ...settingsSecrets],
-    };
+  #describeLaunch(settings: ComposedSettings): LaunchSpec {
+    return describeDroidLaunch(this.#config, this.#spec.cli, { cwd: this.#spec.workspace, home: this.#spec.home, settings });
   }
+
 
   #onNotification(params: unknown): void {
     for (const draft of this.#projector.project(params)) this.#io.emit(draft);

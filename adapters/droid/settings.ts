@@ -15,6 +15,12 @@ import type { DroidConfig, DroidMcpServer } from './config.js';
  */
 export interface ComposedSettings {
   files: SeedFile[];
+  /**
+   * Variables the launch must carry: BYOK api keys travel here, referenced from settings.json
+   * as `${ONE_WORKS_BYOK_KEY_<n>}` (droid expands such references in `apiKey`), so the key is
+   * never written to disk by One Works.
+   */
+  env: Record<string, string>;
   /** Secrets that appear in the files (BYOK api keys, extra headers, MCP env and header values). */
   secrets: string[];
 }
@@ -31,6 +37,9 @@ export interface ComposeOptions {
    */
   scope?: 'session' | 'throwaway';
 }
+
+/** Prefix of the variables that carry BYOK api keys (see ComposedSettings.env). */
+export const BYOK_KEY_VARIABLE = 'ONE_WORKS_BYOK_KEY_';
 
 /** The variable through which `mcp.json` carries the MCP token on a stdio server's argv. */
 export const MCP_TOKEN_VARIABLE = 'ONE_WORKS_MCP_TOKEN';
@@ -61,10 +70,14 @@ export const MAX_SKILL_BYTES = 8 * 1024 * 1024;
  */
 export function composeDroidSettings(config: DroidConfig, options: ComposeOptions = {}): ComposedSettings {
   const secrets: string[] = [];
-  const customModels = config.customModels.map((m) => {
-    if (m.apiKey) secrets.push(m.apiKey);
+  const env: Record<string, string> = {};
+  const customModels = config.customModels.map((m, index) => {
     for (const v of Object.values(m.extraHeaders ?? {})) secrets.push(v);
-    return dropUndefined({ ...m });
+    if (!m.apiKey) return dropUndefined({ ...m });
+    secrets.push(m.apiKey);
+    const variable = `${BYOK_KEY_VARIABLE}${index}`;
+    env[variable] = m.apiKey;
+    return dropUndefined({ ...m, apiKey: `\${${variable}}` });
   });
   const full = options.scope !== 'throwaway';
   const mcp = composeMcp(full ? config.mcpServers : {}, options.mcpToken ?? `one-works-mcp-${randomBytes(12).toString('hex')}`);
@@ -98,6 +111,7 @@ export function composeDroidSettings(config: DroidConfig, options: ComposeOption
       ...(full ? config.skills.flatMap((dir, index) => skillFiles(dir, index)) : []),
     ],
     secrets,
+    env,
   };
 }
 

@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       cli: { source: 'managed', version: '0.225.2', range: '>=0.225.0 <0.226.0' },
       model: 'inherit', effort: 'high', autonomy: 'low', customModels: [], configContent: {}, env: {},
       credentials: {}, startupTimeoutMs: 30_000, requestTimeoutMs: 30_000, drainFallbackMs: 3000, interruptGraceMs: 5000,
+      rules: [], skills: [], disableBuiltinSkills: false, mcpServers: {}, hooks: {}, plugins: [],
     });
   });
 
