@@ -11,7 +11,10 @@ import type { EscalationAnswer, Escalator } from '../core/permissions/index.js';
  * (stderr), one at a time.
  */
 export interface TtyEscalatorOptions {
-  /** The terminal's input. Read only while a prompt is open and paused in between, so it never keeps the process alive. */
+  /**
+   * The terminal's input. Read only while a prompt is open, paused in between, and unref'd
+   * (when it can be), so a prompt never keeps the process alive by itself.
+   */
   input: Readable;
   /** Where prompts are written (stderr, so stdout keeps the live view or JSON). Never closed here. */
   output: Writable;
@@ -159,6 +162,9 @@ class LineReader {
       this.#input.on('data', onData).once('end', onEnd).once('error', onEnd);
       this.#signal?.addEventListener('abort', onAbort, { once: true });
       this.#input.resume();
+      // A waiting prompt must not keep the process alive on its own: if the turn ends without
+      // an answer (child gone, timeout), the CLI still exits. Sockets and TTYs can unref.
+      (this.#input as Readable & { unref?: () => void }).unref?.();
     });
   }
 

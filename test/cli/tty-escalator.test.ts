@@ -1,4 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { PermissionAsk } from '../../core/adapter.js';
 import { createPermissionDecider, PermissionPolicySchema } from '../../core/permissions/index.js';
@@ -224,5 +226,22 @@ describe('the TTY escalator behind createPermissionDecider', () => {
     expect(await first).toMatchObject({ decision: 'allow', by: 'human', escalated: true });
     expect(await decide(execAsk('make build', 'r2'))).toMatchObject({ decision: 'allow', by: 'policy', escalated: false });
     expect(t.screen().split('[y] allow once')).toHaveLength(2);
+  });
+});
+
+describe('the TTY escalator on a real terminal', () => {
+  it('does not keep the process alive while a prompt waits unanswered', async () => {
+    const driver = fileURLToPath(new URL('../support/pty-run.py', import.meta.url));
+    const child = fileURLToPath(new URL('../support/pty-escalator-child.ts', import.meta.url));
+    const run = await execa('python3', [driver, '--timeout', '15', '--dialog', '[]', '--', process.execPath, '--import', 'tsx', child], {
+      reject: false,
+      timeout: 30_000,
+      stdin: 'ignore',
+    });
+    expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toContain('[y] allow once');
+    expect(run.stdout).toContain('timer fired');
+    const pid = Number(/pty-run: pid (\d+)/.exec(run.stderr)?.[1]);
+    expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
   });
 });
