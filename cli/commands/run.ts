@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { collectSecrets } from '../../core/config/index.js';
+import { adapterBlockSchema } from '../../core/config/schema.js';
 import type { Autonomy } from '../../core/adapter.js';
 import type { TurnOutcome } from '../../core/events/index.js';
 import { OneWorksError } from '../../core/errors.js';
@@ -11,7 +12,7 @@ import type { CommandBody, GlobalOptions } from '../main.js';
 import { createLiveRenderer } from '../render.js';
 import { openStore } from '../state.js';
 import { checkTurnModel } from './catalog.js';
-import { createDecider } from '../permissions.js';
+import { createDecider, sessionPolicyFromFlags } from '../permissions.js';
 import { claimShutdown } from '../shutdown.js';
 
 interface TurnFlags {
@@ -21,7 +22,12 @@ interface TurnFlags {
   autonomy?: string;
   title?: string;
   adapter?: string;
+  allow?: string[];
+  deny?: string[];
 }
+
+// Commander collector of a repeatable option.
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 export function registerRunCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   program
@@ -34,6 +40,8 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('-a, --autonomy <level>', 'autonomy: off | low | medium | high')
     .option('-t, --title <title>', 'session title')
     .option('--adapter <name>', 'adapter to use', 'droid')
+    .option('--allow <command>', 'run commands starting with this prefix without asking, in this session (repeatable)', collect, [])
+    .option('--deny <command>', 'always deny commands starting with this prefix, in this session (repeatable)', collect, [])
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
@@ -67,7 +75,9 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     const adapterName = existing?.adapter ?? target.flags.adapter ?? 'droid';
     const adapter = ctx.adapter(adapterName);
     // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
-    const adapterConfig = parseTurnFlags(adapter.configSchema, ctx.adapterConfig(adapterName), target.flags);
+    const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
+    // `run --allow/--deny` add to the YAML policy; the record keeps them, so `send` reuses them.
+    const sessionPolicy = target.kind === 'new' ? sessionPolicyFromFlags(target.flags) : undefined;
     const workspace = await resolveWorkspace(ctx, existing?.workspace ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
 
     const cli = await adapter.prepare(adapterConfig, {
@@ -85,6 +95,10 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       model: target.kind === 'new' ? (target.flags.model ?? cfg.model) : (target.flags.model ?? lastRun?.model),
       effort: target.kind === 'new' ? (target.flags.effort ?? cfg.effort) : (target.flags.effort ?? lastRun?.effort),
     });
+    // Aborted when the turn is interrupted or over: an open terminal prompt is then declined.
+    const prompts = new AbortController();
+    // Escalations declined without a person; the session is marked as needing attention.
+    const attention: string[] = [];
     const runtime: SessionRuntime = {
       store,
       stateDir: ctx.stateDir,
@@ -92,7 +106,13 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       adapterConfig,
       cli,
       secrets: collectSecrets(CONFIG_SCHEMA, ctx.config),
-      decide: createDecider(ctx, adapterConfig, out),
+      decide: createDecider(ctx, adapterConfig, out, {
+        ...(sessionPolicy ? { sessionPolicy } : {}),
+        signal: prompts.signal,
+        onDecision: (decision) => {
+          if (decision.attention) attention.push(decision.attention);
+        },
+      }),
       interruptGraceMs: cfg.interruptGraceMs ?? ctx.config.orchestrator.cancelGraceMs,
       stopGraceMs: ctx.config.orchestrator.cancelGraceMs,
       ...(cfg.drainFallbackMs === undefined ? {} : { drainFallbackMs: cfg.drainFallbackMs }),
@@ -106,6 +126,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
             effort: target.flags.effort ?? cfg.effort,
             autonomy: (target.flags.autonomy as Autonomy | undefined) ?? cfg.autonomy,
             title: target.flags.title,
+            ...(sessionPolicy ? { policy: sessionPolicy } : {}),
           })
         : await SessionRunner.resume(runtime, target.sessionId);
     out.addRedactor(runner.redactor);
@@ -118,6 +139,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     let interrupted = false;
     const onShutdown = (): void => {
       interrupted = true;
+      prompts.abort();
       out.info('interrupting the turn (a second Ctrl-C stops everything at once)');
     };
     shutdown.signal.addEventListener('abort', onShutdown, { once: true });
@@ -136,8 +158,10 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       );
     } finally {
       shutdown.signal.removeEventListener('abort', onShutdown);
+      prompts.abort();
       try {
         await runner.close();
+        if (attention.length > 0) await runner.needsAttention(attention);
       } finally {
         shutdown.release();
       }

@@ -35,6 +35,8 @@ export interface NewSessionOptions {
   effort?: string | undefined;
   autonomy: Autonomy;
   title?: string | undefined;
+  /** The session's additions to its adapter's permission policy, kept in the record. */
+  policy?: SessionRecord['policy'];
 }
 
 /**
@@ -110,6 +112,7 @@ export class SessionRunner {
       status: 'idle',
       runs: [],
       pending: { model: options.model, effort: options.effort, autonomy: options.autonomy },
+      ...(options.policy ? { policy: options.policy } : {}),
     };
     await rt.store.writeSession(record);
     return SessionRunner.#open(rt, record);
@@ -195,7 +198,8 @@ export class SessionRunner {
     await this.#update({
       runs: [...this.#record.runs.slice(0, -1), ended],
       status: safe.status === 'completed' || safe.status === 'interrupted' ? 'idle' : 'needs_attention',
-      ...(safe.status === 'completed' || safe.status === 'interrupted' ? {} : { attention: [`run ${run.id} ${safe.status}: ${safe.reason}`] }),
+      // A settled turn clears earlier notes; a failed one says why the session needs attention.
+      attention: safe.status === 'completed' || safe.status === 'interrupted' ? undefined : [`run ${run.id} ${safe.status}: ${safe.reason}`],
     });
     return safe;
   }
@@ -236,6 +240,12 @@ export class SessionRunner {
     void this.#adapterSession.interrupt().catch(() => undefined);
     const endedInTime = await Promise.race([ended.then(() => true), delay(this.#rt.interruptGraceMs).then(() => false)]);
     if (!endedInTime) await this.#adapterSession.close();
+  }
+
+  /** Marks the session as needing a person's attention, with notes saying why (e.g. a declined escalation). */
+  async needsAttention(notes: string[]): Promise<void> {
+    if (notes.length === 0) return;
+    await this.#update({ status: 'needs_attention', attention: [...(this.#record.attention ?? []), ...notes.map((n) => this.#redactor.redact(n))] });
   }
 
   /** Stops the agent child (if any) and records the session as closed for this process. */
