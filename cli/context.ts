@@ -1,11 +1,11 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Adapter, ProgressReport } from '../core/adapter.js';
-import { createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
+import { collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
 import { droidAdapter } from '../adapters/droid/index.js';
 import type { GlobalOptions } from './main.js';
-import { Output } from './output.js';
+import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
 
 /** The one place where adapters are wired into the runtime: a plain map. */
@@ -47,6 +47,7 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
   const out = new Output({ json: Boolean(globals.json) });
   const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
   const config = loaded.config as OneWorksConfig;
+  for (const secret of collectSecrets(CONFIG_SCHEMA, config)) processRedactor.register(secret);
   const xdgState = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
   const xdgCache = env.XDG_CACHE_HOME || join(homedir(), '.cache');
   const stateDir = config.state?.directory ?? join(xdgState, 'one-works');

@@ -8,6 +8,7 @@ import { registerDoctorCommand } from './commands/doctor.js';
 import { registerRunCommands } from './commands/run.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { processRedactor } from './output.js';
 import { installShutdownHandlers } from './shutdown.js';
 
 /** Global flags every command accepts. */
@@ -61,12 +62,12 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (isOneWorksError(error)) {
-      process.stderr.write(`one-works: ${error.message}\n`);
-      if (verbose && error.stack) process.stderr.write(`${error.stack}\n`);
+      process.stderr.write(`one-works: ${processRedactor.redact(error.message)}\n`);
+      if (verbose && error.stack) process.stderr.write(`${processRedactor.redact(error.stack)}\n`);
       return exitCodeFor(error.code);
     }
-    process.stderr.write(`one-works: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
-    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+    process.stderr.write(`one-works: internal error: ${processRedactor.redact(error instanceof Error ? error.message : String(error))}\n`);
+    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${processRedactor.redact(error.stack)}\n`);
     return EXIT.internal;
   } finally {
     removeShutdownHandlers();

@@ -1,4 +1,10 @@
-import type { Redactor } from '../core/redact.js';
+import { Redactor } from '../core/redact.js';
+
+/**
+ * The CLI process's own redactor: every secret of the loaded configuration is registered here
+ * (cli/context.ts), and everything printed — outputs and error messages alike — passes it.
+ */
+export const processRedactor = new Redactor();
 
 /**
  * Everything the CLI prints goes through here, so that every line passes the redactors of the
@@ -15,6 +21,7 @@ export class Output {
     this.json = options.json;
     this.#out = options.stdout ?? process.stdout;
     this.#err = options.stderr ?? process.stderr;
+    this.#redactors.add(processRedactor);
   }
 
   /** Every later line is also redacted with this redactor. */

@@ -182,6 +182,15 @@ export interface ProbeResult {
   details: Record<string, unknown>;
 }
 
+/** One line of `one-works doctor` contributed by an adapter. */
+export interface DiagnosticNote {
+  name: string;
+  ok: boolean;
+  /** A warning does not fail the doctor. */
+  warn?: boolean;
+  detail: string;
+}
+
 /** Starts a launch in a throwaway sandbox (core removes it afterwards). */
 export type ThrowawayLauncher = (launch: LaunchSpec, seed: SeedFile[]) => Promise<ChildChannel>;
 
@@ -213,6 +222,8 @@ export interface Adapter<Config = unknown> {
   prepare(config: Config, ctx: PrepareContext): Promise<ResolvedCli>;
   /** Opens a session; no child is started until the first call that needs one. */
   open(config: Config, spec: SessionSpec, io: SessionIO): AdapterSession;
+  /** Adapter-specific findings for `one-works doctor` (e.g. configured features it will skip). */
+  diagnose?(config: Config): DiagnosticNote[];
   /** Starts the CLI in a throwaway HOME, opens a session without any prompt and reads its versions. */
   probe?(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult>;
   /** Lists models and tools (`one-works models`, `one-works tools`, model validation before a turn). */

@@ -3,6 +3,7 @@ import { droidCatalog } from './catalog.js';
 import { resolveDroidCli } from './cli-source.js';
 import { DroidConfigSchema, type DroidConfig } from './config.js';
 import { probeDroid } from './probe.js';
+import { skippedPlugins } from './session-params.js';
 import { DroidSession } from './session.js';
 
 /** The droid adapter: Factory's `droid` CLI over its native stream-jsonrpc protocol. */
@@ -21,6 +22,13 @@ export const droidAdapter: Adapter<DroidConfig> = {
     }),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,
+  diagnose: (config) =>
+    skippedPlugins(config).map((plugin) => ({
+      name: `droid plugin ${plugin}`,
+      ok: true,
+      warn: true,
+      detail: 'skipped: droid plugins have no session-scoped injection, and One Works never installs into a real HOME',
+    })),
   catalog: droidCatalog,
 };
 

@@ -34,6 +34,7 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
   for (const name of Object.keys(ctx.config.adapters)) {
     const config = ctx.adapterConfig(name);
     const adapter = ctx.adapter(name);
+    checks.push(...(adapter.diagnose?.(config) ?? []));
     let cli;
     try {
       cli = await adapter.prepare(config, { cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), install: false });
