@@ -2,6 +2,9 @@ import { ADAPTER_CONTRACT_VERSION, type Adapter } from '../../core/adapter.js';
 import { droidCatalog } from './catalog.js';
 import { resolveDroidCli } from './cli-source.js';
 import { DroidConfigSchema, type DroidConfig } from './config.js';
+
+// The credentials that may cross into droid (adapters.droid.credentials).
+const DROID_CREDENTIALS = ['FACTORY_API_KEY', 'FACTORY_TOKEN'] as const;
 import { probeDroid } from './probe.js';
 import { skippedPlugins } from './session-params.js';
 import { DroidSession } from './session.js';
@@ -22,13 +25,20 @@ export const droidAdapter: Adapter<DroidConfig> = {
     }),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,
-  diagnose: (config) =>
-    skippedPlugins(config).map((plugin) => ({
+  diagnose: (config) => [
+    // Credentials: present or not, never their values.
+    ...DROID_CREDENTIALS.map((name) =>
+      config.credentials[name]
+        ? { name: `droid ${name}`, ok: true, detail: 'present (not shown)' }
+        : { name: `droid ${name}`, ok: true, warn: true, detail: 'not set (fine for BYOK-only use)' },
+    ),
+    ...skippedPlugins(config).map((plugin) => ({
       name: `droid plugin ${plugin}`,
       ok: true,
       warn: true,
       detail: 'skipped: droid plugins have no session-scoped injection, and One Works never installs into a real HOME',
     })),
+  ],
   catalog: droidCatalog,
 };
 

@@ -12,10 +12,12 @@ export function registerConfigCommands(program: Command, run: (body: CommandBody
     .action((_opts: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-        const source = ctx.configPath ?? '(no config file: defaults, current directory approved)';
+        const source = ctx.configPath ?? `(no config file: defaults, and the current directory ${ctx.cwd} approved alone)`;
         ctx.out.info(`config: ${source}`);
-        ctx.out.result({ path: ctx.configPath ?? null, config: maskSecrets(CONFIG_SCHEMA, ctx.config) }, () =>
-          renderEffectiveConfig(CONFIG_SCHEMA, ctx.config).trimEnd(),
+        // The effective configuration: without a file, the current directory is the approved root.
+        const effective = ctx.implicitApproval ? { ...ctx.config, workspaces: { ...ctx.config.workspaces, approved: ctx.approvedRoots } } : ctx.config;
+        ctx.out.result({ path: ctx.configPath ?? null, config: maskSecrets(CONFIG_SCHEMA, effective) }, () =>
+          renderEffectiveConfig(CONFIG_SCHEMA, effective).trimEnd(),
         );
         return EXIT.ok;
       }),

@@ -22,8 +22,9 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
     .action((_o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-        const checks = [...(await adapterChecks(ctx)), await cacheCheck(ctx), await stateCheck(ctx), ...credentialChecks(ctx)];
-        for (const c of checks) ctx.out.result(c, () => `${c.ok ? 'ok  ' : c.warn ? 'warn' : 'FAIL'}  ${c.name}: ${c.detail}`);
+        const notes = Object.keys(ctx.config.adapters).flatMap((name) => ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []);
+        const checks = [...(await adapterChecks(ctx)), await cacheCheck(ctx), await stateCheck(ctx), ...notes];
+        for (const c of checks) ctx.out.result(c, () => `${c.warn ? 'warn' : c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
         return checks.every((c) => c.ok || c.warn) ? EXIT.ok : EXIT.cli;
       }),
     );
@@ -34,7 +35,6 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
   for (const name of Object.keys(ctx.config.adapters)) {
     const config = ctx.adapterConfig(name);
     const adapter = ctx.adapter(name);
-    checks.push(...(adapter.diagnose?.(config) ?? []));
     let cli;
     try {
       cli = await adapter.prepare(config, { cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), install: false });
@@ -83,15 +83,4 @@ async function stateCheck(ctx: CliContext): Promise<Check> {
   } catch {
     return { name: 'state dir', ok: true, warn: true, detail: `${ctx.stateDir} does not exist yet (created 0700 on first run)` };
   }
-}
-
-function credentialChecks(ctx: CliContext): Check[] {
-  const checks: Check[] = [];
-  for (const name of Object.keys(ctx.config.adapters)) {
-    const creds = (ctx.adapterConfig(name) as { credentials?: Record<string, string | undefined> }).credentials ?? {};
-    for (const [key, value] of Object.entries(creds)) {
-      checks.push({ name: `${name} ${key}`, ok: true, warn: !value, detail: value ? 'present (not shown)' : 'not set' });
-    }
-  }
-  return checks;
 }

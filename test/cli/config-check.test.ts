@@ -165,7 +165,7 @@ describe('one-works config check without a config file', { timeout: CLI_TEST_TIM
     const result = await box.run(['config', 'check']);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain('no config file');
-    expect(result.stderr).toContain('current directory approved');
+    expect(result.stderr).toMatch(/the current directory \S+ approved alone/);
     expect(result.stdout).toMatch(/^state:\n {2}directory: .+\/home\/\.local\/state\/one-works$/m);
   });
 

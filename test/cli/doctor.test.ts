@@ -65,8 +65,8 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       'ok    droid protocol: announced API 1.0.0 / protocol 1.220.0; expected 1.0.0 / 1.220.0 (table)',
       `ok    cache: ${cacheDir} is writable`,
       `FAIL  state dir: ${stateDir} has mode 0755; run \`chmod 700 ${stateDir}\``,
-      'ok    droid FACTORY_TOKEN: present (not shown)',
       'ok    droid FACTORY_API_KEY: present (not shown)',
+      'ok    droid FACTORY_TOKEN: present (not shown)',
     ]);
     for (const secret of [ENV_API_KEY, FILE_TOKEN, MODEL_KEY]) expect(result.stdout + result.stderr).not.toContain(secret);
     await expectNothingLeft();
@@ -121,8 +121,8 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       ['droid protocol', true],
       ['cache', true],
       ['state dir', false],
-      ['droid FACTORY_TOKEN', true],
       ['droid FACTORY_API_KEY', true],
+      ['droid FACTORY_TOKEN', true],
     ]);
     for (const secret of [ENV_API_KEY, FILE_TOKEN, MODEL_KEY]) expect(result.stdout + result.stderr).not.toContain(secret);
   });

@@ -20,7 +20,17 @@ const CANARIES: Record<string, string> = {
 
 // What One Works itself adds to droid's environment (sandbox roots, the launch's additions,
 // and `adapters.droid.env` of the rig's config).
-const ADDED_BY_ONE_WORKS = ['HOME', ...Object.keys(SESSION_XDG_DIRS), 'DROID_DISABLE_AUTO_UPDATE', 'FACTORY_DROID_AUTO_UPDATE_ENABLED', 'FACTORY_AIRGAP_ENABLED'];
+// HOME and XDG roots, the auto-update switches, the YAML's env, the BYOK key variable the
+// isolated settings reference (never written to disk), and the managed-settings path.
+const ADDED_BY_ONE_WORKS = [
+  'HOME',
+  ...Object.keys(SESSION_XDG_DIRS),
+  'DROID_DISABLE_AUTO_UPDATE',
+  'FACTORY_DROID_AUTO_UPDATE_ENABLED',
+  'FACTORY_AIRGAP_ENABLED',
+  'ONE_WORKS_BYOK_KEY_0',
+  'FACTORY_ORG_MANAGED_SETTINGS_LOCAL_PATH',
+];
 
 // Parses `env` output (NAME=value lines; the trailer droid appends does not match).
 function parseEnv(output: string): Record<string, string> {

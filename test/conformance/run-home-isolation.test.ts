@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import { CliRigs, RIG_API_KEY, type CliRig } from '../support/one-works-cli.js';
+import { startRawDroid } from '../support/raw-droid-client.js';
 
 // The user's real HOME is never read or written: the CLI runs with HOME (and XDG roots) set to
 // a stand-in home whose ~/.factory would break the turn if droid read it, and a workspace
@@ -95,22 +96,17 @@ describe('one-works run leaves the real HOME alone', () => {
     expect(project.every((s) => s.source === 'project' && s.blockedByPolicy === true)).toBe(true); // ... and the policy blocked it
   });
 
-  it('control: with the MCP policy switched off the project server does start, and ~/.factory is still never read', async () => {
-    const model = await rigs.model({ steps: [{ text: TEXT }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: { configContent: { mcpPolicy: { enabled: false } } } });
+  it('control: droid itself starts the project server when nothing blocks it (the canary works)', async () => {
+    // Without One Works: the real droid, a fresh HOME with no policy, the same workspace canary.
+    const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9/v1' });
     const canaries = await plantCanaries(rig);
-    const before = await snapshot(rig.userHome);
-
-    const result = await rig.run(['run', '--workspace', rig.workspace, 'say something'], { env: canaries.env });
-    expect(result.exitCode, result.stderr).toBe(0);
-    // The canary mechanism works: droid starts a declared stdio server when nothing blocks it.
-    expect(await exists(canaries.projectMarker)).toBe(true);
-    const [id] = await rig.sessionIds();
-    const servers = mcpServers(await rig.readEvents(id!));
-    expect(servers.map((s) => s.name)).toContain('project-canary');
-    // No policy hides it here: the user-level mcp.json was simply never read.
-    expect(servers.map((s) => s.name)).not.toContain('user-canary');
-    expect(await exists(canaries.userMarker)).toBe(false);
-    expect(await snapshot(rig.userHome)).toEqual(before);
+    const client = await startRawDroid({ binary: process.env.ONE_WORKS_TEST_DROID!, cwd: rig.workspace, home: join(rig.root, 'raw-home'), settings: {} });
+    try {
+      await client.request('droid.initialize_session', { machineId: 'control', cwd: rig.workspace });
+      for (let i = 0; i < 100 && !(await exists(canaries.projectMarker)); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await exists(canaries.projectMarker)).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 });
