@@ -115,6 +115,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       }),
       interruptGraceMs: cfg.interruptGraceMs ?? ctx.config.orchestrator.cancelGraceMs,
       stopGraceMs: ctx.config.orchestrator.cancelGraceMs,
+      sandbox: ctx.config.sandbox,
       ...(cfg.drainFallbackMs === undefined ? {} : { drainFallbackMs: cfg.drainFallbackMs }),
       runTimeoutMs: ctx.config.orchestrator.runTimeoutMs,
     };

@@ -1,5 +1,7 @@
 import type { ChildChannel, LaunchSpec, SeedFile } from '../adapter.js';
 import { buildChildEnv } from '../process/env.js';
+import { OneWorksError } from '../errors.js';
+import { bwrapAvailable, wrapWithBwrap } from '../process/bwrap.js';
 import { spawnChild } from '../process/spawn-child.js';
 import { sweepProcessesByEnvSync, trackSweep } from '../process/sweep.js';
 import type { Redactor } from '../redact.js';
@@ -13,6 +15,8 @@ export interface LaunchContext {
   parentEnv: NodeJS.ProcessEnv;
   drainFallbackMs?: number;
   stopGraceMs?: number;
+  /** `bwrap`: run the launch under bubblewrap (read-only root; workspace and HOME writable). */
+  sandbox?: 'none' | 'bwrap';
 }
 
 /**
@@ -25,9 +29,10 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
   for (const secret of launch.secrets) ctx.redactor.register(secret);
   const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
   const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, additions: launch.env, credentials: {} });
+  const argv = ctx.sandbox === 'bwrap' ? await confine(launch, home, env) : launch;
   const child = await spawnChild({
-    command: launch.command,
-    args: launch.args,
+    command: argv.command,
+    args: argv.args,
     cwd: launch.cwd,
     env,
     redactor: ctx.redactor,
@@ -52,4 +57,15 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
       return exit;
     },
   };
+}
+
+// Wraps the launch in bubblewrap, refusing clearly when it cannot run here.
+async function confine(launch: LaunchSpec, home: string, env: Record<string, string>): Promise<{ command: string; args: string[] }> {
+  if (!(await bwrapAvailable({ env: { PATH: env.PATH ?? '' } }))) {
+    throw new OneWorksError(
+      'spawn_failed',
+      'sandbox: bwrap needs bubblewrap, installed and able to create namespaces here (e.g. `apt-get install bubblewrap`); or set sandbox: none',
+    );
+  }
+  return wrapWithBwrap({ command: launch.command, args: [...launch.args] }, { workspace: launch.cwd, home });
 }

@@ -25,6 +25,8 @@ export interface SessionRuntime {
   runTimeoutMs: number;
   /** Grace of each step when a child is stopped (end of stdin, then SIGTERM), in ms; default core/process's. */
   stopGraceMs?: number;
+  /** OS-level confinement of the agent process (config `sandbox`). */
+  sandbox?: 'none' | 'bwrap';
   /** Longest wait for a child's stdout to drain after it exited, in ms; default core/process's. */
   drainFallbackMs?: number;
 }
@@ -84,6 +86,7 @@ export class SessionRunner {
               redactor,
               parentEnv: rt.parentEnv ?? process.env,
               ...(rt.stopGraceMs === undefined ? {} : { stopGraceMs: rt.stopGraceMs }),
+              ...(rt.sandbox === undefined ? {} : { sandbox: rt.sandbox }),
               ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
             },
             launch,

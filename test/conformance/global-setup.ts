@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { bwrapAvailable } from '../../core/process/index.js';
 
 /**
  * Global setup of the vitest 'conformance' project: installs the real droid CLIs the tests
@@ -14,6 +16,7 @@ export const CONFORMANCE_CACHE = fileURLToPath(new URL('../../.cache/conformance
 
 export default async function setup(): Promise<void> {
   const started = Date.now();
+  await ensureBubblewrap();
   const install = (version: string) =>
     resolveDroidCli({ source: 'managed', version }, { cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env });
   const [current, previous] = await Promise.all([install('0.225.2'), install('0.215.0')]);
@@ -24,4 +27,21 @@ export default async function setup(): Promise<void> {
   process.stderr.write(
     `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
   );
+}
+
+// `sandbox: bwrap` is tested for real. On a fresh machine of this project's kind (root, Debian)
+// bubblewrap is installed from Debian's packages here; elsewhere the message says what to do.
+async function ensureBubblewrap(): Promise<void> {
+  if (await bwrapAvailable()) return;
+  if (process.getuid?.() === 0) {
+    const apt = (args: string[]) => execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    try {
+      apt(['install', '-y', '--no-install-recommends', 'bubblewrap']);
+    } catch {
+      apt(['update']);
+      apt(['install', '-y', '--no-install-recommends', 'bubblewrap']);
+    }
+    if (await bwrapAvailable()) return;
+  }
+  throw new Error('the conformance tests need bubblewrap (bwrap) able to create namespaces: install it, e.g. `apt-get install bubblewrap`');
 }

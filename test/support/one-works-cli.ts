@@ -43,6 +43,8 @@ export interface CliRigOptions {
   cli?: Record<string, unknown>;
   /** Merged over the `adapters.droid` block (shallow). */
   droid?: Record<string, unknown>;
+  /** Top-level `sandbox` (default: none). */
+  sandbox?: 'none' | 'bwrap';
 }
 
 export interface RunOptions {
@@ -126,6 +128,7 @@ export class CliRigs {
       state: { directory: rig.stateDir },
       cache: { directory: testCache() },
       workspaces: { approved: [rig.workspace] },
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       adapters: {
         droid: {
           cli: options.cli ?? { source: 'managed', version: '0.225.2' },
