@@ -2,3 +2,9 @@ export { AdmissionLimitsSchema, TurnRequestSchema, createAdmission, isWriter } f
 export type { Admission, AdmissionLimits, AdmissionSnapshot, AdmissionState, TurnRequest } from './admission.js';
 export { RequestKeyRecordSchema, RequestKeyRegistry, RequestKeySchema, canonicalJson, hashRequestArgs } from './request-keys.js';
 export type { RequestKeyEntry, RequestKeyPersistence, RequestKeyRecord } from './request-keys.js';
+export { createOrchestrator } from './orchestrator.js';
+export type { Orchestrator } from './orchestrator.js';
+export { OrchestratorLimitsSchema } from './orchestrator-deps.js';
+export type { AdapterDefaults, OrchestratorDeps, OrchestratorLimits } from './orchestrator-deps.js';
+export { REQUEST_KEYS_FILE, requestKeyFile } from './request-key-file.js';
+export type * from './types.js';

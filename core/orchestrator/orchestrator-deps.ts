@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import type { Autonomy } from '../adapter.js';
+import type { SessionRuntime } from '../session/index.js';
+import type { SessionRecord, Store } from '../store/index.js';
+import type { ApprovalSource } from '../workspace/index.js';
+import { AdmissionLimitsSchema } from './admission.js';
+import type { TurnSettings } from './types.js';
+
+/** The `orchestrator:` block of one-works.yaml that the orchestrator enforces. */
+export const OrchestratorLimitsSchema = AdmissionLimitsSchema.extend({
+  /** Wait after a protocol interrupt before the child is killed, in ms. */
+  cancelGraceMs: z.number().int().min(0),
+  /** Longest a single turn may run, in ms; then it is cancelled and fails with `run_timeout`. */
+  runTimeoutMs: z.number().int().positive(),
+});
+export type OrchestratorLimits = z.infer<typeof OrchestratorLimitsSchema>;
+
+/** The settings a new session of an adapter starts with when the request leaves them out. */
+export type AdapterDefaults = TurnSettings & { autonomy: Autonomy };
+
+/**
+ * What an orchestrator needs from its host (the CLI's `serve`, or a test). The orchestrator
+ * never names an adapter: it only passes adapter names to these callbacks.
+ */
+export interface OrchestratorDeps {
+  /** The store of `stateDir`, owned by this process (acquireOwner done by the caller). */
+  store: Store;
+  stateDir: string;
+  limits: OrchestratorLimits;
+  /** `workspaces.approved`: every session's workspace must lie inside one of them. */
+  approvedRoots: readonly string[];
+  /** Named in `workspace_not_approved` errors. */
+  approvalSource?: ApprovalSource | undefined;
+  /**
+   * Defaults of an adapter (its YAML block's model, effort, autonomy). Throws OneWorksError
+   * `usage` for an adapter that is not configured: createSession then records nothing.
+   */
+  defaultsFor(adapter: string): AdapterDefaults;
+  /**
+   * The runtime a session's runner uses (prepared CLI, config, secrets, permission decider).
+   * Called whenever a runner is opened, i.e. when a session becomes busy. The orchestrator
+   * replaces its `store` and sets `runTimeoutMs` and `interruptGraceMs` from `limits`.
+   */
+  runtimeFor(adapter: string, session: SessionRecord): Promise<SessionRuntime>;
+  /** Secrets redacted from queued prompts and the orchestrator's own events. */
+  secrets?: readonly string[] | undefined;
+}

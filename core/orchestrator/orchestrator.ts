@@ -1,0 +1,311 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
+import { Redactor } from '../redact.js';
+import { recoverInterruptedRuns } from '../session/index.js';
+import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
+import { checkApproved } from '../workspace/index.js';
+import { createAdmission, isWriter, type Admission } from './admission.js';
+import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
+import { requestKeyFile } from './request-key-file.js';
+import { RequestKeyRegistry } from './request-keys.js';
+import { RunnerStore } from './runner-store.js';
+import { SessionBook } from './session-book.js';
+import { SessionSlot, Turn, type TurnSettingsResolved } from './session-slot.js';
+import { assertKnownOutcome, cancelRuns, isTerminal, outcomeOfRun, summarize } from './session-summary.js';
+import { executeTurn } from './turn-execution.js';
+import type { CreateSessionRequest, OrchestratorApi, SendMessageRequest, SessionSummary, TurnHandle, WaitResult } from './types.js';
+
+/** The in-process orchestrator: the API plus `shutdown`. */
+export interface Orchestrator extends OrchestratorApi {
+  /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone. */
+  shutdown(): Promise<void>;
+}
+
+const TurnHandleSchema = z.strictObject({
+  sessionId: z.string().min(1),
+  runId: z.string().min(1),
+  state: z.enum(['queued', 'running']),
+});
+
+/**
+ * Starts an orchestrator over `deps.store`: first recovers what a dead owner left (queued runs
+ * become `cancelled`/`queue_lost`, running ones `unknown`, see `recoverInterruptedRuns`), then
+ * loads the durable request keys (`<state>/request-keys.json`). The caller owns the state
+ * directory (`store.acquireOwner`) before calling this and calls `shutdown()` before releasing it.
+ * Throws `internal` for invalid limits and `state_corrupt` for a malformed request-key file.
+ */
+export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orchestrator> {
+  const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
+  if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
+  await recoverInterruptedRuns(deps.store);
+  const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), TurnHandleSchema);
+  return new InProcessOrchestrator({ ...deps, limits: limits.data }, keys);
+}
+
+class InProcessOrchestrator implements Orchestrator {
+  readonly #deps: OrchestratorDeps;
+  readonly #keys: RequestKeyRegistry<TurnHandle>;
+  readonly #admission: Admission;
+  readonly #redactor = new Redactor();
+  readonly #slots = new Map<string, SessionSlot>();
+  readonly #loading = new Map<string, Promise<SessionSlot>>();
+  readonly #runnerStore: RunnerStore;
+  readonly #watchers = new Set<() => void>();
+  #closing = false;
+
+  constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<TurnHandle>) {
+    this.#deps = deps;
+    this.#keys = keys;
+    const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession } = deps.limits;
+    this.#admission = createAdmission({ maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession });
+    for (const secret of deps.secrets ?? []) this.#redactor.register(secret);
+    this.#runnerStore = new RunnerStore(deps.store, (sessionId) => {
+      const slot = this.#slots.get(sessionId);
+      return slot ? { book: slot.book, base: slot.runnerBase } : undefined;
+    });
+  }
+
+  async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
+    this.#assertOpen();
+    const defaults = this.#deps.defaultsFor(request.adapter);
+    const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
+    const { requestKey, ...args } = request;
+    return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async () => {
+      const now = new Date().toISOString();
+      const settings: TurnSettingsResolved = {
+        model: request.model ?? defaults.model,
+        effort: request.effort ?? defaults.effort,
+        autonomy: request.autonomy ?? defaults.autonomy,
+      };
+      const record: SessionRecord = {
+        id: await this.#newSessionId(),
+        adapter: request.adapter,
+        workspace,
+        createdAt: now,
+        updatedAt: now,
+        ...(request.title ? { title: request.title } : {}),
+        status: 'idle',
+        runs: [],
+        pending: settings,
+        ...(request.policy ? { policy: request.policy } : {}),
+      };
+      const slot = new SessionSlot(this.#newBook(record, 0), request.labels);
+      return this.#accept(slot, request.prompt, settings, false);
+    });
+  }
+
+  async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
+    this.#assertOpen();
+    const slot = await this.#slot(request.sessionId);
+    const { requestKey, ...args } = request;
+    return this.#withKey(requestKey, { op: 'send', ...args }, () => {
+      const record = slot.book.record;
+      assertKnownOutcome(record);
+      const last = record.runs.at(-1) ?? record.pending;
+      const settings: TurnSettingsResolved = {
+        model: request.model ?? last?.model,
+        effort: request.effort ?? last?.effort,
+        autonomy: request.autonomy ?? last?.autonomy ?? this.#deps.defaultsFor(record.adapter).autonomy,
+      };
+      return this.#accept(slot, request.prompt, settings, request.interrupt === true);
+    });
+  }
+
+  async cancel(sessionId: string): Promise<SessionSummary> {
+    const slot = await this.#slot(sessionId);
+    await this.#cancelQueued(slot, this.#admission.dropSession(sessionId), 'cancelled');
+    const live = [...slot.turns.values()];
+    for (const turn of live) turn.requestCancel();
+    await Promise.all(live.map((turn) => turn.done));
+    await slot.book.flush();
+    return this.#summary(slot);
+  }
+
+  async status(sessionId: string): Promise<SessionSummary> {
+    return this.#summary(await this.#slot(sessionId));
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    const records = await this.#deps.store.listSessions();
+    const seen = new Set<string>();
+    const out = records.map((record) => {
+      seen.add(record.id);
+      const slot = this.#slots.get(record.id);
+      return slot ? this.#summary(slot) : summarize(record, { live: false, queued: 0 });
+    });
+    for (const slot of this.#slots.values()) if (!seen.has(slot.id)) out.push(this.#summary(slot));
+    return out;
+  }
+
+  async wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {
+    const slots = await Promise.all(sessionIds.map((id) => this.#slot(id)));
+    const timedOut = !(await this.#until(() => slots.every((slot) => slot.turns.size === 0), timeoutMs));
+    const summaries = slots.map((slot) => this.#summary(slot));
+    return {
+      settled: summaries.filter((summary) => summary.state !== 'working'),
+      pending: summaries.filter((summary) => summary.state === 'working'),
+      timedOut,
+    };
+  }
+
+  async waitForRun(sessionId: string, runId: string): Promise<TurnOutcome & { runStatus: RunStatus }> {
+    const slot = await this.#slot(sessionId);
+    const run = (): RunRecord | undefined => slot.book.record.runs.find((r) => r.id === runId);
+    if (!run()) throw new OneWorksError(ERROR_CODES.USAGE, `session ${sessionId} has no run ${runId}`, { data: { sessionId, runId } });
+    await this.#until(() => isTerminal(run()!.status) && !slot.turns.has(runId), Infinity);
+    return outcomeOfRun(run()!);
+  }
+
+  subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): () => void {
+    const loaded = this.#slots.get(sessionId);
+    if (loaded) return loaded.book.subscribe(listener);
+    let unsubscribe: (() => void) | undefined;
+    let cancelled = false;
+    this.#slot(sessionId).then(
+      (slot) => {
+        if (!cancelled) unsubscribe = slot.book.subscribe(listener);
+      },
+      () => undefined,
+    );
+    return () => {
+      cancelled = true;
+      unsubscribe?.();
+    };
+  }
+
+  activity(): { live: number; queued: number } {
+    const snapshot = this.#admission.snapshot();
+    return { live: snapshot.live.length, queued: snapshot.queued.length };
+  }
+
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    await Promise.all([...this.#slots.values()].map((slot) => this.cancel(slot.id)));
+    await Promise.all([...this.#slots.values()].map(async (slot) => {
+      await slot.closeRunner('shutdown');
+      await slot.book.flush();
+    }));
+  }
+
+  // Records the turn as queued and hands it to admission. The bounds are checked first, so a
+  // refused turn (queue_full) leaves no trace; a started turn waits for its record to be written.
+  async #accept(slot: SessionSlot, prompt: string, settings: TurnSettingsResolved, interrupt: boolean): Promise<TurnHandle> {
+    const record = slot.book.record;
+    const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
+    this.#admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
+    this.#slots.set(slot.id, slot);
+    slot.turns.set(turn.runId, turn);
+    const queued: RunRecord = { id: turn.runId, prompt: this.#redactor.redact(prompt), ...settings, status: 'queued' };
+    turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }));
+    slot.book.emit({ type: 'turn.queued', key: `turn:${turn.runId}:queued`, runId: turn.runId, prompt });
+    try {
+      await turn.recorded;
+    } catch (error) {
+      if (this.#admission.cancelQueued(turn.turnId)) slot.turns.delete(turn.runId);
+      throw error;
+    }
+    if (interrupt) {
+      await this.#cancelQueued(slot, this.#admission.supersede(slot.id, turn.turnId), 'superseded');
+      for (const other of slot.turns.values()) if (other !== turn && this.#admission.stateOf(other.turnId) === 'live') other.requestCancel();
+    }
+    const state = this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : 'queued';
+    this.#pump();
+    return { sessionId: slot.id, runId: turn.runId, state: this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : state };
+  }
+
+  // Starts every turn admission lets start now.
+  #pump(): void {
+    for (const request of this.#admission.next()) {
+      const slot = this.#slots.get(request.sessionId)!;
+      const turn = [...slot.turns.values()].find((t) => t.turnId === request.turnId)!;
+      turn.done = executeTurn({
+        slot,
+        turn,
+        admission: this.#admission,
+        store: this.#runnerStore,
+        deps: this.#deps,
+        closing: () => this.#closing,
+        cancelQueued: (requests, reason) => this.#cancelQueued(slot, requests, reason),
+      }).finally(() => {
+        this.#changed();
+        this.#pump();
+      });
+    }
+    this.#changed();
+  }
+
+  async #cancelQueued(slot: SessionSlot, requests: ReadonlyArray<{ turnId: string }>, reason: string): Promise<void> {
+    if (requests.length === 0) return;
+    const runIds = new Set([...slot.turns.values()].filter((t) => requests.some((r) => r.turnId === t.turnId)).map((t) => t.runId));
+    for (const runId of runIds) slot.turns.delete(runId);
+    const write = slot.book.update((record) => cancelRuns(record, runIds, reason, new Date().toISOString()));
+    slot.book.emit({ type: 'log', key: `runs:${[...runIds].join(',')}:${reason}`, level: 'info', message: `run ${[...runIds].join(', ')} cancelled: ${reason}` });
+    await write;
+    // A runner kept open for these turns is no longer needed.
+    if (slot.turns.size === 0) await slot.closeRunner('idle');
+  }
+
+  #summary(slot: SessionSlot): SessionSummary {
+    const live = [...slot.turns.values()].some((turn) => this.#admission.stateOf(turn.turnId) === 'live');
+    return summarize(slot.book.record, { live, queued: slot.turns.size - (live ? 1 : 0), labels: slot.labels });
+  }
+
+  async #slot(sessionId: string): Promise<SessionSlot> {
+    const known = this.#slots.get(sessionId);
+    if (known) return known;
+    let loading = this.#loading.get(sessionId);
+    if (!loading) {
+      loading = (async () => {
+        const record = await this.#deps.store.readSession(sessionId);
+        const { lastSeq } = await this.#deps.store.eventIndex(sessionId);
+        const slot = this.#slots.get(sessionId) ?? new SessionSlot(this.#newBook(record, lastSeq));
+        this.#slots.set(sessionId, slot);
+        return slot;
+      })().finally(() => this.#loading.delete(sessionId));
+      this.#loading.set(sessionId, loading);
+    }
+    return loading;
+  }
+
+  #newBook(record: SessionRecord, lastSeq: number): SessionBook {
+    return new SessionBook({ store: this.#deps.store, record, lastSeq, redactor: this.#redactor, onChange: () => this.#changed() });
+  }
+
+  async #withKey(requestKey: string | undefined, args: unknown, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
+    return requestKey === undefined ? make() : this.#keys.claim(requestKey, args, make);
+  }
+
+  async #newSessionId(): Promise<string> {
+    for (;;) {
+      const id = `s-${randomBytes(5).toString('hex')}`;
+      if (!this.#slots.has(id) && !(await this.#deps.store.hasSession(id))) return id;
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new OneWorksError(ERROR_CODES.USAGE, 'the orchestrator is shutting down; no new turns are accepted');
+  }
+
+  #changed(): void {
+    for (const watcher of [...this.#watchers]) watcher();
+  }
+
+  // Resolves true once `done()` holds (checked on every change), false after `timeoutMs`.
+  #until(done: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (done()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (value: boolean): void => {
+        this.#watchers.delete(check);
+        if (timer) clearTimeout(timer);
+        resolve(value);
+      };
+      const check = (): void => {
+        if (done()) finish(true);
+      };
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => finish(false), timeoutMs) : undefined;
+      this.#watchers.add(check);
+    });
+  }
+}

@@ -1,0 +1,155 @@
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+import type { EventDraft, RuntimeEvent } from '../events/index.js';
+import type { Redactor } from '../redact.js';
+import type { SessionRecord, Store } from '../store/index.js';
+
+/** A live listener of one session's events (deltas included). */
+export type BookListener = (event: RuntimeEvent) => void;
+
+/**
+ * The orchestrator's authoritative copy of one session: its record and its event numbering.
+ * Both the orchestrator (queued runs, cancellations, `turn.queued`) and the session's runner
+ * (through `RunnerStore`) change the record here, and every change is persisted in call order.
+ * Events from both sides share one `seq` counter; the log receives them in seq order.
+ */
+export class SessionBook {
+  readonly #store: Store;
+  readonly #redactor: Redactor;
+  #record: SessionRecord;
+  #writes: Promise<void> = Promise.resolve();
+  #seq: number;
+  #nextWrite: number;
+  readonly #held = new Map<number, RuntimeEvent>();
+  // Runner events already numbered at notification time, by key, until the runner appends them.
+  readonly #runnerSeq = new Map<string, number>();
+  #events: Promise<void> = Promise.resolve();
+  #eventError: unknown;
+  readonly #listeners = new Set<BookListener>();
+  readonly #onChange: () => void;
+
+  constructor(options: { store: Store; record: SessionRecord; lastSeq: number; redactor: Redactor; onChange: () => void }) {
+    this.#store = options.store;
+    this.#record = options.record;
+    this.#redactor = options.redactor;
+    this.#seq = options.lastSeq;
+    this.#nextWrite = options.lastSeq + 1;
+    this.#onChange = options.onChange;
+  }
+
+  get record(): SessionRecord {
+    return this.#record;
+  }
+
+  get id(): string {
+    return this.#record.id;
+  }
+
+  /** Applies `change` now and persists the result after every earlier change; rejects when that write fails. */
+  update(change: (record: SessionRecord) => SessionRecord): Promise<void> {
+    const next = { ...change(this.#record), updatedAt: new Date().toISOString() };
+    for (const [key, value] of Object.entries(next)) if (value === undefined) delete (next as Record<string, unknown>)[key];
+    this.#record = next;
+    const write = this.#writes.then(() => this.#store.writeSession(next));
+    this.#writes = write.catch(() => undefined);
+    this.#onChange();
+    return write;
+  }
+
+  /**
+   * What a runner opened for the run at index `base` sees: every run before it. The runner then
+   * appends run `r${base + 1}`, which is the queued run it is about to execute.
+   */
+  runnerView(base: number): SessionRecord {
+    return { ...this.#record, runs: this.#record.runs.slice(0, base) };
+  }
+
+  /** A record written by the runner: its runs replace the prefix they cover; later runs stay. */
+  mergeFromRunner(written: SessionRecord): Promise<void> {
+    return this.update((current) => {
+      const ownRuns = written.runs;
+      const mine = current.runs[ownRuns.length - 1];
+      const theirs = ownRuns.at(-1);
+      if (theirs && mine && mine.id !== theirs.id) {
+        throw new OneWorksError(ERROR_CODES.INTERNAL, `session ${current.id}: the runner wrote run ${theirs.id} where run ${mine.id} is recorded`);
+      }
+      return { ...written, runs: [...ownRuns, ...current.runs.slice(ownRuns.length)] };
+    });
+  }
+
+  subscribe(listener: BookListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Records an event of the orchestrator itself (redacted, numbered, logged, notified). */
+  emit(draft: EventDraft): void {
+    const event = { ...this.#redactor.redactValue(draft), sessionId: this.id, seq: ++this.#seq, at: new Date().toISOString() } as RuntimeEvent;
+    this.#hold(event);
+    this.#notify(event);
+  }
+
+  /** A runner's live event: renumbered into this book's sequence and passed to listeners. */
+  forward(event: RuntimeEvent): void {
+    if (event.type === 'assistant.delta') {
+      this.#notify({ ...event, seq: this.#seq });
+      return;
+    }
+    const seq = ++this.#seq;
+    this.#runnerSeq.set(event.key, seq);
+    this.#notify({ ...event, seq });
+  }
+
+  /** A runner's append: each event gets the number it was forwarded with; resolves once logged. */
+  appendFromRunner(events: readonly RuntimeEvent[]): Promise<void> {
+    let last = 0;
+    for (const event of events) {
+      const seq = this.#runnerSeq.get(event.key) ?? ++this.#seq;
+      this.#runnerSeq.delete(event.key);
+      this.#hold({ ...event, seq });
+      last = Math.max(last, seq);
+    }
+    return this.#loggedThrough(last);
+  }
+
+  /** Resolves when every record change and every numbered event so far is persisted. */
+  async flush(): Promise<void> {
+    await this.#writes;
+    await this.#loggedThrough(this.#seq);
+  }
+
+  #notify(event: RuntimeEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's failure is its own; the session goes on.
+      }
+    }
+  }
+
+  // Events reach the log in seq order: an event waits until every lower number has arrived.
+  #hold(event: RuntimeEvent): void {
+    this.#held.set(event.seq, event);
+    const batch: RuntimeEvent[] = [];
+    while (this.#held.has(this.#nextWrite)) {
+      batch.push(this.#held.get(this.#nextWrite)!);
+      this.#held.delete(this.#nextWrite++);
+    }
+    if (batch.length === 0) return;
+    this.#events = this.#events
+      .then(() => this.#store.appendEvents(this.id, batch))
+      .catch((error: unknown) => {
+        this.#eventError ??= error;
+      });
+  }
+
+  async #loggedThrough(seq: number): Promise<void> {
+    // Every event up to `seq` is either in a batch already chained or still held for a gap.
+    for (;;) {
+      const chained = this.#events;
+      await chained;
+      if (this.#eventError !== undefined) throw this.#eventError;
+      if (this.#nextWrite > seq || chained === this.#events) return;
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import type { Autonomy } from '../adapter.js';
+import { SessionRunner } from '../session/index.js';
+import type { SessionBook } from './session-book.js';
+
+/** The settings one turn runs with, fixed when it is accepted. */
+export interface TurnSettingsResolved {
+  model?: string | undefined;
+  effort?: string | undefined;
+  autonomy: Autonomy;
+}
+
+/**
+ * One accepted turn, from queued to released. Cancelling it before its runner attached the
+ * abort listener is remembered and delivered right after `turn.started` (see `requestCancel`).
+ */
+export class Turn {
+  readonly runId: string;
+  readonly turnId: string;
+  readonly prompt: string;
+  readonly settings: TurnSettingsResolved;
+  readonly abort = new AbortController();
+  /** Settles once its queued record is persisted. */
+  recorded: Promise<void> = Promise.resolve();
+  /** Settles once the turn is released (set when admission starts it). */
+  done: Promise<void> | undefined;
+  #cancelRequested = false;
+  #promptStarted = false;
+
+  constructor(sessionId: string, runId: string, prompt: string, settings: TurnSettingsResolved) {
+    this.runId = runId;
+    this.turnId = `${sessionId}/${runId}`;
+    this.prompt = prompt;
+    this.settings = settings;
+  }
+
+  get cancelRequested(): boolean {
+    return this.#cancelRequested;
+  }
+
+  /** Asks the live turn to stop through the runner's cancel path (interrupt → grace → stop). */
+  requestCancel(): void {
+    this.#cancelRequested = true;
+    if (this.#promptStarted) this.abort.abort();
+  }
+
+  /**
+   * The runner emitted this turn's `turn.started`: it attaches its abort listener synchronously
+   * right after, so a cancel that came earlier is delivered on the next microtask.
+   */
+  promptStarted(): void {
+    this.#promptStarted = true;
+    if (this.#cancelRequested) queueMicrotask(() => this.abort.abort());
+  }
+}
+
+/** The orchestrator's state of one session it has touched in this process. */
+export class SessionSlot {
+  readonly book: SessionBook;
+  labels: string[] | undefined;
+  /** Accepted turns not yet released, by run id (queued and live). */
+  readonly turns = new Map<string, Turn>();
+  runner: SessionRunner | undefined;
+  /** Index of the run the current runner was opened for (what it sees as its history). */
+  runnerBase = 0;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(book: SessionBook, labels?: string[]) {
+    this.book = book;
+    this.labels = labels;
+  }
+
+  get id(): string {
+    return this.book.id;
+  }
+
+  /** Attaches a freshly opened runner: its events flow into the book, `turn.started` reaches its turn. */
+  attach(runner: SessionRunner): void {
+    this.runner = runner;
+    this.#unsubscribe = runner.subscribe((event) => {
+      this.book.forward(event);
+      if (event.type === 'turn.started') this.turns.get(event.runId)?.promptStarted();
+    });
+  }
+
+  /** Stops the runner's child (if any); its `session.closed` event is logged first. */
+  async closeRunner(reason: string): Promise<void> {
+    const runner = this.runner;
+    if (!runner) return;
+    this.runner = undefined;
+    try {
+      await runner.close(reason);
+    } finally {
+      this.#unsubscribe?.();
+      this.#unsubscribe = undefined;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import { isOneWorksError } from '../errors.js';
+import type { TurnOutcome } from '../events/index.js';
+import { SessionRunner } from '../session/index.js';
+import type { Store } from '../store/index.js';
+import type { Admission, TurnRequest } from './admission.js';
+import type { OrchestratorDeps } from './orchestrator-deps.js';
+import type { SessionSlot, Turn } from './session-slot.js';
+
+/** What running one admitted turn needs from the orchestrator. */
+export interface TurnExecution {
+  slot: SessionSlot;
+  turn: Turn;
+  admission: Admission;
+  /** The RunnerStore every runner is given. */
+  store: Store;
+  deps: OrchestratorDeps;
+  closing: () => boolean;
+  cancelQueued: (requests: ReadonlyArray<Readonly<TurnRequest>>, reason: string) => Promise<void>;
+}
+
+/**
+ * Runs one turn that admission started, and releases it. Order matters: the terminal result is
+ * persisted (by the runner, or here when no runner could run it), a failure drops the queued
+ * turns behind it (`predecessor_failed`), the runner is closed unless the session's next turn
+ * can reuse it, and only then are the slot and the lock released. Never rejects.
+ */
+export async function executeTurn(x: TurnExecution): Promise<void> {
+  const { slot, turn } = x;
+  let outcome: TurnOutcome | undefined;
+  try {
+    await turn.recorded;
+    if (turn.cancelRequested) {
+      await slot.book.update((record) => endRun(record, turn.runId, 'cancelled', 'cancelled'));
+    } else {
+      const runner = await openRunner(x);
+      if (turn.cancelRequested) {
+        await slot.book.update((record) => endRun(record, turn.runId, 'cancelled', 'cancelled'));
+      } else {
+        const { model, effort, autonomy } = turn.settings;
+        outcome = await runner.runTurn(turn.prompt, { ...(model ? { model } : {}), ...(effort ? { effort } : {}), autonomy }, turn.abort.signal);
+      }
+    }
+  } catch (error) {
+    // The runner could not be opened (or the run not recorded): the turn failed before it began.
+    const code = isOneWorksError(error) ? error.code : 'internal';
+    outcome = { status: 'failed', reason: code, text: '', usage: { reported: false } };
+    await slot.book
+      .update((record) => ({
+        ...endRun(record, turn.runId, 'failed', code),
+        status: 'needs_attention',
+        attention: [...(record.attention ?? []), `run ${turn.runId} failed before it started: ${code}`],
+      }))
+      .catch(() => undefined);
+  }
+  try {
+    if (outcome && (outcome.status === 'failed' || outcome.status === 'unknown')) {
+      const dropped = x.admission.dropSession(slot.id);
+      if (dropped.length > 0) {
+        const ids = dropped.map((request) => request.turnId.slice(slot.id.length + 1));
+        await x.cancelQueued(dropped, 'predecessor_failed');
+        await slot.book.update((record) => ({
+          ...record,
+          status: 'needs_attention',
+          attention: [...(record.attention ?? []), `run ${ids.join(', ')} not submitted: run ${turn.runId} ended ${outcome!.status}`],
+        }));
+      }
+    }
+    const reuse = outcome?.status === 'completed' && !x.closing() && [...slot.turns.values()].some((t) => t !== turn);
+    if (!reuse) await slot.closeRunner('idle');
+  } catch {
+    // Cleanup failures leave the record as the runner wrote it; the slot is released regardless.
+  } finally {
+    await slot.book.flush().catch(() => undefined);
+    slot.turns.delete(turn.runId);
+    x.admission.release(turn.turnId);
+  }
+}
+
+// The slot's runner, opened (or reopened) so that its history ends right before this turn's run.
+async function openRunner(x: TurnExecution): Promise<SessionRunner> {
+  const { slot, turn } = x;
+  const index = slot.book.record.runs.findIndex((run) => run.id === turn.runId);
+  if (slot.runner && slot.runner.record.runs.length !== index) await slot.closeRunner('resync');
+  if (slot.runner) return slot.runner;
+  const runtime = await x.deps.runtimeFor(slot.book.record.adapter, slot.book.record);
+  slot.runnerBase = index;
+  const runner = await SessionRunner.resume(
+    { ...runtime, store: x.store, runTimeoutMs: x.deps.limits.runTimeoutMs, interruptGraceMs: x.deps.limits.cancelGraceMs },
+    slot.id,
+  );
+  slot.attach(runner);
+  return runner;
+}
+
+function endRun<R extends { runs: Array<{ id: string; status: string }> }>(record: R, runId: string, status: 'cancelled' | 'failed', reason: string): R {
+  const endedAt = new Date().toISOString();
+  return {
+    ...record,
+    runs: record.runs.map((run) => (run.id === runId && (run.status === 'queued' || run.status === 'running') ? { ...run, status, reason, endedAt } : run)),
+  };
+}

@@ -1,0 +1,106 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, expect } from 'vitest';
+import type { RuntimeEvent } from '../../../core/events/index.js';
+import { liveChildCount } from '../../../core/process/index.js';
+import { createOrchestrator, type Orchestrator, type OrchestratorLimits } from '../../../core/orchestrator/index.js';
+import { createSessionHarness, probe, type SessionHarness, type SessionHarnessOptions } from '../../support/session-harness.js';
+
+/**
+ * An in-process orchestrator over the fake droid (through the session harness's runtime):
+ * workspaces are directories under the harness workspace (the one approved root), every event
+ * of every session is collected in order, and `dispose` shuts the orchestrator down and checks
+ * that every child it launched is gone.
+ */
+export interface OrchestratorHarness {
+  readonly orchestrator: Orchestrator;
+  readonly session: SessionHarness;
+  /** The approved root; `dir(name)` creates a workspace below it. */
+  readonly root: string;
+  /** Every event of every subscribed session, in arrival order. */
+  readonly events: RuntimeEvent[];
+  /** Creates (if needed) a directory below the approved root and returns its path. */
+  dir(name: string): Promise<string>;
+  /** Subscribes `events` to a session. */
+  watch(sessionId: string): void;
+  /** Resolves once `check()` holds, testing after each event and every 20 ms (no timing assertion: a test timeout fails it). */
+  until(check: () => boolean): Promise<void>;
+  /** Shuts down and asserts that no child of this harness is left. */
+  dispose(): Promise<void>;
+}
+
+export const TEST_LIMITS: OrchestratorLimits = {
+  maxConcurrentRuns: 4,
+  maxQueuedTotal: 16,
+  maxQueuedPerSession: 8,
+  cancelGraceMs: 300,
+  runTimeoutMs: 15_000,
+};
+
+export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
+  limits?: Partial<OrchestratorLimits>;
+}
+
+/** Builds a harness; prefer `useOrchestratorHarnesses` so it is disposed after each test. */
+export async function createOrchestratorHarness(options: OrchestratorHarnessOptions = {}): Promise<OrchestratorHarness> {
+  const { limits, ...sessionOptions } = options;
+  const session = await createSessionHarness(sessionOptions);
+  const events: RuntimeEvent[] = [];
+  const orchestrator = await createOrchestrator({
+    store: session.store,
+    stateDir: session.runtime.stateDir,
+    limits: { ...TEST_LIMITS, ...limits },
+    approvedRoots: [session.workspace],
+    defaultsFor: (adapter) => {
+      if (adapter !== 'droid') throw new Error(`unknown adapter ${adapter}`);
+      return { autonomy: 'low' };
+    },
+    runtimeFor: () => Promise.resolve(session.runtime),
+  });
+  const until = async (check: () => boolean): Promise<void> => {
+    while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  let disposed = false;
+  return {
+    orchestrator,
+    session,
+    root: session.workspace,
+    events,
+    dir: async (name) => {
+      const dir = join(session.workspace, name);
+      await mkdir(dir, { recursive: true });
+      return dir;
+    },
+    watch: (sessionId) => {
+      orchestrator.subscribe(sessionId, (event) => events.push(event));
+    },
+    until,
+    dispose: async () => {
+      if (disposed) return;
+      disposed = true;
+      try {
+        await orchestrator.shutdown();
+        for (const child of session.children) {
+          await child.exited;
+          expect(probe(child.pid!), `child ${child.pid}`).toBe('ESRCH');
+        }
+        expect(liveChildCount()).toBe(0);
+      } finally {
+        await session.dispose();
+      }
+    },
+  };
+}
+
+/** Registers an afterEach that disposes every harness made through the returned factory. */
+export function useOrchestratorHarnesses(): (options?: OrchestratorHarnessOptions) => Promise<OrchestratorHarness> {
+  const made: OrchestratorHarness[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((harness) => harness.dispose()));
+  });
+  return async (options) => {
+    const harness = await createOrchestratorHarness(options);
+    made.push(harness);
+    return harness;
+  };
+}
