@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, expect } from 'vitest';
 import type { RuntimeEvent } from '../../../core/events/index.js';
 import { liveChildCount } from '../../../core/process/index.js';
-import { createOrchestrator, type Orchestrator, type OrchestratorLimits } from '../../../core/orchestrator/index.js';
+import { createOrchestrator, type Orchestrator, type OrchestratorDeps, type OrchestratorLimits } from '../../../core/orchestrator/index.js';
 import { createSessionHarness, probe, type SessionHarness, type SessionHarnessOptions } from '../../support/session-harness.js';
 
 /**
@@ -14,6 +14,8 @@ import { createSessionHarness, probe, type SessionHarness, type SessionHarnessOp
  */
 export interface OrchestratorHarness {
   readonly orchestrator: Orchestrator;
+  /** The deps the orchestrator was made with, to start another one over the same state. */
+  readonly deps: OrchestratorDeps;
   readonly session: SessionHarness;
   /** The approved root; `dir(name)` creates a workspace below it. */
   readonly root: string;
@@ -23,8 +25,10 @@ export interface OrchestratorHarness {
   dir(name: string): Promise<string>;
   /** Subscribes `events` to a session. */
   watch(sessionId: string): void;
-  /** Resolves once `check()` holds, testing after each event and every 20 ms (no timing assertion: a test timeout fails it). */
-  until(check: () => boolean): Promise<void>;
+  /** Resolves once `check()` holds, testing every 20 ms (no timing assertion: a test timeout fails it). */
+  until(check: () => boolean | Promise<boolean>): Promise<void>;
+  /** Resolves once the session's run is recorded as running (or further). */
+  running(sessionId: string, runId: string): Promise<void>;
   /** Shuts down and asserts that no child of this harness is left. */
   dispose(): Promise<void>;
 }
@@ -46,7 +50,7 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
   const { limits, ...sessionOptions } = options;
   const session = await createSessionHarness(sessionOptions);
   const events: RuntimeEvent[] = [];
-  const orchestrator = await createOrchestrator({
+  const deps: OrchestratorDeps = {
     store: session.store,
     stateDir: session.runtime.stateDir,
     limits: { ...TEST_LIMITS, ...limits },
@@ -56,13 +60,15 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
       return { autonomy: 'low' };
     },
     runtimeFor: () => Promise.resolve(session.runtime),
-  });
-  const until = async (check: () => boolean): Promise<void> => {
-    while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  const orchestrator = await createOrchestrator(deps);
+  const until = async (check: () => boolean | Promise<boolean>): Promise<void> => {
+    while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
   };
   let disposed = false;
   return {
     orchestrator,
+    deps,
     session,
     root: session.workspace,
     events,
@@ -75,6 +81,11 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
       orchestrator.subscribe(sessionId, (event) => events.push(event));
     },
     until,
+    running: (sessionId, runId) =>
+      until(async () => {
+        const run = (await session.store.readSession(sessionId)).runs.find((r) => r.id === runId);
+        return run !== undefined && run.status !== 'queued';
+      }),
     dispose: async () => {
       if (disposed) return;
       disposed = true;

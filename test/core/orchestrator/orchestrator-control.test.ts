@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { probe } from '../../support/session-harness.js';
+import { useOrchestratorHarnesses } from './orchestrator-harness.js';
+
+const harnesses = useOrchestratorHarnesses();
+
+describe('orchestrator: steering, cancellation, failures', () => {
+  it('steering supersedes the queue, interrupts the live turn and runs the new message on the same native session', async () => {
+    // Turns never end by themselves: only an interrupt ends them.
+    const h = await harnesses({ stepMs: 60_000 });
+    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'long' });
+    const id = first.sessionId;
+    h.watch(id);
+    // The native session exists once droid announced it (session.started).
+    await h.until(() => h.events.some((e) => e.type === 'session.started'));
+    const native = (await h.session.store.readSession(id)).nativeSessionId;
+    expect(native).toBeTypeOf('string');
+    await h.orchestrator.sendMessage({ sessionId: id, prompt: 'queued a' });
+    await h.orchestrator.sendMessage({ sessionId: id, prompt: 'queued b' });
+    const steer = await h.orchestrator.sendMessage({ sessionId: id, prompt: 'change of plan', interrupt: true });
+    expect(steer.runId).toBe('r4');
+
+    expect(await h.orchestrator.waitForRun(id, 'r2')).toMatchObject({ runStatus: 'cancelled', reason: 'superseded' });
+    expect(await h.orchestrator.waitForRun(id, 'r3')).toMatchObject({ runStatus: 'cancelled', reason: 'superseded' });
+    expect(await h.orchestrator.waitForRun(id, 'r1')).toMatchObject({ runStatus: 'interrupted', reason: 'cancelled' });
+    await h.running(id, 'r4');
+    const record = await h.session.store.readSession(id);
+    expect(record.nativeSessionId).toBe(native);
+    expect(record.runs.map((run) => [run.id, run.status])).toEqual([
+      ['r1', 'interrupted'],
+      ['r2', 'cancelled'],
+      ['r3', 'cancelled'],
+      ['r4', 'running'],
+    ]);
+    // r1's child was cleaned up before r4 started; r4's child loads the same native session.
+    await h.session.children[0]!.exited;
+    await h.until(async () => (await h.session.received()).some((frame) => frame.method === 'droid.load_session'));
+    expect(h.session.children).toHaveLength(2);
+    const loads = (await h.session.received()).filter((frame) => frame.method === 'droid.load_session');
+    expect(loads.map((frame) => (frame.params as { sessionId?: string }).sessionId)).toEqual([native]);
+    const summary = await h.orchestrator.cancel(id);
+    expect(summary).toMatchObject({ state: 'idle', queueDepth: 0, latestRun: { runId: 'r4', status: 'interrupted' } });
+  });
+
+  it('cancel kills a child that ignores the interrupt after the grace, frees the slot, and leaves other sessions alone', async () => {
+    const h = await harnesses({ stepMs: 60_000, faults: ['ignore-sigterm', 'silence'], limits: { maxConcurrentRuns: 2 } });
+    const a = (await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir('a'), prompt: 'a' })).sessionId;
+    const b = (await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir('b'), prompt: 'b' })).sessionId;
+    const c = await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir('c'), prompt: 'c' });
+    for (const id of [a, b, c.sessionId]) h.watch(id);
+    const queuedOfA = await h.orchestrator.sendMessage({ sessionId: a, prompt: 'a2' });
+    expect(h.orchestrator.activity()).toEqual({ live: 2, queued: 2 });
+    await h.running(a, 'r1');
+    await h.running(b, 'r1');
+
+    const summary = await h.orchestrator.cancel(a);
+    expect(summary).toMatchObject({ sessionId: a, state: 'idle', queueDepth: 0 });
+    expect(await h.orchestrator.waitForRun(a, 'r1')).toMatchObject({ status: 'interrupted', runStatus: 'interrupted' });
+    expect(await h.orchestrator.waitForRun(a, queuedOfA.runId)).toMatchObject({ runStatus: 'cancelled', reason: 'cancelled' });
+    // a's child (which ignored the interrupt and SIGTERM) was killed before its slot went to c; b's lives on.
+    const gone = h.session.children.filter((child) => probe(child.pid!) === 'ESRCH');
+    expect(gone).toHaveLength(1);
+    expect(await gone[0]!.exited).toMatchObject({ signal: 'SIGKILL' });
+    await h.running(c.sessionId, 'r1');
+    expect((await h.orchestrator.status(b)).state).toBe('working');
+    expect(h.orchestrator.activity()).toEqual({ live: 2, queued: 0 });
+  });
+
+  it('a failed turn drops the queued turns behind it as predecessor_failed and the session needs attention', async () => {
+    const h = await harnesses({ stepMs: 30, faults: ['die-mid-turn'] });
+    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'dies' });
+    const id = first.sessionId;
+    await h.orchestrator.sendMessage({ sessionId: id, prompt: 'two' });
+    await h.orchestrator.sendMessage({ sessionId: id, prompt: 'three' });
+    const failed = await h.orchestrator.waitForRun(id, 'r1');
+    expect(failed.runStatus).toBe('failed');
+    const waited = await h.orchestrator.wait([id], 60_000);
+    expect(waited.timedOut).toBe(false);
+    const record = await h.session.store.readSession(id);
+    expect(record.runs.map((run) => [run.id, run.status, run.reason])).toEqual([
+      ['r1', 'failed', failed.reason],
+      ['r2', 'cancelled', 'predecessor_failed'],
+      ['r3', 'cancelled', 'predecessor_failed'],
+    ]);
+    expect(record.status).toBe('needs_attention');
+    expect(waited.settled[0]).toMatchObject({ state: 'needs_attention', queueDepth: 0 });
+    expect(waited.settled[0]!.attention!.join('\n')).toContain('r2, r3');
+    expect(h.session.children).toHaveLength(1);
+  });
+
+  it('fails a turn that outlives runTimeoutMs through the runner deadline', async () => {
+    const h = await harnesses({ stepMs: 60_000, limits: { runTimeoutMs: 1_500 } });
+    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'slow' });
+    expect(await h.orchestrator.waitForRun(first.sessionId, 'r1')).toMatchObject({ status: 'failed', reason: 'run_timeout' });
+    expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
+  });
+
+  it('wait returns pending sessions when it times out, which is not a failure', async () => {
+    const h = await harnesses({ stepMs: 60_000 });
+    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'long' });
+    const waited = await h.orchestrator.wait([first.sessionId], 200);
+    expect(waited).toMatchObject({ timedOut: true, settled: [], pending: [{ sessionId: first.sessionId, state: 'working' }] });
+  });
+});

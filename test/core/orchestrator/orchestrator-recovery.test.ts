@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createOrchestrator, REQUEST_KEYS_FILE, type Orchestrator } from '../../../core/orchestrator/index.js';
+import type { RunRecord, SessionRecord } from '../../../core/store/index.js';
+import { useOrchestratorHarnesses } from './orchestrator-harness.js';
+
+const harnesses = useOrchestratorHarnesses();
+
+// A session record as an owner that died mid-way leaves it.
+function leftBehind(id: string, workspace: string, runs: RunRecord[]): SessionRecord {
+  const at = '2026-01-01T00:00:00.000Z';
+  return { id, adapter: 'droid', workspace, createdAt: at, updatedAt: at, status: 'working', runs };
+}
+
+async function withSecond<T>(start: () => Promise<Orchestrator>, body: (o: Orchestrator) => Promise<T>): Promise<T> {
+  const orchestrator = await start();
+  try {
+    return await body(orchestrator);
+  } finally {
+    await orchestrator.shutdown();
+  }
+}
+
+describe('orchestrator: start after a crash', () => {
+  it('marks queued runs queue_lost and running ones unknown, refusing that session until reconciled', async () => {
+    const h = await harnesses();
+    await h.orchestrator.shutdown();
+    const done: RunRecord = { id: 'r1', prompt: 'a', autonomy: 'low', status: 'completed', reason: 'completed' };
+    await h.session.store.writeSession(
+      leftBehind('s-aaaaaaaaaa', h.root, [done, { id: 'r2', prompt: 'b', autonomy: 'low', status: 'running' }, { id: 'r3', prompt: 'c', autonomy: 'low', status: 'queued' }]),
+    );
+    await h.session.store.writeSession(leftBehind('s-bbbbbbbbbb', await h.dir('b'), [{ id: 'r1', prompt: 'q', autonomy: 'low', status: 'queued' }]));
+
+    await withSecond(
+      () => createOrchestrator(h.deps),
+      async (o) => {
+        const unknown = await o.status('s-aaaaaaaaaa');
+        expect(unknown).toMatchObject({ state: 'needs_attention', queueDepth: 0, latestRun: { runId: 'r3', status: 'cancelled', reason: 'queue_lost' } });
+        expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs[1]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
+        await expect(o.sendMessage({ sessionId: 's-aaaaaaaaaa', prompt: 'go on' })).rejects.toMatchObject({ code: 'session_unknown_outcome' });
+        expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs).toHaveLength(3);
+
+        // The lost queued turn is never replayed; a new message runs normally.
+        expect(await o.status('s-bbbbbbbbbb')).toMatchObject({ state: 'idle', latestRun: { runId: 'r1', status: 'cancelled', reason: 'queue_lost' } });
+        const next = await o.sendMessage({ sessionId: 's-bbbbbbbbbb', prompt: 'again' });
+        expect(next.runId).toBe('r2');
+        expect(await o.waitForRun('s-bbbbbbbbbb', 'r2')).toMatchObject({ status: 'completed' });
+        expect((await o.list()).map((s) => s.sessionId).sort()).toEqual(['s-aaaaaaaaaa', 's-bbbbbbbbbb']);
+      },
+    );
+  });
+
+  it('keeps request keys across restarts', async () => {
+    const h = await harnesses();
+    const request = { adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'durable' };
+    const handle = await h.orchestrator.createSession(request);
+    await h.orchestrator.waitForRun(handle.sessionId, handle.runId);
+    await h.orchestrator.shutdown();
+    const saved = JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')) as Record<string, { handle: unknown }>;
+    expect(saved.durable?.handle).toEqual(handle);
+    await withSecond(
+      () => createOrchestrator(h.deps),
+      async (o) => {
+        expect(await o.createSession({ ...request })).toEqual(handle);
+        await expect(o.createSession({ ...request, prompt: 'twice' })).rejects.toMatchObject({ code: 'request_key_conflict' });
+      },
+    );
+    expect(await h.session.store.listSessions()).toHaveLength(1);
+  });
+});
