@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { findProcesses } from '../support/rig-processes.js';
 import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,25 +90,7 @@ async function createRig(): Promise<Rig> {
 
 // Live processes whose argv, cwd or environment mention `needle` (Linux /proc), this one excluded.
 function processesMentioning(needle: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const read = (file: string): string => {
-      try {
-        return readFileSync(`/proc/${name}/${file}`, 'latin1');
-      } catch {
-        return '';
-      }
-    };
-    let cwd = '';
-    try {
-      cwd = readlinkSync(`/proc/${name}/cwd`);
-    } catch {
-      // Gone or not ours.
-    }
-    if (read('cmdline').includes(needle) || cwd.startsWith(needle) || read('environ').includes(needle)) found.push(Number(name));
-  }
-  return found;
+  return findProcesses(needle).map((p) => p.pid);
 }
 
 async function filesUnder(dir: string): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { findProcesses, type RigProcess } from './rig-processes.js';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,39 +116,14 @@ export async function createCliSandbox(options: CliSandboxOptions = {}): Promise
 }
 
 /** A live process found in /proc: its pid and its argv joined by spaces. */
-export interface FoundProcess {
-  pid: number;
-  args: string;
-}
+export type FoundProcess = RigProcess;
 
 /**
  * Live processes (other than this one) whose argv, working directory or environment mention
- * `needle` (Linux /proc). Zombies are not listed: they have exited, and an orphaned zombie stays
- * until its new parent reaps it (some container inits never do). Used to show that a CLI run
- * left no child behind.
+ * `needle`; zombies are not listed. Used to show that a CLI run left no child behind.
  */
 export function processesReferring(needle: string): FoundProcess[] {
-  const found: FoundProcess[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const read = (file: string): string => {
-      try {
-        return readFileSync(`/proc/${name}/${file}`, 'latin1');
-      } catch {
-        return '';
-      }
-    };
-    let cwd = '';
-    try {
-      cwd = readlinkSync(`/proc/${name}/cwd`);
-    } catch {
-      // Exited meanwhile, or not ours to read.
-    }
-    const args = read('cmdline').split('\0').join(' ').trim();
-    if (args === '' && cwd === '') continue; // gone or a zombie
-    if (args.includes(needle) || cwd.startsWith(needle) || read('environ').includes(needle)) found.push({ pid: Number(name), args });
-  }
-  return found;
+  return findProcesses(needle);
 }
 
 /** A stack trace line as Node prints it (`    at fn (file:line:col)`). */
