@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Adapter, ProgressReport } from '../core/adapter.js';
+import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.js';
+import { createPrepareServices } from '../core/install/index.js';
 import { collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
 import { droidAdapter } from '../adapters/droid/index.js';
@@ -38,6 +39,8 @@ export interface CliContext {
   adapter(name: string): Adapter<any>;
   adapterConfig(name: string): unknown;
   lockEntries(name: string): Promise<Map<string, { protocolVersion: string; apiVersion: string; integrity?: string }>>;
+  /** The runtime services adapters resolve their CLIs with. */
+  services: PrepareServices;
   /** Renders install progress on a TTY; silent in --json mode or without a TTY. */
   progress: (report: ProgressReport) => void;
 }
@@ -81,6 +84,7 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
       const lock = await readLock(lockPath);
       return new Map(Object.entries(lock.adapters[name] ?? {}));
     },
+    services: createPrepareServices(),
     progress: createProgressRenderer(out),
   };
 }

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import type { Catalog, CatalogRequest } from './catalog/schema.js';
 import type { EventDraft, TurnOutcome } from './events/index.js';
+import type { FetchOptions, InstalledPackage, InstallPackageOptions, ReadNpmConfigOptions, RegistryConfig } from './install/index.js';
+import type { RunCommandOptions, RunCommandResult } from './process/run-command.js';
 import type { Redactor } from './redact.js';
 import type { Transport } from './transport/transport.js';
 
@@ -41,8 +43,24 @@ export interface ProgressReport {
   totalBytes?: number;
 }
 
+/**
+ * The runtime services an adapter uses to resolve its CLI, passed in so that adapters import
+ * no upper-core module: the generic npm installer, the user's npm registry settings, and a
+ * one-shot command runner (for `--version` checks). Built by `createPrepareServices()`.
+ */
+export interface PrepareServices {
+  installPackage(options: InstallPackageOptions): Promise<InstalledPackage>;
+  /** True when `dir` holds a complete install of that package version. */
+  isInstalled(dir: string, packageName: string, version: string): Promise<boolean>;
+  readNpmConfig(options: ReadNpmConfigOptions): Promise<RegistryConfig>;
+  runCommand(file: string, args: readonly string[], options: RunCommandOptions): Promise<RunCommandResult>;
+}
+
+export type { FetchOptions, RegistryConfig };
+
 /** Everything `prepare` needs from the runtime. */
 export interface PrepareContext {
+  services: PrepareServices;
   /** `<cache>` root (default $XDG_CACHE_HOME/one-works). */
   cacheDir: string;
   /** Recorded probe results from the project's lock file, keyed by CLI version. */

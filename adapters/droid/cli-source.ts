@@ -2,10 +2,8 @@ import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
-import type { CliSource, ProgressReport, ResolvedCli } from '../../core/adapter.js';
+import type { CliSource, FetchOptions, PrepareServices, ProgressReport, RegistryConfig, ResolvedCli } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
-import { type FetchOptions, installPackage, readInstallMarker, readNpmConfig, type RegistryConfig } from '../../core/install/index.js';
-import { runCommand } from '../../core/process/run-command.js';
 import { defaultRange } from './config.js';
 import { detectAvx2, droidBinPath, lookupVersion, type PlatformFacts, platformPackage, type ProtocolFacts } from './versions.js';
 
@@ -22,6 +20,8 @@ export interface DroidCliSelection {
 
 /** What resolving a CLI needs from the runtime. */
 export interface ResolveCliContext {
+  /** The runtime's installer, npm settings and command runner (core/install createPrepareServices). */
+  services: PrepareServices;
   /** `<cache>` root; managed installs go to `<cacheDir>/cli/droid/<version>/`. */
   cacheDir: string;
   /** The project's recorded probe results by CLI version (used for versions the table lacks). */
@@ -56,7 +56,7 @@ export async function resolveDroidCli(cli: DroidCliSelection, ctx: ResolveCliCon
   const pinnedBy = range === defaultRange(cli.version) ? `adapters.droid.cli.version ${cli.version}` : `adapters.droid.cli.range ${range}`;
   const located = await locateBinary(cli, ctx);
   ctx.onProgress?.({ phase: 'check', message: `checking ${located.binaryPath} --version` });
-  const version = await checkCliVersion(located.binaryPath, range, { pinnedBy, env: ctx.env, signal: ctx.signal });
+  const version = await checkCliVersion(located.binaryPath, range, { services: ctx.services, pinnedBy, env: ctx.env, signal: ctx.signal });
   return {
     source: cli.source,
     binaryPath: located.binaryPath,
@@ -69,6 +69,8 @@ export async function resolveDroidCli(cli: DroidCliSelection, ctx: ResolveCliCon
 
 /** Options of {@link checkCliVersion}. */
 export interface CheckCliVersionOptions {
+  /** Runs the command (PrepareServices.runCommand). */
+  services: Pick<PrepareServices, 'runCommand'>;
   /** Where the range comes from, shown in the error, e.g. `adapters.droid.cli.version 0.225.2`. */
   pinnedBy?: string;
   /** PATH is taken from here (default: this process's PATH); nothing else is passed on. */
@@ -81,12 +83,12 @@ export interface CheckCliVersionOptions {
  * returns the version it printed when it satisfies `range`. Throws `unsupported_cli_version`
  * naming the path, the version and the range; `probe_failed` when no version comes out.
  */
-export async function checkCliVersion(binaryPath: string, range: string, options: CheckCliVersionOptions = {}): Promise<string> {
+export async function checkCliVersion(binaryPath: string, range: string, options: CheckCliVersionOptions): Promise<string> {
   const home = await mkdtemp(path.join(tmpdir(), 'one-works-version-'));
-  let output: Awaited<ReturnType<typeof runCommand>>;
+  let output: Awaited<ReturnType<PrepareServices['runCommand']>>;
   try {
     const PATH = (options.env ?? process.env).PATH ?? '';
-    output = await runCommand(binaryPath, ['--version'], {
+    output = await options.services.runCommand(binaryPath, ['--version'], {
       cwd: home,
       env: { PATH, HOME: home },
       timeoutMs: VERSION_TIMEOUT_MS,
@@ -137,19 +139,19 @@ async function locateBinary(cli: DroidCliSelection, ctx: ResolveCliContext): Pro
   const facts = ctx.platform ?? { platform: process.platform, arch: process.arch, hasAvx2: detectAvx2() };
   const packageName = platformPackage(facts);
   const targetDir = path.join(ctx.cacheDir, 'cli', 'droid', cli.version);
-  if (ctx.install === false && !(await readInstallMarker(targetDir, packageName, cli.version))) {
+  if (ctx.install === false && !(await ctx.services.isInstalled(targetDir, packageName, cli.version))) {
     throw new OneWorksError(
       'cli_not_found',
       `managed droid ${cli.version} is not installed in ${ctx.cacheDir}; run \`one-works adapters install droid\` (or any session installs it on first use)`,
       { data: { version: cli.version, cacheDir: ctx.cacheDir } },
     );
   }
-  const installed = await installPackage({
+  const installed = await ctx.services.installPackage({
     packageName,
     version: cli.version,
     targetDir,
     binPath: droidBinPath(facts.platform),
-    registry: ctx.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: ctx.env })),
+    registry: ctx.registry ?? (await ctx.services.readNpmConfig({ projectDir: process.cwd(), env: ctx.env })),
     ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(ctx.fetchOptions ? { fetchOptions: ctx.fetchOptions } : {}),

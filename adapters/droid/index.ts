@@ -16,6 +16,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
   configSchema: DroidConfigSchema,
   prepare: (config, ctx) =>
     resolveDroidCli(config.cli, {
+      services: ctx.services,
       cacheDir: ctx.cacheDir,
       lock: ctx.lock,
       env: process.env,

@@ -53,7 +53,7 @@ export function registerAdapterCommands(program: Command, run: (body: CommandBod
 
 async function prepare(ctx: CliContext, name: string, config: unknown, install: boolean): Promise<ResolvedCli> {
   return ctx.adapter(name).prepare(config, {
-    cacheDir: ctx.cacheDir,
+    services: ctx.services, cacheDir: ctx.cacheDir,
     lock: await ctx.lockEntries(name),
     onProgress: ctx.progress,
     install,

@@ -69,7 +69,7 @@ async function fetchCatalog(ctx: CliContext, name: string, config: unknown, cli:
 
 async function prepared(ctx: CliContext, name: string): Promise<{ config: unknown; cli: ResolvedCli }> {
   const config = ctx.adapterConfig(name);
-  const cli = await ctx.adapter(name).prepare(config, { cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), onProgress: ctx.progress });
+  const cli = await ctx.adapter(name).prepare(config, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), onProgress: ctx.progress });
   return { config, cli };
 }
 

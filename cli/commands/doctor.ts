@@ -37,7 +37,7 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
     const adapter = ctx.adapter(name);
     let cli;
     try {
-      cli = await adapter.prepare(config, { cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), install: false });
+      cli = await adapter.prepare(config, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), install: false });
     } catch (error) {
       checks.push({ name: `${name} binary`, ok: false, detail: error instanceof Error ? error.message : String(error) });
       continue;

@@ -81,7 +81,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     const workspace = await resolveWorkspace(ctx, existing?.workspace ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
 
     const cli = await adapter.prepare(adapterConfig, {
-      cacheDir: ctx.cacheDir,
+      services: ctx.services, cacheDir: ctx.cacheDir,
       lock: await ctx.lockEntries(adapterName),
       onProgress: ctx.progress,
     });

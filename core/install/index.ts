@@ -10,3 +10,4 @@ export type { ReadNpmConfigOptions, RegistryConfig } from './npm-config.js';
 export { INSTALL_MARKER, readInstallMarker } from './install-marker.js';
 export { formatProgress, PROGRESS_INTERVAL_MS } from './progress.js';
 export type { FetchOptions } from './registry-client.js';
+export { createPrepareServices } from './services.js';

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { droidAdapter } from '../../adapters/droid/index.js';
 import { DroidConfigSchema } from '../../adapters/droid/config.js';
+import { createPrepareServices } from '../../core/install/index.js';
 import { createFileStore } from '../../core/store/index.js';
 import { SessionRunner } from '../../core/session/index.js';
 
@@ -14,7 +15,7 @@ export async function createBenchSession(dir: string, entry: unknown, modelId: s
   const { mkdir } = await import('node:fs/promises');
   await mkdir(`${dir}/ws`, { recursive: true });
   const config = DroidConfigSchema.parse({ model: modelId, env: { FACTORY_AIRGAP_ENABLED: 'true' }, customModels: [entry] });
-  const cli = await droidAdapter.prepare(config, { cacheDir: CACHE, lock: new Map() });
+  const cli = await droidAdapter.prepare(config, { services: createPrepareServices(), cacheDir: CACHE, lock: new Map() });
   const runner = await SessionRunner.create(
     {
       store,

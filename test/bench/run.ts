@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { createPrepareServices } from '../../core/install/index.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
 import { droidCustomModel, startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
 
@@ -27,7 +28,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
 async function main(): Promise<void> {
-  const cli = await resolveDroidCli({ source: 'managed', version: '0.225.2' }, { cacheDir: CACHE, lock: new Map(), env: process.env });
+  const cli = await resolveDroidCli({ source: 'managed', version: '0.225.2' }, { services: createPrepareServices(), cacheDir: CACHE, lock: new Map(), env: process.env });
   const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
   const model = await startScriptedModel({ steps: textSteps(10_000) });
   try {

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { createPrepareServices } from '../../core/install/index.js';
 import { bwrapAvailable } from '../../core/process/index.js';
 
 /**
@@ -18,7 +19,7 @@ export default async function setup(): Promise<void> {
   const started = Date.now();
   await ensureBubblewrap();
   const install = (version: string) =>
-    resolveDroidCli({ source: 'managed', version }, { cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env });
+    resolveDroidCli({ source: 'managed', version }, { services: createPrepareServices(), cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env });
   const [current, previous] = await Promise.all([install('0.225.2'), install('0.215.0')]);
   process.env.ONE_WORKS_TEST_DROID = current.binaryPath;
   process.env.ONE_WORKS_TEST_DROID_0215 = previous.binaryPath;

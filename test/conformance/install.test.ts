@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { createPrepareServices } from '../../core/install/index.js';
 import { detectAvx2, platformPackage } from '../../adapters/droid/versions.js';
 
 // Integrity of the real platform packages as published (npm view <pkg>@<version> dist.integrity).
@@ -28,7 +29,7 @@ describe.each([
   { version: '0.225.2', protocolVersion: '1.220.0' },
   { version: '0.215.0', protocolVersion: '1.206.0' },
 ])('managed droid $version from the real registry', ({ version, protocolVersion }) => {
-  const ctx = () => ({ cacheDir, lock: new Map(), env: process.env });
+  const ctx = () => ({ services: createPrepareServices(), cacheDir, lock: new Map(), env: process.env });
 
   it('installs the platform package, verifies it and checks --version', async () => {
     const resolved = await resolveDroidCli({ source: 'managed', version }, ctx());

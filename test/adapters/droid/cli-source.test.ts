@@ -1,3 +1,4 @@
+import { createPrepareServices } from '../../../core/install/index.js';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,7 +30,7 @@ async function fakeDroid(dir: string, prints: string, body = ''): Promise<string
 }
 
 function context(env: Record<string, string | undefined> = { PATH: '/usr/bin:/bin' }): ResolveCliContext {
-  return { cacheDir: path.join(root, 'cache'), lock: new Map(), env };
+  return { services: createPrepareServices(), cacheDir: path.join(root, 'cache'), lock: new Map(), env };
 }
 
 async function rejection(promise: Promise<unknown>, code: ErrorCode): Promise<OneWorksError> {
@@ -176,7 +177,7 @@ describe('checkCliVersion', () => {
   it('runs --version with only PATH and a throwaway HOME that is removed afterwards', async () => {
     const record = path.join(root, 'env.txt');
     const droid = await fakeDroid(bin, '0.225.2', `env > ${record}\n`);
-    expect(await checkCliVersion(droid, '>=0.225.0 <0.226.0', { env: { PATH: '/usr/bin:/bin', SECRET_TOKEN: 'x' } })).toBe('0.225.2');
+    expect(await checkCliVersion(droid, '>=0.225.0 <0.226.0', { services: createPrepareServices(), env: { PATH: '/usr/bin:/bin', SECRET_TOKEN: 'x' } })).toBe('0.225.2');
     const vars = new Map(
       (await readFile(record, 'utf8'))
         .trim()
@@ -193,13 +194,13 @@ describe('checkCliVersion', () => {
 
   it('fails with probe_failed when no version comes out', async () => {
     const garbage = await fakeDroid(bin, 'hello');
-    const error = await rejection(checkCliVersion(garbage, '>=0.225.0 <0.226.0'), 'probe_failed');
+    const error = await rejection(checkCliVersion(garbage, '>=0.225.0 <0.226.0', { services: createPrepareServices() }), 'probe_failed');
     expect(error.message).toBe(`droid at ${garbage} printed no version for --version: "hello"`);
   });
 
   it('fails with probe_failed when --version exits non-zero', async () => {
     const failing = await fakeDroid(bin, '0.225.2', 'echo broken >&2\nexit 2\n');
-    const error = await rejection(checkCliVersion(failing, '>=0.225.0 <0.226.0'), 'probe_failed');
+    const error = await rejection(checkCliVersion(failing, '>=0.225.0 <0.226.0', { services: createPrepareServices() }), 'probe_failed');
     expect(error.message).toBe(`droid at ${failing} exited with 2 on --version`);
     expect(error.data).toMatchObject({ exitCode: 2, stderr: 'broken' });
   });
