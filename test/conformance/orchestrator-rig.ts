@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Adapter, ResolvedCli } from '../../core/adapter.js';
-import { createOrchestrator, type Orchestrator, type OrchestratorLimits } from '../../core/orchestrator/index.js';
+import { createOrchestrator, type Orchestrator, type OrchestratorDeps, type OrchestratorLimits } from '../../core/orchestrator/index.js';
 import type { SessionRuntime } from '../../core/session/index.js';
 import { createFileStore, type FileStore } from '../../core/store/index.js';
 import { droidAdapter, DroidConfigSchema } from '../../adapters/droid/index.js';
@@ -19,6 +19,8 @@ export interface OrchestratorRig {
   model: ScriptedModel;
   store: FileStore;
   orchestrator: Orchestrator;
+  /** What `orchestrator` was made with, to start another one over the same state (a restart). */
+  deps: OrchestratorDeps;
   /** A workspace below the approved one. */
   dir(name: string): Promise<string>;
 }
@@ -69,7 +71,7 @@ export async function createOrchestratorRig(rigs: CliRigs, steps: Step[], limits
     interruptGraceMs: 2_000,
     runTimeoutMs: 120_000,
   };
-  const orchestrator = await createOrchestrator({
+  const deps: OrchestratorDeps = {
     store,
     stateDir: rig.stateDir,
     limits: { maxConcurrentRuns: 4, maxQueuedTotal: 16, maxQueuedPerSession: 8, cancelGraceMs: 2_000, runTimeoutMs: 120_000, ...limits },
@@ -77,13 +79,15 @@ export async function createOrchestratorRig(rigs: CliRigs, steps: Step[], limits
     defaultsFor: () => ({ model: SCRIPTED_MODEL_ID, autonomy: 'high' }),
     runtimeFor: () => Promise.resolve(runtime),
     secrets: [RIG_API_KEY],
-  });
+  };
+  const orchestrator = await createOrchestrator(deps);
   rigs.defer(() => orchestrator.shutdown());
   return {
     rig,
     model,
     store,
     orchestrator,
+    deps,
     dir: async (name) => {
       const dir = join(rig.workspace, name);
       await mkdir(dir, { recursive: true });
