@@ -6,12 +6,14 @@ import { Redactor } from '../redact.js';
 import { recoverInterruptedRuns } from '../session/index.js';
 import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
+import { ChangeSignal } from './change-signal.js';
 import { createAdmission, isWriter, type Admission } from './admission.js';
 import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
 import { requestKeyFile } from './request-key-file.js';
 import { RequestKeyRegistry } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
 import { SessionBook } from './session-book.js';
+import { createSettings, newSessionRecord, sendSettings } from './new-turn.js';
 import { SessionSlot, Turn, type TurnSettingsResolved } from './session-slot.js';
 import { assertKnownOutcome, cancelRuns, isTerminal, outcomeOfRun, summarize } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
@@ -52,7 +54,7 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #slots = new Map<string, SessionSlot>();
   readonly #loading = new Map<string, Promise<SessionSlot>>();
   readonly #runnerStore: RunnerStore;
-  readonly #watchers = new Set<() => void>();
+  readonly #signal = new ChangeSignal();
   #closing = false;
 
   constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<TurnHandle>) {
@@ -73,24 +75,8 @@ class InProcessOrchestrator implements Orchestrator {
     const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
     const { requestKey, ...args } = request;
     return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async () => {
-      const now = new Date().toISOString();
-      const settings: TurnSettingsResolved = {
-        model: request.model ?? defaults.model,
-        effort: request.effort ?? defaults.effort,
-        autonomy: request.autonomy ?? defaults.autonomy,
-      };
-      const record: SessionRecord = {
-        id: await this.#newSessionId(),
-        adapter: request.adapter,
-        workspace,
-        createdAt: now,
-        updatedAt: now,
-        ...(request.title ? { title: request.title } : {}),
-        status: 'idle',
-        runs: [],
-        pending: settings,
-        ...(request.policy ? { policy: request.policy } : {}),
-      };
+      const settings = createSettings(request, defaults);
+      const record = newSessionRecord(await this.#newSessionId(), workspace, request, settings);
       const slot = new SessionSlot(this.#newBook(record, 0), request.labels);
       return this.#accept(slot, request.prompt, settings, false);
     });
@@ -103,12 +89,7 @@ class InProcessOrchestrator implements Orchestrator {
     return this.#withKey(requestKey, { op: 'send', ...args }, () => {
       const record = slot.book.record;
       assertKnownOutcome(record);
-      const last = record.runs.at(-1) ?? record.pending;
-      const settings: TurnSettingsResolved = {
-        model: request.model ?? last?.model,
-        effort: request.effort ?? last?.effort,
-        autonomy: request.autonomy ?? last?.autonomy ?? this.#deps.defaultsFor(record.adapter).autonomy,
-      };
+      const settings = sendSettings(record, request, () => this.#deps.defaultsFor(record.adapter));
       return this.#accept(slot, request.prompt, settings, request.interrupt === true);
     });
   }
@@ -210,9 +191,8 @@ class InProcessOrchestrator implements Orchestrator {
       await this.#cancelQueued(slot, this.#admission.supersede(slot.id, turn.turnId), 'superseded');
       for (const other of slot.turns.values()) if (other !== turn && this.#admission.stateOf(other.turnId) === 'live') other.requestCancel();
     }
-    const state = this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : 'queued';
     this.#pump();
-    return { sessionId: slot.id, runId: turn.runId, state: this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : state };
+    return { sessionId: slot.id, runId: turn.runId, state: this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : 'queued' };
   }
 
   // Starts every turn admission lets start now.
@@ -289,23 +269,10 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   #changed(): void {
-    for (const watcher of [...this.#watchers]) watcher();
+    this.#signal.changed();
   }
 
-  // Resolves true once `done()` holds (checked on every change), false after `timeoutMs`.
   #until(done: () => boolean, timeoutMs: number): Promise<boolean> {
-    if (done()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const finish = (value: boolean): void => {
-        this.#watchers.delete(check);
-        if (timer) clearTimeout(timer);
-        resolve(value);
-      };
-      const check = (): void => {
-        if (done()) finish(true);
-      };
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => finish(false), timeoutMs) : undefined;
-      this.#watchers.add(check);
-    });
+    return this.#signal.until(done, timeoutMs);
   }
 }

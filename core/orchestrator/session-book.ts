@@ -136,7 +136,10 @@ export class SessionBook {
       this.#held.delete(this.#nextWrite++);
     }
     if (batch.length === 0) return;
+    // After the record writes so far: a new session's directory exists before its first event.
+    const records = this.#writes;
     this.#events = this.#events
+      .then(() => records)
       .then(() => this.#store.appendEvents(this.id, batch))
       .catch((error: unknown) => {
         this.#eventError ??= error;

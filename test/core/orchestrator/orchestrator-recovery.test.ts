@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createOrchestrator, REQUEST_KEYS_FILE, type Orchestrator } from '../../../core/orchestrator/index.js';
@@ -67,5 +67,15 @@ describe('orchestrator: start after a crash', () => {
       },
     );
     expect(await h.session.store.listSessions()).toHaveLength(1);
+  });
+
+  it('refuses to start over a malformed request-key file, and refuses new turns once shut down', async () => {
+    const h = await harnesses();
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).resolves.toMatchObject({ runId: 'r1' });
+    await h.orchestrator.shutdown();
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({ code: 'usage' });
+    await writeFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), '[1, 2]');
+    await expect(createOrchestrator(h.deps)).rejects.toMatchObject({ code: 'state_corrupt' });
+    expect(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')).toBe('[1, 2]');
   });
 });
