@@ -94,6 +94,7 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
         for (const child of session.children) {
           await child.exited;
           expect(probe(child.pid!), `child ${child.pid}`).toBe('ESRCH');
+          expect(probe(-child.pid!), `process group ${child.pid}`).toBe('ESRCH');
         }
         expect(liveChildCount()).toBe(0);
       } finally {
