@@ -13,7 +13,7 @@ const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
 const TOOL_LINGER_MS = 10_000;
-const slowText = (text: string) => () => ({ text, delayMs: 1_500 });
+const slowText = (text: string, delayMs = 1_500) => () => ({ text, delayMs });
 
 // The recorded run of each session, in the order given.
 async function runsOf(o: OrchestratorRig, ids: string[]): Promise<RunRecord[]> {
@@ -27,7 +27,7 @@ function expectSerial(runs: RunRecord[]): void {
 
 describe('orchestrator locks and recovery with the real droid', () => {
   it('serialises writers on a parent, its child and a symlink spelling; readers share; a writer is not starved', async () => {
-    const o = await createOrchestratorRig(rigs, byPrompt({ 'write ': slowText('wrote'), 'read ': slowText('read') }));
+    const o = await createOrchestratorRig(rigs, byPrompt({ 'write ': slowText('wrote'), 'read ': slowText('read', 4_000) }));
     const parent = await o.dir('p');
     const child = await o.dir('p/child');
     const link = join(o.rig.workspace, 'link-to-p');

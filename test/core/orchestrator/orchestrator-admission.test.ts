@@ -31,20 +31,31 @@ async function submit(h: OrchestratorHarness, workspace: string, autonomy: Auton
 
 describe('orchestrator: admission across sessions', () => {
   it('runs sessions on different workspaces concurrently up to maxConcurrentRuns and queues the rest in order', async () => {
-    const h = await harnesses({ stepMs: 60, limits: { maxConcurrentRuns: 2 } });
+    // Turns never end by themselves: each cancel frees one slot, and the oldest queued session takes it.
+    const h = await harnesses({ stepMs: 60_000, limits: { maxConcurrentRuns: 2 } });
     const ids: string[] = [];
     for (const name of ['a', 'b', 'c', 'd', 'e']) ids.push(await submit(h, await h.dir(name), 'high'));
+    const [a, b, c, d, e] = ids as [string, string, string, string, string];
     expect(h.orchestrator.activity()).toEqual({ live: 2, queued: 3 });
     const samples: number[] = [];
     for (const id of ids) h.orchestrator.subscribe(id, () => samples.push(h.orchestrator.activity().live));
-    const waited = await h.orchestrator.wait(ids, 120_000);
-    expect(waited.timedOut).toBe(false);
-    expect(waited.settled.map((s) => s.latestRun?.status)).toEqual(Array(5).fill('completed'));
-    const { started, maxLive } = startsAndOverlap(h.events);
-    expect(started).toEqual(ids);
-    expect(maxLive).toBeLessThanOrEqual(2);
+    const runStatus = async (id: string) => (await h.session.store.readSession(id)).runs[0]!.status;
+    await h.running(a, 'r1');
+    await h.running(b, 'r1');
+    expect(await Promise.all([c, d, e].map(runStatus))).toEqual(['queued', 'queued', 'queued']);
+
+    await h.orchestrator.cancel(a);
+    await h.running(c, 'r1');
+    expect(h.orchestrator.activity()).toEqual({ live: 2, queued: 2 });
+    expect(await Promise.all([d, e].map(runStatus))).toEqual(['queued', 'queued']);
+    await h.orchestrator.cancel(c);
+    await h.running(d, 'r1');
+    expect(await runStatus(e)).toBe('queued');
+    await h.orchestrator.cancel(b);
+    await h.running(e, 'r1');
+    expect(h.orchestrator.activity()).toEqual({ live: 2, queued: 0 });
     expect(Math.max(...samples)).toBeLessThanOrEqual(2);
-    expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
+    expect(startsAndOverlap(h.events).maxLive).toBeLessThanOrEqual(2);
   });
 
   it('serialises writers on overlapping trees: parent, child, and a symlink spelling of the parent', async () => {
