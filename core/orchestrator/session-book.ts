@@ -46,7 +46,13 @@ export class SessionBook {
 
   /** Applies `change` now and persists the result after every earlier change; rejects when that write fails. */
   update(change: (record: SessionRecord) => SessionRecord): Promise<void> {
-    const next = { ...change(this.#record), updatedAt: new Date().toISOString() };
+    let changed: SessionRecord;
+    try {
+      changed = change(this.#record);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const next = { ...changed, updatedAt: new Date().toISOString() };
     for (const [key, value] of Object.entries(next)) if (value === undefined) delete (next as Record<string, unknown>)[key];
     this.#record = next;
     const write = this.#writes.then(() => this.#store.writeSession(next));
