@@ -7,6 +7,7 @@ import { registerConfigCommands } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerRunCommands } from './commands/run.js';
 import { registerSessionCommands } from './commands/sessions.js';
+import { registerServeCommands } from './commands/serve.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
 import { installShutdownHandlers } from './shutdown.js';
@@ -52,6 +53,7 @@ export async function main(argv: string[]): Promise<number> {
   registerCatalogCommands(program, run);
   registerRunCommands(program, run);
   registerSessionCommands(program, run);
+  registerServeCommands(program, run);
 
   const removeShutdownHandlers = installShutdownHandlers();
   try {

@@ -1,0 +1,140 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { Autonomy } from '../../core/adapter.js';
+import { OneWorksError } from '../../core/errors.js';
+import type { SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
+import { createContext } from '../context.js';
+import { connectOrchestrator, type OrchestratorClient } from '../daemon/client.js';
+import { runServe } from '../daemon/serve-main.js';
+import { MAX_WAIT_MS } from '../daemon/wire.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandBody, GlobalOptions } from '../main.js';
+
+interface SubmitFlags {
+  workspace?: string;
+  requestKey?: string;
+  model?: string;
+  effort?: string;
+  autonomy?: string;
+  title?: string;
+  adapter: string;
+}
+
+/**
+ * `serve` (the orchestrator as a local service) and the commands that talk to it: `submit`
+ * (a new session, returns at once; the issue's `run --detach`, kept separate so `run` is
+ * unchanged), `wait` and `cancel`. The client commands start a server when none runs.
+ */
+export function registerServeCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  program
+    .command('serve')
+    .description('run the orchestrator as a local service on <state>/orchestrator.sock until SIGTERM/SIGINT')
+    .option('--idle-exit-ms <ms>', 'exit after this long without clients or turns (default: stay up; auto-started servers use orchestrator.idleExitMs)', parseMs)
+    .addOption(new Option('--auto', 'started by a client: quiet when another server owns the state, idle exit on').hideHelp())
+    .action((flags: { idleExitMs?: number; auto?: boolean }, cmd: Command) =>
+      run(async () => runServe(await createContext(cmd.optsWithGlobals<GlobalOptions>()), { auto: flags.auto === true, idleExitMs: flags.idleExitMs })),
+    );
+
+  program
+    .command('submit')
+    .description('create a session through the orchestrator and print its id at once (the turn runs in the background)')
+    .argument('<prompt>', 'what to ask the agent')
+    .option('-w, --workspace <dir>', 'workspace directory (default: the current directory); must be inside workspaces.approved')
+    .option('--request-key <key>', 'idempotency key: repeating the same submit returns the original session')
+    .option('-m, --model <id>', 'model id (default: adapters.<name>.model)')
+    .option('-e, --effort <level>', 'reasoning effort')
+    .option('-a, --autonomy <level>', 'autonomy: off | low | medium | high')
+    .option('-t, --title <title>', 'session title')
+    .option('--adapter <name>', 'adapter to use', 'droid')
+    .action((prompt: string, flags: SubmitFlags, cmd: Command) =>
+      withClient(cmd, run, async (client, ctx) => {
+        const handle = await client.createSession({
+          adapter: flags.adapter,
+          workspace: resolve(ctx.cwd, flags.workspace ?? '.'),
+          prompt,
+          requestKey: flags.requestKey,
+          model: flags.model,
+          effort: flags.effort,
+          autonomy: flags.autonomy as Autonomy | undefined,
+          title: flags.title,
+        });
+        ctx.out.result(handle, () => handle.sessionId);
+        return EXIT.ok;
+      }),
+    );
+
+  program
+    .command('wait')
+    .description('wait until the sessions have no live or queued turn; a timeout is not a failure (exit 0)')
+    .argument('<sessions...>', 'session ids')
+    .option('--timeout <seconds>', 'give up waiting after this many seconds', parseSeconds)
+    .action((sessions: string[], flags: { timeout?: number }, cmd: Command) =>
+      withClient(cmd, run, async (client, ctx) => {
+        const result = await waitAll(client, sessions, flags.timeout);
+        ctx.out.result(result, () => waitText(result));
+        return EXIT.ok;
+      }),
+    );
+
+  program
+    .command('cancel')
+    .description('cancel a session\'s live turn and its queued turns, and print its summary')
+    .argument('<session>', 'session id')
+    .action((sessionId: string, _flags: unknown, cmd: Command) =>
+      withClient(cmd, run, async (client, ctx) => {
+        const summary = await client.cancel(sessionId);
+        ctx.out.result(summary, () => summaryLine(summary));
+        return EXIT.ok;
+      }),
+    );
+}
+
+type Ctx = Awaited<ReturnType<typeof createContext>>;
+
+function withClient(cmd: Command, run: (body: CommandBody) => Promise<void>, body: (client: OrchestratorClient, ctx: Ctx) => Promise<number>): Promise<void> {
+  return run(async () => {
+    const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+    const client = await connectOrchestrator(ctx, { autoStart: true });
+    try {
+      return await body(client, ctx);
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+// The server serves at most 60 s per call; longer (or unbounded) waits are a loop of calls.
+async function waitAll(client: OrchestratorClient, sessions: string[], timeoutS: number | undefined): Promise<WaitResult> {
+  const deadline = timeoutS === undefined ? Infinity : Date.now() + timeoutS * 1000;
+  for (;;) {
+    const left = deadline - Date.now();
+    const result = await client.wait(sessions, Math.max(0, Math.min(left, MAX_WAIT_MS)));
+    if (!result.timedOut || Date.now() >= deadline) return result;
+  }
+}
+
+function waitText(result: WaitResult): string {
+  const lines = result.settled.map(summaryLine);
+  if (result.timedOut) lines.push(`timed out; still working: ${result.pending.map((s) => s.sessionId).join(', ')}`);
+  for (const pending of result.pending) lines.push(summaryLine(pending));
+  return lines.join('\n');
+}
+
+function summaryLine(summary: SessionSummary): string {
+  const run = summary.latestRun ? ` · ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}` : '';
+  const queued = summary.queueDepth > 0 ? ` · ${summary.queueDepth} queued` : '';
+  return `${summary.sessionId}: ${summary.state}${run}${queued} · ${summary.workspace}`;
+}
+
+function parseMs(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new OneWorksError('usage', `--idle-exit-ms: expected a whole number of milliseconds, got "${value}"`);
+  return n;
+}
+
+function parseSeconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new OneWorksError('usage', `--timeout: expected a number of seconds, got "${value}"`);
+  return n;
+}

@@ -1,0 +1,38 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, open } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { CliContext } from '../context.js';
+import { logPath } from './wire.js';
+
+/** `cli/bin.js` of this installation. */
+const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
+
+/**
+ * Starts `one-works [--config FILE] serve --auto` for `ctx.stateDir` in the background, with its
+ * stdout and stderr appended to `<state>/orchestrator.log` (mode 0600).
+ *
+ * This is the one place where One Works starts a process it does not supervise: the server is
+ * spawned detached (own process group) and unref'd, because it must outlive the command that
+ * started it. It owns itself: it takes the state directory's owner lock (a loser of a start
+ * race exits quietly), stops its own children on SIGTERM/SIGINT, and exits by itself after
+ * `orchestrator.idleExitMs` without clients or turns.
+ */
+export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>): Promise<number | undefined> {
+  await mkdir(ctx.stateDir, { recursive: true, mode: 0o700 });
+  const log = await open(logPath(ctx.stateDir), 'a', 0o600);
+  try {
+    await chmod(logPath(ctx.stateDir), 0o600);
+    const args = [BIN, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto'];
+    const child = spawn(process.execPath, args, {
+      cwd: ctx.cwd,
+      env: ctx.env,
+      detached: true,
+      stdio: ['ignore', log.fd, log.fd],
+    });
+    child.on('error', () => undefined);
+    child.unref();
+    return child.pid;
+  } finally {
+    await log.close();
+  }
+}

@@ -1,0 +1,146 @@
+import { createConnection as connectSocket, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
+import type { CreateSessionRequest, SendMessageRequest, SessionSummary, TurnHandle, WaitResult } from '../../core/orchestrator/index.js';
+import { createConnection, type Connection } from '../../core/protocol/index.js';
+import type { RunStatus } from '../../core/store/index.js';
+import { createStreamTransport } from '../../core/transport/index.js';
+import type { CliContext } from '../context.js';
+import { spawnAutoServer } from './auto-start.js';
+import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, socketPath } from './wire.js';
+
+/** The orchestrator of a running `one-works serve`, seen through its control socket. */
+export interface OrchestratorClient {
+  createSession(request: CreateSessionRequest): Promise<TurnHandle>;
+  sendMessage(request: SendMessageRequest): Promise<TurnHandle>;
+  cancel(sessionId: string): Promise<SessionSummary>;
+  status(sessionId: string): Promise<SessionSummary>;
+  list(): Promise<SessionSummary[]>;
+  /** One server-side wait: the server caps `timeoutMs` at 60 s, so `timedOut` may come earlier. */
+  wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult>;
+  waitForRun(sessionId: string, runId: string): Promise<TurnOutcome & { runStatus: RunStatus }>;
+  /** Live events of a session from now on, as `events.event` notifications. */
+  subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** How long {@link connectOrchestrator} keeps retrying after starting a server. */
+const AUTO_START_DEADLINE_MS = 10_000;
+
+/**
+ * Connects to the state directory's server (`<state>/orchestrator.sock`). Without one and with
+ * `autoStart`, starts `one-works serve --auto` in the background (see auto-start.ts) and retries
+ * with a bounded backoff for up to 10 s; concurrent callers end up on the one server that won
+ * the owner lock. Throws `connection_closed` when no server answers.
+ */
+export async function connectOrchestrator(
+  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>,
+  options: { autoStart: boolean },
+): Promise<OrchestratorClient> {
+  const path = socketPath(ctx.stateDir);
+  const first = await tryConnect(path);
+  if (first) return first;
+  if (!options.autoStart) {
+    throw new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``);
+  }
+  await spawnAutoServer(ctx);
+  const deadline = Date.now() + AUTO_START_DEADLINE_MS;
+  for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
+    await sleep(delay);
+    const client = await tryConnect(path);
+    if (client) return client;
+  }
+  throw new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `the orchestrator did not start within ${AUTO_START_DEADLINE_MS / 1000} s; see ${ctx.stateDir}/orchestrator.log`);
+}
+
+/** Connects to a control socket; `undefined` when nothing listens there. */
+export async function tryConnect(path: string): Promise<OrchestratorClient | undefined> {
+  const socket = await new Promise<Socket | undefined>((resolve) => {
+    const s = connectSocket(path);
+    s.once('connect', () => {
+      s.removeAllListeners('error');
+      resolve(s);
+    });
+    s.once('error', () => resolve(undefined));
+  });
+  if (!socket) return undefined;
+  socket.on('error', () => undefined);
+  const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, { idPrefix: 'c' });
+  connection.onProblem(() => undefined);
+  void connection.closed.then(() => socket.destroy());
+  await connection.start();
+  return new SocketClient(connection);
+}
+
+class SocketClient implements OrchestratorClient {
+  readonly #connection: Connection;
+  readonly #listeners = new Map<string, Set<(event: RuntimeEvent) => void>>();
+
+  constructor(connection: Connection) {
+    this.#connection = connection;
+    connection.onNotification((method, params) => {
+      if (method !== EVENT_NOTIFICATION) return;
+      const { sessionId, event } = params as { sessionId: string; event: RuntimeEvent };
+      for (const listener of this.#listeners.get(sessionId) ?? []) listener(event);
+    });
+  }
+
+  async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
+    return TurnHandleSchema.parse(await this.#call('createSession', request));
+  }
+
+  async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
+    return TurnHandleSchema.parse(await this.#call('sendMessage', request));
+  }
+
+  // Results below are the server's own OrchestratorApi values, passed through as sent.
+  cancel(sessionId: string): Promise<SessionSummary> {
+    return this.#call('cancel', { sessionId }) as Promise<SessionSummary>;
+  }
+
+  status(sessionId: string): Promise<SessionSummary> {
+    return this.#call('status', { sessionId }) as Promise<SessionSummary>;
+  }
+
+  list(): Promise<SessionSummary[]> {
+    return this.#call('list', {}) as Promise<SessionSummary[]>;
+  }
+
+  wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {
+    return this.#call('wait', { sessionIds, timeoutMs }, MAX_WAIT_MS + 30_000) as Promise<WaitResult>;
+  }
+
+  waitForRun(sessionId: string, runId: string): Promise<TurnOutcome & { runStatus: RunStatus }> {
+    return this.#call('waitForRun', { sessionId, runId }, 2 ** 31 - 1) as Promise<TurnOutcome & { runStatus: RunStatus }>;
+  }
+
+  async subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>> {
+    let set = this.#listeners.get(sessionId);
+    if (!set) this.#listeners.set(sessionId, (set = new Set()));
+    set.add(listener);
+    try {
+      await this.#call('events.subscribe', { sessionId });
+    } catch (error) {
+      set.delete(listener);
+      throw error;
+    }
+    return async () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#connection.state === 'open') await this.#call('events.unsubscribe', { sessionId });
+    };
+  }
+
+  close(): Promise<void> {
+    return this.#connection.close();
+  }
+
+  async #call(method: string, params: unknown, timeoutMs?: number): Promise<unknown> {
+    try {
+      return await this.#connection.requestRaw(method, params, timeoutMs === undefined ? {} : { timeoutMs });
+    } catch (error) {
+      const mapped = fromWire(error);
+      throw isOneWorksError(mapped) ? mapped : new OneWorksError(ERROR_CODES.INTERNAL, String(mapped));
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import type { Autonomy, ResolvedCli } from '../../core/adapter.js';
+import { collectSecrets } from '../../core/config/index.js';
+import { declineEscalator } from '../../core/permissions/index.js';
+import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
+import type { SessionRuntime } from '../../core/session/index.js';
+import type { FileStore } from '../../core/store/index.js';
+import { CONFIG_SCHEMA, type CliContext } from '../context.js';
+import type { Output } from '../output.js';
+import { createDecider } from '../permissions.js';
+
+interface AdapterBlock {
+  autonomy: Autonomy;
+  model?: string;
+  effort?: string;
+  interruptGraceMs?: number;
+  drainFallbackMs?: number;
+}
+
+/**
+ * The orchestrator deps of `one-works serve`, from the CLI context: limits and approved roots
+ * from the config, adapter defaults from `adapters.<name>`, and per-session runtimes assembled
+ * like `run` does (the adapter's CLI prepared once per adapter and reused). Permission asks
+ * that a policy does not decide are declined (a server has no terminal); the session's record
+ * policy is merged by the decider.
+ */
+export function serverDeps(ctx: CliContext, store: FileStore, out: Output): OrchestratorDeps {
+  const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
+  const prepared = new Map<string, Promise<ResolvedCli>>();
+  const block = (adapter: string): AdapterBlock => {
+    ctx.adapter(adapter);
+    return ctx.adapterConfig(adapter) as AdapterBlock;
+  };
+  const { orchestrator } = ctx.config;
+  return {
+    store,
+    stateDir: ctx.stateDir,
+    limits: {
+      maxConcurrentRuns: orchestrator.maxConcurrentRuns,
+      maxQueuedTotal: orchestrator.maxQueuedTotal,
+      maxQueuedPerSession: orchestrator.maxQueuedPerSession,
+      cancelGraceMs: orchestrator.cancelGraceMs,
+      runTimeoutMs: orchestrator.runTimeoutMs,
+    },
+    approvedRoots: ctx.approvedRoots,
+    approvalSource: { configKey: 'workspaces.approved', ...(ctx.configPath ? { configPath: ctx.configPath } : {}) },
+    secrets,
+    defaultsFor: (adapter) => {
+      const cfg = block(adapter);
+      return { model: cfg.model, effort: cfg.effort, autonomy: cfg.autonomy };
+    },
+    runtimeFor: async (adapterName): Promise<SessionRuntime> => {
+      const adapter = ctx.adapter(adapterName);
+      const adapterConfig = block(adapterName);
+      let cli = prepared.get(adapterName);
+      if (!cli) {
+        cli = (async () => adapter.prepare(adapterConfig, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(adapterName), onProgress: () => undefined }))();
+        prepared.set(adapterName, cli);
+        cli.catch(() => prepared.delete(adapterName));
+      }
+      return {
+        store,
+        stateDir: ctx.stateDir,
+        adapter,
+        adapterConfig,
+        cli: await cli,
+        secrets,
+        decide: createDecider(ctx, adapterConfig, out, { escalator: declineEscalator }),
+        interruptGraceMs: adapterConfig.interruptGraceMs ?? orchestrator.cancelGraceMs,
+        stopGraceMs: orchestrator.cancelGraceMs,
+        sandbox: ctx.config.sandbox,
+        ...(adapterConfig.drainFallbackMs === undefined ? {} : { drainFallbackMs: adapterConfig.drainFallbackMs }),
+        runTimeoutMs: orchestrator.runTimeoutMs,
+      };
+    },
+  };
+}

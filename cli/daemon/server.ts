@@ -1,0 +1,147 @@
+import { chmod, rm } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Orchestrator } from '../../core/orchestrator/index.js';
+import { createConnection, type Connection } from '../../core/protocol/index.js';
+import { createStreamTransport } from '../../core/transport/index.js';
+import {
+  CreateSessionParamsSchema,
+  EVENT_NOTIFICATION,
+  MAX_WAIT_MS,
+  SendMessageParamsSchema,
+  SessionParamsSchema,
+  WaitForRunParamsSchema,
+  WaitParamsSchema,
+  controlEnvelope,
+  parseParams,
+  toWire,
+} from './wire.js';
+
+export interface OrchestratorServerOptions {
+  orchestrator: Orchestrator;
+  /** Where to listen. The caller owns the state directory, so an existing file here is stale and removed. */
+  socketPath: string;
+  /** Redacts error messages before they are sent. */
+  redact: (text: string) => string;
+  /** With a value: `onIdle` is called once nothing is live or queued and no client is connected for this long. */
+  idleExitMs?: number | undefined;
+  onIdle?: () => void;
+}
+
+/** A listening control socket. */
+export interface OrchestratorServer {
+  readonly socketPath: string;
+  /** Connected clients right now. */
+  clients(): number;
+  /** Stops accepting, closes every client connection and removes the socket file. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `orchestrator` on a Unix socket created with mode 0600 (umask while binding, then
+ * chmod): one JSON-RPC connection per client, params checked with zod, failures sent as
+ * `{ code: -32000, message, data: { code } }` with the OneWorksError's code and a redacted message.
+ */
+export async function startOrchestratorServer(options: OrchestratorServerOptions): Promise<OrchestratorServer> {
+  await rm(options.socketPath, { force: true });
+  const connections = new Set<Connection>();
+  const server = createServer((socket) => serveClient(options, socket, connections));
+  const previous = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } finally {
+    process.umask(previous);
+  }
+  await chmod(options.socketPath, 0o600);
+  const stopIdle = options.idleExitMs === undefined ? () => undefined : watchIdle(options, () => connections.size);
+  let closing: Promise<void> | undefined;
+  return {
+    socketPath: options.socketPath,
+    clients: () => connections.size,
+    close: () => (closing ??= closeServer(server, connections, options.socketPath, stopIdle)),
+  };
+}
+
+function serveClient(options: OrchestratorServerOptions, socket: Socket, connections: Set<Connection>): void {
+  const { orchestrator } = options;
+  const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, { idPrefix: 's' });
+  connections.add(connection);
+  const subscriptions = new Map<string, () => void>();
+  const handle = (method: string, body: (params: unknown) => Promise<unknown>): void => {
+    connection.onRequest(method, async (params) => {
+      try {
+        return await body(params);
+      } catch (error) {
+        throw toWire(error, options.redact);
+      }
+    });
+  };
+  handle('createSession', (p) => orchestrator.createSession(parseParams(CreateSessionParamsSchema, p)));
+  handle('sendMessage', (p) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
+  handle('cancel', (p) => orchestrator.cancel(parseParams(SessionParamsSchema, p).sessionId));
+  handle('status', (p) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));
+  handle('list', () => orchestrator.list());
+  handle('activity', () => Promise.resolve(orchestrator.activity()));
+  handle('wait', (p) => {
+    const { sessionIds, timeoutMs } = parseParams(WaitParamsSchema, p);
+    return orchestrator.wait(sessionIds, Math.min(timeoutMs, MAX_WAIT_MS));
+  });
+  handle('waitForRun', (p) => {
+    const { sessionId, runId } = parseParams(WaitForRunParamsSchema, p);
+    return orchestrator.waitForRun(sessionId, runId);
+  });
+  handle('events.subscribe', async (p) => {
+    const { sessionId } = parseParams(SessionParamsSchema, p);
+    await orchestrator.status(sessionId);
+    if (!subscriptions.has(sessionId)) {
+      subscriptions.set(sessionId, orchestrator.subscribe(sessionId, (event) => {
+        if (connection.state === 'open') connection.notify(EVENT_NOTIFICATION, { sessionId, event }).catch(() => undefined);
+      }));
+    }
+    return { subscribed: sessionId };
+  });
+  handle('events.unsubscribe', (p) => {
+    const { sessionId } = parseParams(SessionParamsSchema, p);
+    subscriptions.get(sessionId)?.();
+    subscriptions.delete(sessionId);
+    return Promise.resolve({ unsubscribed: sessionId });
+  });
+  // A misbehaving client only loses its own connection.
+  connection.onProblem(() => undefined);
+  socket.on('error', () => undefined);
+  void connection.closed.then(() => {
+    for (const unsubscribe of subscriptions.values()) unsubscribe();
+    subscriptions.clear();
+    connections.delete(connection);
+    socket.destroy();
+  });
+  connection.start().catch(() => socket.destroy());
+}
+
+// Polls every min(idleExitMs, 250) ms; idle time restarts whenever a client or a turn exists.
+function watchIdle(options: OrchestratorServerOptions, clients: () => number): () => void {
+  const idleMs = options.idleExitMs!;
+  let busyAt = Date.now();
+  const timer = setInterval(() => {
+    const { live, queued } = options.orchestrator.activity();
+    if (clients() > 0 || live > 0 || queued > 0) busyAt = Date.now();
+    else if (Date.now() - busyAt >= idleMs) {
+      clearInterval(timer);
+      options.onIdle?.();
+    }
+  }, Math.max(10, Math.min(idleMs, 250)));
+  return () => clearInterval(timer);
+}
+
+async function closeServer(server: Server, connections: Set<Connection>, path: string, stopIdle: () => void): Promise<void> {
+  stopIdle();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  await Promise.all([...connections].map((connection) => connection.close()));
+  await closed;
+  await rm(path, { force: true });
+}

@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
+import { PermissionPolicySchema } from '../../core/permissions/index.js';
+import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
+
+/**
+ * The control socket's wire: NDJSON lines of JSON-RPC 2.0 (string ids), one connection per
+ * client. Methods are the OrchestratorApi's names; `events.subscribe` makes the server send
+ * `events.event` notifications `{ sessionId, event }`.
+ */
+
+/** `<state>/orchestrator.sock`: the control socket of the state directory's server. */
+export const socketPath = (stateDir: string): string => join(stateDir, 'orchestrator.sock');
+/** `<state>/orchestrator.log`: stdout and stderr of an auto-started server. */
+export const logPath = (stateDir: string): string => join(stateDir, 'orchestrator.log');
+
+/** Longest single `wait` the server serves; clients loop for longer waits. */
+export const MAX_WAIT_MS = 60_000;
+/** The wire error code of every OneWorksError; `data.code` carries its stable string code. */
+export const ONE_WORKS_WIRE_ERROR = -32000;
+export const EVENT_NOTIFICATION = 'events.event';
+
+const AutonomySchema = z.enum(['off', 'low', 'medium', 'high']);
+const SettingsShape = { model: z.string().min(1).optional(), effort: z.string().min(1).optional(), autonomy: AutonomySchema.optional() };
+const RequestKey = z.string().min(1).max(200).optional();
+const SessionId = z.string().min(1).max(200);
+
+export const CreateSessionParamsSchema = z.strictObject({
+  ...SettingsShape,
+  requestKey: RequestKey,
+  adapter: z.string().min(1),
+  workspace: z.string().min(1),
+  prompt: z.string().min(1),
+  title: z.string().optional(),
+  labels: z.array(z.string()).optional(),
+  policy: PermissionPolicySchema.optional(),
+});
+export const SendMessageParamsSchema = z.strictObject({
+  ...SettingsShape,
+  requestKey: RequestKey,
+  sessionId: SessionId,
+  prompt: z.string().min(1),
+  interrupt: z.boolean().optional(),
+});
+export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
+export const WaitParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) });
+export const WaitForRunParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1) });
+export const TurnHandleSchema = z.strictObject({ sessionId: z.string(), runId: z.string(), state: z.enum(['queued', 'running']) });
+
+/** The JSON-RPC 2.0 envelope of the control socket. */
+export const controlEnvelope: Envelope = {
+  request: (id, method, params) => ({ jsonrpc: '2.0', id, method, params }),
+  notification: (method, params) => ({ jsonrpc: '2.0', method, params }),
+  response: (id, result) => ({ jsonrpc: '2.0', id, result: result ?? null }),
+  errorResponse: (id, error) => ({ jsonrpc: '2.0', id, error }),
+  classify,
+};
+
+function classify(message: unknown): Inbound {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return { kind: 'invalid', reason: 'not an object' };
+  const frame = message as Record<string, unknown>;
+  const { id, method, params } = frame;
+  if (id !== undefined && id !== null && typeof id !== 'string') return { kind: 'invalid', reason: 'id is not a string' };
+  if (typeof method === 'string') return typeof id === 'string' ? { kind: 'request', id, method, params } : { kind: 'notification', method, params };
+  if ('result' in frame && typeof id === 'string') return { kind: 'response', id, result: frame.result };
+  const error = frame.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  if (typeof error === 'object' && error !== null && typeof error.code === 'number' && typeof error.message === 'string') {
+    return { kind: 'error', id: id ?? null, error: { code: error.code, message: error.message, data: error.data } };
+  }
+  return { kind: 'invalid', reason: 'neither request, notification nor response' };
+}
+
+/** Parses handler params; a mismatch is answered with -32602 naming the problem. */
+export function parseParams<T>(schema: z.ZodType<T>, params: unknown): T {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw ProtocolError.invalidParams(`invalid params: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** A handler failure as sent: OneWorksErrors keep their code (message redacted), others become `internal`. */
+export function toWire(error: unknown, redact: (text: string) => string): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  const code: ErrorCode = isOneWorksError(error) ? error.code : ERROR_CODES.INTERNAL;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ProtocolError(ONE_WORKS_WIRE_ERROR, redact(message), { code });
+}
+
+const KNOWN_CODES = new Set<string>(Object.values(ERROR_CODES));
+
+/**
+ * On the client: a `peer_error` the server built with {@link toWire} becomes the OneWorksError
+ * it was (same code and message); anything else is returned unchanged.
+ */
+export function fromWire(error: unknown): unknown {
+  if (!isOneWorksError(error) || error.code !== ERROR_CODES.PEER_ERROR) return error;
+  const data = error.data as { code?: unknown; message?: unknown; data?: { code?: unknown } } | undefined;
+  const code = data?.data?.code;
+  if (data?.code === ONE_WORKS_WIRE_ERROR && typeof code === 'string' && KNOWN_CODES.has(code) && typeof data.message === 'string') {
+    return new OneWorksError(code as ErrorCode, data.message);
+  }
+  return error;
+}
