@@ -24,7 +24,7 @@ interface SubmitFlags {
 /**
  * `serve` (the orchestrator as a local service) and the commands that talk to it: `submit`
  * (a new session, returns at once; the issue's `run --detach`, kept separate so `run` is
- * unchanged), `wait` and `cancel`. The client commands start a server when none runs.
+ * unchanged), `send-queued`, `wait` and `cancel`. The client commands start a server when none runs.
  */
 export function registerServeCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   program
@@ -60,6 +60,32 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           title: flags.title,
         });
         ctx.out.result(handle, () => handle.sessionId);
+        return EXIT.ok;
+      }),
+    );
+
+  program
+    .command('send-queued')
+    .description('queue one more turn of a session in the orchestrator and print its run id at once')
+    .argument('<session>', 'session id')
+    .argument('<prompt>', 'what to ask the agent')
+    .option('--interrupt', 'steer: drop the session\'s queued turns, interrupt the live one, then run this')
+    .option('--request-key <key>', 'idempotency key: repeating the same send returns the original run')
+    .option('-m, --model <id>', 'model id for this turn')
+    .option('-e, --effort <level>', 'reasoning effort for this turn')
+    .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
+    .action((sessionId: string, prompt: string, flags: Omit<SubmitFlags, 'adapter'> & { interrupt?: boolean }, cmd: Command) =>
+      withClient(cmd, run, async (client, ctx) => {
+        const handle = await client.sendMessage({
+          sessionId,
+          prompt,
+          interrupt: flags.interrupt === true,
+          requestKey: flags.requestKey,
+          model: flags.model,
+          effort: flags.effort,
+          autonomy: flags.autonomy as Autonomy | undefined,
+        });
+        ctx.out.result(handle, () => `${handle.sessionId} ${handle.runId} ${handle.state}`);
         return EXIT.ok;
       }),
     );

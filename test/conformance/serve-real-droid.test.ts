@@ -60,6 +60,14 @@ describe('one-works serve with the real droid', () => {
       expect(record.runs.map((run) => run.status)).toEqual(['completed']);
     }
 
+    // A queued follow-up on the first session runs in the server too.
+    const follow = json<TurnHandle>(await rig.run(['--json', 'send-queued', first.sessionId, 'job A follow-up', '--request-key', 'k1']));
+    expect(follow).toMatchObject({ sessionId: first.sessionId, runId: 'r2' });
+    const repeated = json<TurnHandle>(await rig.run(['--json', 'send-queued', first.sessionId, 'job A follow-up', '--request-key', 'k1']));
+    expect(repeated).toEqual(follow);
+    json<WaitResult>(await rig.run(['--json', 'wait', first.sessionId, '--timeout', '120']));
+    expect((await rig.readSession(first.sessionId)).runs.map((run) => run.status)).toEqual(['completed', 'completed']);
+
     const long = json<TurnHandle>(await rig.run(['--json', 'submit', '-w', c, 'long job']));
     await until(() => rig.processes().some((p) => p.args === 'sleep 30'));
     // A short wait times out and still exits 0, naming the working session.
