@@ -12,6 +12,8 @@ export interface BwrapMounts {
   workspace: string;
   /** The session HOME: bound writable at the same path. */
   home: string;
+  /** Further paths bound read-only at the same path after the private /tmp (e.g. the CLI binary's directory when it lives under /tmp). */
+  readOnly?: readonly string[];
 }
 
 /** Name (or path) of the bubblewrap binary. */
@@ -34,6 +36,7 @@ export function wrapWithBwrap<T extends WrappableLaunch>(
     '--dev', '/dev',
     '--proc', '/proc',
     '--tmpfs', '/tmp',
+    ...(mounts.readOnly ?? []).flatMap((path) => ['--ro-bind', path, path]),
     '--bind', mounts.workspace, mounts.workspace,
     '--bind', mounts.home, mounts.home,
     '--die-with-parent',

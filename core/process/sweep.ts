@@ -36,22 +36,26 @@ export function findProcessesByEnv(name: string, value: string): number[] {
   return pids;
 }
 
-/** SIGKILLs every process carrying the marker, repeating until none is left (bounded). Returns how many were killed. */
+/**
+ * SIGKILLs every process carrying the marker, repeating (bounded) so that processes forked
+ * meanwhile are caught too. Returns how many distinct processes were signalled.
+ */
 export function sweepProcessesByEnvSync(name: string, value: string, maxRounds = 10): number {
-  let killed = 0;
+  const killed = new Set<number>();
   for (let round = 0; round < maxRounds; round++) {
-    const pids = findProcessesByEnv(name, value);
+    // A process signalled in an earlier round may still be dying: only new ones count as found.
+    const pids = findProcessesByEnv(name, value).filter((pid) => !killed.has(pid));
     if (pids.length === 0) break;
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
-        killed++;
+        killed.add(pid);
       } catch {
         // Already gone, or not ours to kill.
       }
     }
   }
-  return killed;
+  return killed.size;
 }
 
 const tracked = new Set<string>();

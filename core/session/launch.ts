@@ -1,5 +1,6 @@
 import type { ChildChannel, LaunchSpec, SeedFile } from '../adapter.js';
 import { buildChildEnv } from '../process/env.js';
+import { dirname, isAbsolute } from 'node:path';
 import { OneWorksError } from '../errors.js';
 import { bwrapAvailable, wrapWithBwrap } from '../process/bwrap.js';
 import { spawnChild } from '../process/spawn-child.js';
@@ -67,5 +68,7 @@ async function confine(launch: LaunchSpec, home: string, env: Record<string, str
       'sandbox: bwrap needs bubblewrap, installed and able to create namespaces here (e.g. `apt-get install bubblewrap`); or set sandbox: none',
     );
   }
-  return wrapWithBwrap({ command: launch.command, args: [...launch.args] }, { workspace: launch.cwd, home });
+  // The private /tmp would hide a binary installed under /tmp (a cache or a checkout there).
+  const readOnly = isAbsolute(launch.command) ? [dirname(launch.command)] : [];
+  return wrapWithBwrap({ command: launch.command, args: [...launch.args] }, { workspace: launch.cwd, home, readOnly });
 }

@@ -18,6 +18,11 @@ function startMarked(home: string): number {
   return child.pid!;
 }
 
+// Right after spawn the child may not have exec'd yet (its environ is still the parent's).
+async function waitMarked(home: string, pid: number): Promise<void> {
+  for (let i = 0; i < 100 && !findProcessesByEnv('HOME', home).includes(pid); i++) await new Promise((r) => setTimeout(r, 20));
+}
+
 async function waitGone(pid: number): Promise<boolean> {
   for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
   return !isAlive(pid);
@@ -29,6 +34,8 @@ describe('sweepProcessesByEnv', () => {
     const marked = startMarked(home);
     const other = startMarked(`${home}-other`);
     try {
+      await waitMarked(home, marked);
+      await waitMarked(`${home}-other`, other);
       expect(findProcessesByEnv('HOME', home)).toEqual([marked]);
       expect(sweepProcessesByEnvSync('HOME', home)).toBe(1);
       expect(await waitGone(marked)).toBe(true);
@@ -42,6 +49,7 @@ describe('sweepProcessesByEnv', () => {
     const home = `/tmp/one-works-sweep-tracked-${process.pid}-${Date.now()}`;
     const pid = startMarked(home);
     try {
+      await waitMarked(home, pid);
       trackSweep('HOME', home);
       sweepTrackedSync();
       expect(await waitGone(pid)).toBe(true);
