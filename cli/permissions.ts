@@ -64,7 +64,9 @@ export function createDecider(
       ? createTtyEscalator({ input: terminal.input, output: terminal.output, redact: (text) => out.redact(text), ...(options.signal ? { signal: options.signal } : {}) })
       : declineEscalator);
   const deciders = new Map<string, (ask: PermissionAsk) => Promise<PermissionDecision>>();
-  return (ask, session) => {
+  // Attention notes by request id, attached to the decision they belong to (asks may overlap).
+  const notes = new Map<string, string>();
+  return async (ask, session) => {
     const autonomy: Autonomy = session.runs.at(-1)?.autonomy ?? session.pending?.autonomy ?? 'low';
     const key = `${session.id}:${autonomy}`;
     let decide = deciders.get(key);
@@ -77,12 +79,16 @@ export function createDecider(
         onDecision: (record) => {
           // A prompt abandoned because the person interrupted the turn needs nobody's attention.
           const attention = options.signal?.aborted ? undefined : attentionFor(record, session.id, out);
+          if (attention) notes.set(record.ask.requestId, attention);
           options.onDecision?.({ ...record, session, ...(attention ? { attention } : {}) });
         },
       });
       deciders.set(key, decide);
     }
-    return decide(ask);
+    const decision = await decide(ask);
+    const attention = notes.get(ask.requestId);
+    notes.delete(ask.requestId);
+    return attention ? { ...decision, attention } : decision;
   };
 }
 

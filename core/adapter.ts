@@ -158,6 +158,8 @@ export interface PermissionDecision {
   reason?: string;
   /** For questions: the answers, when allowed. */
   answers?: unknown[];
+  /** Set when the ask was declined with nobody there to decide: why the session needs a person's attention. */
+  attention?: string;
 }
 
 /** The session layer's side of an open adapter session. */

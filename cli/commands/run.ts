@@ -97,8 +97,6 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     });
     // Aborted when the turn is interrupted or over: an open terminal prompt is then declined.
     const prompts = new AbortController();
-    // Escalations declined without a person; the session is marked as needing attention.
-    const attention: string[] = [];
     const runtime: SessionRuntime = {
       store,
       stateDir: ctx.stateDir,
@@ -109,9 +107,6 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       decide: createDecider(ctx, adapterConfig, out, {
         ...(sessionPolicy ? { sessionPolicy } : {}),
         signal: prompts.signal,
-        onDecision: (decision) => {
-          if (decision.attention) attention.push(decision.attention);
-        },
       }),
       interruptGraceMs: cfg.interruptGraceMs ?? ctx.config.orchestrator.cancelGraceMs,
       stopGraceMs: ctx.config.orchestrator.cancelGraceMs,
@@ -162,7 +157,6 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       prompts.abort();
       try {
         await runner.close();
-        if (attention.length > 0) await runner.needsAttention(attention);
       } finally {
         shutdown.release();
       }

@@ -53,6 +53,8 @@ export class SessionRunner {
   readonly #redactor: Redactor;
   readonly #adapterSession: AdapterSession;
   #closed = false;
+  // Notes from decisions declined with nobody to decide, recorded when the turn ends.
+  #attention: string[] = [];
 
   private constructor(rt: SessionRuntime, record: SessionRecord, sink: EventSink, redactor: Redactor, home: string) {
     this.#rt = rt;
@@ -77,7 +79,11 @@ export class SessionRunner {
         emit: (draft: EventDraft) => {
           this.#sink.emit(draft);
         },
-        decide: (ask) => this.#rt.decide(ask, this.#record),
+        decide: async (ask) => {
+          const decision = await this.#rt.decide(ask, this.#record);
+          if (decision.attention) this.#attention.push(decision.attention);
+          return decision;
+        },
         launch: (launch, seed) =>
           launchInSandbox(
             {
@@ -204,6 +210,8 @@ export class SessionRunner {
       // A settled turn clears earlier notes; a failed one says why the session needs attention.
       attention: safe.status === 'completed' || safe.status === 'interrupted' ? undefined : [`run ${run.id} ${safe.status}: ${safe.reason}`],
     });
+    const notes = this.#attention.splice(0);
+    if (notes.length > 0) await this.needsAttention(notes);
     return safe;
   }
 
