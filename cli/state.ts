@@ -14,7 +14,7 @@ export async function openStore(ctx: CliContext, options: { own?: boolean } = { 
     const owner = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
     if (owner.recovered) {
       ctx.out.info(`recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone)`);
-      const changed = await recoverInterruptedRuns(store);
+      const changed = await recoverInterruptedRuns(store, { stateDir: ctx.stateDir });
       if (changed.length > 0) ctx.out.info(`sessions with an interrupted turn now need attention: ${changed.join(', ')}`);
     }
   }

@@ -41,7 +41,7 @@ const TurnHandleSchema = z.strictObject({
 export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orchestrator> {
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
-  await recoverInterruptedRuns(deps.store);
+  await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir });
   const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), TurnHandleSchema);
   return new InProcessOrchestrator({ ...deps, limits: limits.data }, keys);
 }

@@ -1,15 +1,21 @@
-import type { Store } from '../store/index.js';
+import { join } from 'node:path';
+import { sweepProcessesByEnvSync } from '../process/sweep.js';
+import { sessionDir, type Store } from '../store/index.js';
 
 /**
  * Crash recovery at start, after a stale owner of the state directory was replaced: runs the
  * dead owner left `running` have an unknown outcome (their session refuses to continue until a
  * person reconciles it), and runs it left `queued` were never submitted (`cancelled`,
- * `queue_lost`, never replayed). Returns the ids of the sessions it changed.
+ * `queue_lost`, never replayed). With `stateDir`, whatever the dead owner's agents left running
+ * (processes carrying the session HOME: a SIGKILLed owner cannot take its children's process
+ * groups with it) is killed first. Returns the ids of the sessions it changed.
  */
-export async function recoverInterruptedRuns(store: Store, now = new Date()): Promise<string[]> {
+export async function recoverInterruptedRuns(store: Store, options: { stateDir?: string; now?: Date } = {}): Promise<string[]> {
+  const now = options.now ?? new Date();
   const changed: string[] = [];
   for (const record of await store.listSessions()) {
     if (!record.runs.some((r) => r.status === 'running' || r.status === 'queued')) continue;
+    if (options.stateDir) sweepProcessesByEnvSync('HOME', join(sessionDir(options.stateDir, record.id), 'home'));
     const endedAt = now.toISOString();
     const runs = record.runs.map((run) => {
       if (run.status === 'running') return { ...run, status: 'unknown' as const, reason: 'owner_died', endedAt };
