@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { OneWorksError, isOneWorksError } from '../core/errors.js';
 import { createFileStore, type FileStore } from '../core/store/index.js';
 import { recoverInterruptedRuns } from '../core/session/index.js';
 import type { CliContext } from './context.js';
+import { socketPath } from './daemon/wire.js';
 
 /**
  * Opens the state directory. Commands that run sessions own it (one owner at a time; a stale
@@ -11,7 +14,17 @@ import type { CliContext } from './context.js';
 export async function openStore(ctx: CliContext, options: { own?: boolean } = { own: true }): Promise<FileStore> {
   const store = await createFileStore(ctx.stateDir);
   if (options.own !== false) {
-    const owner = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
+    const owner = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() }).catch((error: unknown) => {
+      // While `serve` owns the state directory, say how to reach it instead.
+      if (isOneWorksError(error, 'state_locked') && existsSync(socketPath(ctx.stateDir))) {
+        throw new OneWorksError(
+          'state_locked',
+          `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: use \`one-works submit\` / \`send-queued\` / \`wait\` while it runs, or stop it first.`,
+          { data: error.data, cause: error },
+        );
+      }
+      throw error;
+    });
     if (owner.recovered) {
       ctx.out.info(`recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone)`);
       const changed = await recoverInterruptedRuns(store, { stateDir: ctx.stateDir });
