@@ -2,7 +2,7 @@ import { createConnection as connectSocket, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
-import type { CreateSessionRequest, SendMessageRequest, SessionSummary, TurnHandle, WaitResult } from '../../core/orchestrator/index.js';
+import type { CreateSessionRequest, OrchestratorApi, SendMessageRequest, SessionSummary, TurnHandle, WaitResult } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import type { RunStatus } from '../../core/store/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
@@ -10,16 +10,12 @@ import type { CliContext } from '../context.js';
 import { spawnAutoServer } from './auto-start.js';
 import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, socketPath } from './wire.js';
 
-/** The orchestrator of a running `one-works serve`, seen through its control socket. */
-export interface OrchestratorClient {
-  createSession(request: CreateSessionRequest): Promise<TurnHandle>;
-  sendMessage(request: SendMessageRequest): Promise<TurnHandle>;
-  cancel(sessionId: string): Promise<SessionSummary>;
-  status(sessionId: string): Promise<SessionSummary>;
-  list(): Promise<SessionSummary[]>;
-  /** One server-side wait: the server caps `timeoutMs` at 60 s, so `timedOut` may come earlier. */
-  wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult>;
-  waitForRun(sessionId: string, runId: string): Promise<TurnOutcome & { runStatus: RunStatus }>;
+/**
+ * The orchestrator of a running `one-works serve`, seen through its control socket: the
+ * OrchestratorApi, with `subscribe` asynchronous (it is a round trip) and a `close`. One server
+ * `wait` is capped at 60 s, so `timedOut` may come earlier than asked.
+ */
+export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 'activity'> {
   /** Live events of a session from now on, as `events.event` notifications. */
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Adapter, AdapterSession, Autonomy, PermissionAsk, PermissionDecision, ResolvedCli } from '../adapter.js';
 import { OneWorksError, isOneWorksError } from '../errors.js';
-import type { EventDraft, RuntimeEvent, TurnOutcome } from '../events/index.js';
+import type { EventDraft, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { prepareSessionHome } from '../sandbox/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';
