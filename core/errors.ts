@@ -63,6 +63,8 @@ export const ERROR_CODES = {
   MODEL_UNAVAILABLE: 'model_unavailable',
   /** The requested reasoning effort is not accepted. */
   EFFORT_UNSUPPORTED: 'effort_unsupported',
+  /** A turn changes the model and no supported effort is known for the new one: name one explicitly. */
+  EFFORT_REQUIRED: 'effort_required',
   /** Bad command-line usage. */
   USAGE: 'usage',
   /** A bug: an unexpected failure inside One Works. */

@@ -2,7 +2,20 @@ import { createConnection as connectSocket, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
-import type { CreateSessionRequest, OrchestratorApi, SendMessageRequest, SessionSummary, TurnHandle, WaitResult } from '../../core/orchestrator/index.js';
+import type { CatalogModel } from '../../core/catalog/index.js';
+import type {
+  CreateSessionRequest,
+  OrchestratorApi,
+  OrchestratorInfo,
+  ReadSessionRequest,
+  SendMessageRequest,
+  SessionDetail,
+  SessionSummary,
+  TurnHandle,
+  UpdateSessionRequest,
+  UsageReport,
+  WaitResult,
+} from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import type { RunStatus } from '../../core/store/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
@@ -101,6 +114,26 @@ class SocketClient implements OrchestratorClient {
 
   list(): Promise<SessionSummary[]> {
     return this.#call('list', {}) as Promise<SessionSummary[]>;
+  }
+
+  updateSession(request: UpdateSessionRequest): Promise<SessionSummary> {
+    return this.#call('updateSession', request) as Promise<SessionSummary>;
+  }
+
+  readSession(request: ReadSessionRequest): Promise<SessionDetail> {
+    return this.#call('readSession', request) as Promise<SessionDetail>;
+  }
+
+  usage(sessionIds?: string[]): Promise<UsageReport> {
+    return this.#call('usage', sessionIds ? { sessionIds } : {}) as Promise<UsageReport>;
+  }
+
+  info(): Promise<OrchestratorInfo> {
+    return this.#call('info', {}) as Promise<OrchestratorInfo>;
+  }
+
+  models(adapter: string): Promise<CatalogModel[]> {
+    return this.#call('models', { adapter }) as Promise<CatalogModel[]>;
   }
 
   wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {

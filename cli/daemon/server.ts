@@ -4,11 +4,15 @@ import type { Orchestrator } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
 import {
+  AdapterParamsSchema,
   CreateSessionParamsSchema,
   EVENT_NOTIFICATION,
   MAX_WAIT_MS,
+  ReadSessionParamsSchema,
   SendMessageParamsSchema,
   SessionParamsSchema,
+  UpdateSessionParamsSchema,
+  UsageParamsSchema,
   WaitForRunParamsSchema,
   WaitParamsSchema,
   controlEnvelope,
@@ -87,6 +91,11 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   handle('status', (p) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));
   handle('list', () => orchestrator.list());
   handle('activity', () => Promise.resolve(orchestrator.activity()));
+  handle('updateSession', (p) => orchestrator.updateSession(parseParams(UpdateSessionParamsSchema, p)));
+  handle('readSession', (p) => orchestrator.readSession(parseParams(ReadSessionParamsSchema, p)));
+  handle('usage', (p) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
+  handle('info', () => orchestrator.info());
+  handle('models', (p) => orchestrator.models(parseParams(AdapterParamsSchema, p).adapter));
   handle('wait', (p) => {
     const { sessionIds, timeoutMs } = parseParams(WaitParamsSchema, p);
     return orchestrator.wait(sessionIds, Math.min(timeoutMs, MAX_WAIT_MS));

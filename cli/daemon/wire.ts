@@ -46,7 +46,26 @@ export const SendMessageParamsSchema = z.strictObject({
 export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
 export const WaitParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) });
 export const WaitForRunParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1) });
-export const TurnHandleSchema = z.strictObject({ sessionId: z.string(), runId: z.string(), state: z.enum(['queued', 'running']) });
+export const UpdateSessionParamsSchema = z.strictObject({
+  sessionId: SessionId,
+  title: z.string().max(200).optional(),
+  labels: z.array(z.string().max(64)).max(32).optional(),
+  archived: z.boolean().optional(),
+});
+export const ReadSessionParamsSchema = z.strictObject({
+  sessionId: SessionId,
+  maxEvents: z.number().int().min(1).max(200).optional(),
+  maxBytes: z.number().int().min(1).max(256 * 1024).optional(),
+});
+export const UsageParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).optional() });
+export const AdapterParamsSchema = z.strictObject({ adapter: z.string().min(1) });
+export const EffectiveSettingsSchema = z.strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema });
+export const TurnHandleSchema = z.strictObject({
+  sessionId: z.string(),
+  runId: z.string(),
+  state: z.enum(['queued', 'running']),
+  settings: EffectiveSettingsSchema,
+});
 
 /** The JSON-RPC 2.0 envelope of the control socket. */
 export const controlEnvelope: Envelope = {

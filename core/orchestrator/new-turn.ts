@@ -1,29 +1,23 @@
 import type { SessionRecord } from '../store/index.js';
 import type { AdapterDefaults } from './orchestrator-deps.js';
-import type { TurnSettingsResolved } from './session-slot.js';
-import type { CreateSessionRequest, SendMessageRequest } from './types.js';
+import type { CreateSessionRequest, EffectiveSettings } from './types.js';
 
-/** The settings of a new session's first turn: the request's, else the adapter's defaults. */
-export function createSettings(request: CreateSessionRequest, defaults: AdapterDefaults): TurnSettingsResolved {
-  return {
-    model: request.model ?? defaults.model,
-    effort: request.effort ?? defaults.effort,
-    autonomy: request.autonomy ?? defaults.autonomy,
-  };
-}
-
-/** The settings of a later turn: the request's, else those of the session's latest run. */
-export function sendSettings(record: SessionRecord, request: SendMessageRequest, defaults: () => AdapterDefaults): TurnSettingsResolved {
+/**
+ * The settings of a session's last accepted turn: its latest run (queued ones included), else
+ * the pending settings of its first turn. A record with neither (written before runs kept
+ * their settings) falls back to the adapter's default autonomy.
+ */
+export function lastAcceptedSettings(record: SessionRecord, defaults: () => AdapterDefaults): EffectiveSettings {
   const last = record.runs.at(-1) ?? record.pending;
   return {
-    model: request.model ?? last?.model,
-    effort: request.effort ?? last?.effort,
-    autonomy: request.autonomy ?? last?.autonomy ?? defaults().autonomy,
+    ...(last?.model === undefined ? {} : { model: last.model }),
+    ...(last?.effort === undefined ? {} : { effort: last.effort }),
+    autonomy: last?.autonomy ?? defaults().autonomy,
   };
 }
 
 /** The record of a session that has no run yet; its first turn is recorded as queued next. */
-export function newSessionRecord(id: string, workspace: string, request: CreateSessionRequest, settings: TurnSettingsResolved): SessionRecord {
+export function newSessionRecord(id: string, workspace: string, request: CreateSessionRequest, settings: EffectiveSettings): SessionRecord {
   const now = new Date().toISOString();
   return {
     id,
@@ -32,6 +26,7 @@ export function newSessionRecord(id: string, workspace: string, request: CreateS
     createdAt: now,
     updatedAt: now,
     ...(request.title ? { title: request.title } : {}),
+    ...(request.labels?.length ? { labels: [...request.labels] } : {}),
     status: 'idle',
     runs: [],
     pending: settings,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Autonomy } from '../adapter.js';
+import type { CatalogModel } from '../catalog/index.js';
 import type { SessionRuntime } from '../session/index.js';
 import type { SessionRecord, Store } from '../store/index.js';
 import type { ApprovalSource } from '../workspace/index.js';
@@ -36,6 +37,16 @@ export interface OrchestratorDeps {
    * `usage` for an adapter that is not configured: createSession then records nothing.
    */
   defaultsFor(adapter: string): AdapterDefaults;
+  /** The configured adapters' names, for `info()` (default: none listed). */
+  adapterNames?(): string[];
+  /**
+   * The live catalog's models of an adapter (TTL-cached by the host), which acceptance checks
+   * models and efforts against and takes default efforts from. Resolves `undefined` when the
+   * adapter has no catalog (then nothing is checked); rejects with the listing's OneWorksError.
+   * Called only for turns that name a model other than `inherit` (explicitly or by default).
+   * Without it, nothing is checked and `models()` fails with `usage`.
+   */
+  modelsFor?(adapter: string): Promise<CatalogModel[] | undefined>;
   /**
    * The runtime a session's runner uses (prepared CLI, config, secrets, permission decider).
    * Called whenever a runner is opened, i.e. when a session becomes busy. The orchestrator

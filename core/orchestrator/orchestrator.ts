@@ -1,23 +1,41 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { CatalogModel } from '../catalog/index.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { recoverInterruptedRuns } from '../session/index.js';
-import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
+import { AutonomySchema, type RunRecord, type RunStatus, type SessionRecord } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
 import { ChangeSignal } from './change-signal.js';
 import { createAdmission, isWriter, type Admission } from './admission.js';
+import { chosenModel, needsCatalog, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
 import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
+import { pendingQuestions } from './pending-questions.js';
 import { requestKeyFile } from './request-key-file.js';
 import { RequestKeyRegistry } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
 import { SessionBook } from './session-book.js';
-import { createSettings, newSessionRecord, sendSettings } from './new-turn.js';
-import { SessionSlot, Turn, type TurnSettingsResolved } from './session-slot.js';
+import { readBounds, recentEvents, runView, usageReport } from './session-detail.js';
+import { applyMetadata, checkMetadata } from './session-metadata.js';
+import { lastAcceptedSettings, newSessionRecord } from './new-turn.js';
+import { SessionSlot, Turn } from './session-slot.js';
 import { assertKnownOutcome, cancelRuns, isTerminal, outcomeOfRun, summarize } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
-import type { CreateSessionRequest, OrchestratorApi, SendMessageRequest, SessionSummary, TurnHandle, WaitResult } from './types.js';
+import type {
+  CreateSessionRequest,
+  EffectiveSettings,
+  OrchestratorApi,
+  OrchestratorInfo,
+  ReadSessionRequest,
+  SendMessageRequest,
+  SessionDetail,
+  SessionSummary,
+  TurnHandle,
+  UpdateSessionRequest,
+  UsageReport,
+  WaitResult,
+} from './types.js';
 
 /** The in-process orchestrator: the API plus `shutdown`. */
 export interface Orchestrator extends OrchestratorApi {
@@ -25,11 +43,14 @@ export interface Orchestrator extends OrchestratorApi {
   shutdown(): Promise<void>;
 }
 
-const TurnHandleSchema = z.strictObject({
+// Handles saved before turns reported their settings have none: replays fill them from the run.
+const StoredHandleSchema = z.strictObject({
   sessionId: z.string().min(1),
   runId: z.string().min(1),
   state: z.enum(['queued', 'running']),
+  settings: z.strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema }).optional(),
 });
+type StoredHandle = z.infer<typeof StoredHandleSchema>;
 
 /**
  * Starts an orchestrator over `deps.store`: first recovers what a dead owner left (queued runs
@@ -42,13 +63,13 @@ export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orches
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
   await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir });
-  const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), TurnHandleSchema);
+  const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema);
   return new InProcessOrchestrator({ ...deps, limits: limits.data }, keys);
 }
 
 class InProcessOrchestrator implements Orchestrator {
   readonly #deps: OrchestratorDeps;
-  readonly #keys: RequestKeyRegistry<TurnHandle>;
+  readonly #keys: RequestKeyRegistry<StoredHandle>;
   readonly #admission: Admission;
   readonly #redactor = new Redactor();
   readonly #slots = new Map<string, SessionSlot>();
@@ -57,7 +78,7 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #signal = new ChangeSignal();
   #closing = false;
 
-  constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<TurnHandle>) {
+  constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle>) {
     this.#deps = deps;
     this.#keys = keys;
     const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession } = deps.limits;
@@ -73,11 +94,12 @@ class InProcessOrchestrator implements Orchestrator {
     this.#assertOpen();
     const defaults = this.#deps.defaultsFor(request.adapter);
     const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
+    const { labels } = checkMetadata(request);
     const { requestKey, ...args } = request;
     return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async () => {
-      const settings = createSettings(request, defaults);
-      const record = newSessionRecord(await this.#newSessionId(), workspace, request, settings);
-      const slot = new SessionSlot(this.#newBook(record, 0), request.labels);
+      const settings = await this.#withCatalog(request.adapter, () => chosenModel(request, defaults), (models) => resolveCreateSettings(request, defaults, models));
+      const record = newSessionRecord(await this.#newSessionId(), workspace, { ...request, labels }, settings);
+      const slot = new SessionSlot(this.#newBook(record, 0));
       return this.#accept(slot, request.prompt, settings, false);
     });
   }
@@ -86,10 +108,14 @@ class InProcessOrchestrator implements Orchestrator {
     this.#assertOpen();
     const slot = await this.#slot(request.sessionId);
     const { requestKey, ...args } = request;
-    return this.#withKey(requestKey, { op: 'send', ...args }, () => {
-      const record = slot.book.record;
-      assertKnownOutcome(record);
-      const settings = sendSettings(record, request, () => this.#deps.defaultsFor(record.adapter));
+    return this.#withKey(requestKey, { op: 'send', ...args }, async () => {
+      const adapter = slot.book.record.adapter;
+      const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
+      assertKnownOutcome(slot.book.record);
+      const settings = await this.#withCatalog(adapter, () => chosenModel(request, previous()), (models) => {
+        assertKnownOutcome(slot.book.record);
+        return resolveSendSettings(request, previous(), models);
+      });
       return this.#accept(slot, request.prompt, settings, request.interrupt === true);
     });
   }
@@ -161,6 +187,59 @@ class InProcessOrchestrator implements Orchestrator {
     return { live: snapshot.live.length, queued: snapshot.queued.length };
   }
 
+  async updateSession(request: UpdateSessionRequest): Promise<SessionSummary> {
+    const { sessionId, ...update } = request;
+    checkMetadata(update);
+    const slot = await this.#slot(sessionId);
+    await slot.book.update((record) => applyMetadata(record, update));
+    return this.#summary(slot);
+  }
+
+  async readSession(request: ReadSessionRequest): Promise<SessionDetail> {
+    const bounds = readBounds(request);
+    const slot = await this.#slot(request.sessionId);
+    // Persisted events only: the log may lag the live stream by the events in flight.
+    const log = await this.#deps.store.readEvents(request.sessionId);
+    const { events, truncated } = recentEvents(log, bounds);
+    const record = slot.book.record;
+    const latest = record.runs.at(-1);
+    return {
+      summary: this.#summary(slot),
+      ...(latest ? { latestRun: runView(latest) } : {}),
+      events,
+      eventsTruncated: truncated,
+      pendingQuestions: pendingQuestions(log, record.attention),
+    };
+  }
+
+  async usage(sessionIds?: string[]): Promise<UsageReport> {
+    if (sessionIds) return usageReport(await Promise.all(sessionIds.map(async (id) => (await this.#slot(id)).book.record)));
+    const stored = await this.#deps.store.listSessions();
+    const records = stored.map((record) => this.#slots.get(record.id)?.book.record ?? record);
+    for (const slot of this.#slots.values()) if (!stored.some((r) => r.id === slot.id)) records.push(slot.book.record);
+    return usageReport(records);
+  }
+
+  async info(): Promise<OrchestratorInfo> {
+    const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession, runTimeoutMs, cancelGraceMs } = this.#deps.limits;
+    return {
+      approvedRoots: [...this.#deps.approvedRoots],
+      limits: { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession, runTimeoutMs, cancelGraceMs },
+      activity: this.activity(),
+      adapters: (this.#deps.adapterNames?.() ?? []).map((name) => {
+        const { model, effort, autonomy } = this.#deps.defaultsFor(name);
+        return { name, ...(model === undefined ? {} : { model }), ...(effort === undefined ? {} : { effort }), autonomy };
+      }),
+    };
+  }
+
+  async models(adapter: string): Promise<CatalogModel[]> {
+    this.#deps.defaultsFor(adapter);
+    const models = this.#deps.modelsFor ? await this.#deps.modelsFor(adapter) : undefined;
+    if (!models) throw new OneWorksError(ERROR_CODES.USAGE, `adapter ${adapter} cannot list its models`, { data: { adapter } });
+    return models;
+  }
+
   async shutdown(): Promise<void> {
     this.#closing = true;
     await Promise.all([...this.#slots.values()].map((slot) => this.cancel(slot.id)));
@@ -172,7 +251,7 @@ class InProcessOrchestrator implements Orchestrator {
 
   // Records the turn as queued and hands it to admission. The bounds are checked first, so a
   // refused turn (queue_full) leaves no trace; a started turn waits for its record to be written.
-  async #accept(slot: SessionSlot, prompt: string, settings: TurnSettingsResolved, interrupt: boolean): Promise<TurnHandle> {
+  async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, interrupt: boolean): Promise<TurnHandle> {
     const record = slot.book.record;
     const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
     this.#admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
@@ -192,7 +271,7 @@ class InProcessOrchestrator implements Orchestrator {
       for (const other of slot.turns.values()) if (other !== turn && this.#admission.stateOf(other.turnId) === 'live') other.requestCancel();
     }
     this.#pump();
-    return { sessionId: slot.id, runId: turn.runId, state: this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : 'queued' };
+    return { sessionId: slot.id, runId: turn.runId, state: this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : 'queued', settings };
   }
 
   // Starts every turn admission lets start now.
@@ -229,7 +308,7 @@ class InProcessOrchestrator implements Orchestrator {
 
   #summary(slot: SessionSlot): SessionSummary {
     const live = [...slot.turns.values()].some((turn) => this.#admission.stateOf(turn.turnId) === 'live');
-    return summarize(slot.book.record, { live, queued: slot.turns.size - (live ? 1 : 0), labels: slot.labels });
+    return summarize(slot.book.record, { live, queued: slot.turns.size - (live ? 1 : 0) });
   }
 
   async #slot(sessionId: string): Promise<SessionSlot> {
@@ -254,7 +333,20 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   async #withKey(requestKey: string | undefined, args: unknown, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
-    return requestKey === undefined ? make() : this.#keys.claim(requestKey, args, make);
+    if (requestKey === undefined) return make();
+    const handle = await this.#keys.claim(requestKey, args, make);
+    if (handle.settings) return { ...handle, settings: handle.settings };
+    // A handle saved before handles carried settings: the run recorded them.
+    const run = (await this.#slot(handle.sessionId)).book.record.runs.find((r) => r.id === handle.runId);
+    return { ...handle, settings: run ? runView(run).settings : { autonomy: 'low' } };
+  }
+
+  // Resolves turn settings, fetching the adapter's catalog first when the model will be checked.
+  // After the fetch, `resolve` runs with no await in between, so it sees the session as it is
+  // when the turn is accepted.
+  async #withCatalog(adapter: string, model: () => string | undefined, resolve: (models: CatalogModel[] | undefined) => EffectiveSettings): Promise<EffectiveSettings> {
+    if (!needsCatalog(model()) || !this.#deps.modelsFor) return resolve(undefined);
+    return resolve(await this.#deps.modelsFor(adapter));
   }
 
   async #newSessionId(): Promise<string> {

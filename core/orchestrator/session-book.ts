@@ -69,7 +69,11 @@ export class SessionBook {
     return { ...this.#record, runs: this.#record.runs.slice(0, base) };
   }
 
-  /** A record written by the runner: its runs replace the prefix they cover; later runs stay. */
+  /**
+   * A record written by the runner: its runs replace the prefix they cover; later runs stay.
+   * Metadata the orchestrator owns (title, labels, archived) stays as it is here: the runner's
+   * copy may predate an `updateSession`.
+   */
   mergeFromRunner(written: SessionRecord): Promise<void> {
     return this.update((current) => {
       const ownRuns = written.runs;
@@ -78,7 +82,8 @@ export class SessionBook {
       if (theirs && mine && mine.id !== theirs.id) {
         throw new OneWorksError(ERROR_CODES.INTERNAL, `session ${current.id}: the runner wrote run ${theirs.id} where run ${mine.id} is recorded`);
       }
-      return { ...written, runs: [...ownRuns, ...current.runs.slice(ownRuns.length)] };
+      const { title, labels, archived } = current;
+      return { ...written, title, labels, archived, runs: [...ownRuns, ...current.runs.slice(ownRuns.length)] };
     });
   }
 

@@ -1,13 +1,6 @@
-import type { Autonomy } from '../adapter.js';
 import { SessionRunner } from '../session/index.js';
 import type { SessionBook } from './session-book.js';
-
-/** The settings one turn runs with, fixed when it is accepted. */
-export interface TurnSettingsResolved {
-  model?: string | undefined;
-  effort?: string | undefined;
-  autonomy: Autonomy;
-}
+import type { EffectiveSettings } from './types.js';
 
 /**
  * One accepted turn, from queued to released. Cancelling it before its runner attached the
@@ -17,7 +10,7 @@ export class Turn {
   readonly runId: string;
   readonly turnId: string;
   readonly prompt: string;
-  readonly settings: TurnSettingsResolved;
+  readonly settings: EffectiveSettings;
   readonly abort = new AbortController();
   /** Settles once its queued record is persisted. */
   recorded: Promise<void> = Promise.resolve();
@@ -26,7 +19,7 @@ export class Turn {
   #cancelRequested = false;
   #promptStarted = false;
 
-  constructor(sessionId: string, runId: string, prompt: string, settings: TurnSettingsResolved) {
+  constructor(sessionId: string, runId: string, prompt: string, settings: EffectiveSettings) {
     this.runId = runId;
     this.turnId = `${sessionId}/${runId}`;
     this.prompt = prompt;
@@ -56,7 +49,6 @@ export class Turn {
 /** The orchestrator's state of one session it has touched in this process. */
 export class SessionSlot {
   readonly book: SessionBook;
-  labels: string[] | undefined;
   /** Accepted turns not yet released, by run id (queued and live). */
   readonly turns = new Map<string, Turn>();
   runner: SessionRunner | undefined;
@@ -64,9 +56,8 @@ export class SessionSlot {
   runnerBase = 0;
   #unsubscribe: (() => void) | undefined;
 
-  constructor(book: SessionBook, labels?: string[]) {
+  constructor(book: SessionBook) {
     this.book = book;
-    this.labels = labels;
   }
 
   get id(): string {

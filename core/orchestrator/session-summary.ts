@@ -8,11 +8,10 @@ export function isTerminal(status: RunStatus): boolean {
   return status !== 'queued' && status !== 'running';
 }
 
-/** What the orchestrator knows beyond the record: its live and queued turns, and labels. */
+/** What the orchestrator knows beyond the record: its live and queued turns. */
 export interface SessionActivity {
   live: boolean;
   queued: number;
-  labels?: string[] | undefined;
 }
 
 /** The summary `status`, `list` and `wait` return. A session with a live or queued turn is `working`. */
@@ -24,7 +23,10 @@ export function summarize(record: SessionRecord, activity: SessionActivity): Ses
     adapter: record.adapter,
     workspace: record.workspace,
     ...(record.title ? { title: record.title } : {}),
-    ...(activity.labels ? { labels: [...activity.labels] } : {}),
+    ...(record.labels?.length ? { labels: [...record.labels] } : {}),
+    ...(record.archived ? { archived: true } : {}),
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
     state: busy ? 'working' : record.status === 'working' ? 'idle' : record.status,
     queueDepth: activity.queued,
     ...(latest ? { latestRun: { runId: latest.id, status: latest.status, ...(latest.reason ? { reason: latest.reason } : {}) } } : {}),

@@ -1,5 +1,6 @@
 import type { Autonomy } from '../adapter.js';
-import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
+import type { CatalogModel } from '../catalog/index.js';
+import type { RuntimeEvent, TurnOutcome, Usage } from '../events/index.js';
 import type { PermissionPolicy } from '../permissions/index.js';
 import type { RunStatus, SessionStatus } from '../store/index.js';
 
@@ -38,12 +39,76 @@ export interface SendMessageRequest extends TurnSettings {
   interrupt?: boolean | undefined;
 }
 
-/** What accepting a turn returns. */
+/** The settings a turn runs with, resolved once at acceptance (recorded on its run). */
+export interface EffectiveSettings {
+  model?: string | undefined;
+  effort?: string | undefined;
+  autonomy: Autonomy;
+}
+
+/** What accepting a turn returns. A request key replays the original handle, settings included. */
 export interface TurnHandle {
   sessionId: string;
   runId: string;
   /** Queued (waiting for admission) or already running. */
   state: 'queued' | 'running';
+  settings: EffectiveSettings;
+}
+
+/** Metadata changes; absent fields stay as they are. Labels replace the whole set. */
+export interface UpdateSessionRequest {
+  sessionId: string;
+  title?: string | undefined;
+  labels?: string[] | undefined;
+  archived?: boolean | undefined;
+}
+
+/** Bounds of {@link OrchestratorApi.readSession}: the most recent events, newest last. */
+export interface ReadSessionRequest {
+  sessionId: string;
+  /** At most this many events (1–200, default 50). Deltas are never included. */
+  maxEvents?: number | undefined;
+  /** At most this many bytes of serialized events (default and max 256 KiB); older ones are dropped first. */
+  maxBytes?: number | undefined;
+}
+
+export interface RunView {
+  runId: string;
+  status: RunStatus;
+  reason?: string | undefined;
+  prompt: string;
+  settings: EffectiveSettings;
+  startedAt?: string | undefined;
+  endedAt?: string | undefined;
+  /** The committed assistant text. */
+  text?: string | undefined;
+  usage?: Usage | undefined;
+}
+
+export interface SessionDetail {
+  summary: SessionSummary;
+  latestRun?: RunView | undefined;
+  /** Recent persisted events (redacted), oldest first, within the request's bounds. */
+  events: RuntimeEvent[];
+  /** True when older events exist that were left out. */
+  eventsTruncated: boolean;
+  /** Questions the agent asked that nobody answered (e.g. permission asks declined for want of a person). */
+  pendingQuestions: string[];
+}
+
+export interface UsageReport {
+  /** Summed over the runs that reported usage. */
+  total: Usage;
+  sessions: Array<{ sessionId: string; runs: number; usage: Usage }>;
+}
+
+/** What the orchestrator runs under: for clients choosing a workspace or a model. */
+export interface OrchestratorInfo {
+  approvedRoots: string[];
+  limits: { maxConcurrentRuns: number; maxQueuedTotal: number; maxQueuedPerSession: number; runTimeoutMs: number; cancelGraceMs: number };
+  activity: { live: number; queued: number };
+  /** Configured adapters and the defaults a new session of each starts with. */
+  adapters: Array<{ name: string; model?: string | undefined; effort?: string | undefined; autonomy: Autonomy }>;
 }
 
 export interface SessionSummary {
@@ -52,6 +117,9 @@ export interface SessionSummary {
   workspace: string;
   title?: string | undefined;
   labels?: string[] | undefined;
+  archived?: boolean | undefined;
+  createdAt: string;
+  updatedAt: string;
   /** working: a live turn; idle: nothing live or queued; needs_attention / failed: see `attention`. */
   state: SessionStatus;
   queueDepth: number;
@@ -83,4 +151,14 @@ export interface OrchestratorApi {
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): () => void;
   /** Live plus queued turns across all sessions. */
   activity(): { live: number; queued: number };
+  /** Title, labels, archive flag; persisted in the session record. */
+  updateSession(request: UpdateSessionRequest): Promise<SessionSummary>;
+  /** Latest run, recent events (bounded), attention reasons, pending questions. */
+  readSession(request: ReadSessionRequest): Promise<SessionDetail>;
+  /** Token usage of the given sessions (all when omitted). */
+  usage(sessionIds?: string[]): Promise<UsageReport>;
+  /** Approved roots, limits, activity, adapter defaults. */
+  info(): Promise<OrchestratorInfo>;
+  /** The live catalog's models of an adapter (TTL-cached), as acceptance checks them. */
+  models(adapter: string): Promise<CatalogModel[]>;
 }

@@ -44,6 +44,10 @@ export const SessionRecordSchema = z.strictObject({
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   title: z.string().optional(),
+  /** Caller-chosen tags (One Works metadata; also sent to the agent CLI where it has tags). */
+  labels: z.array(z.string()).optional(),
+  /** Hidden from default listings by callers that filter; the session itself is unchanged. */
+  archived: z.boolean().optional(),
   nativeSessionId: z.string().optional(),
   cliVersion: z.string().optional(),
   protocolVersion: z.string().optional(),

@@ -1,0 +1,80 @@
+import { INHERIT_MODEL, validateModelAndEffort, type CatalogModel } from '../catalog/index.js';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+import type { AdapterDefaults } from './orchestrator-deps.js';
+import type { EffectiveSettings, TurnSettings } from './types.js';
+
+/**
+ * Launch defaults: the settings a turn runs with, resolved once when it is accepted. Pure; the
+ * caller fetches the catalog (only when {@link needsCatalog} says so) and records the result.
+ *
+ * - create: model = request ?? adapter default; effort = request ?? (the default model ? the
+ *   configured default effort : the catalog's default effort of that model); autonomy =
+ *   request ?? adapter default.
+ * - send: every setting the request leaves out comes from the session's last accepted turn
+ *   (never from the host's defaults), except that a changed model never carries the old
+ *   model's effort: the new model's catalog default is used instead.
+ * - a model with no effort levels (efforts `[]` or `['none']`) gets no effort unless one is asked.
+ * - a model that lists efforts but no default, with no effort asked: `effort_required`.
+ * - a checked model and effort must pass `validateModelAndEffort` (`model_unavailable`,
+ *   `effort_unsupported`); model undefined or `inherit` is never checked.
+ */
+
+/** True when resolving these settings needs the catalog: a model that will be checked. */
+export function needsCatalog(model: string | undefined): boolean {
+  return model !== undefined && model !== INHERIT_MODEL;
+}
+
+/** The model a request will run: the asked one, else the base's (defaults or the last turn). */
+export function chosenModel(request: TurnSettings, base: { model?: string | undefined }): string | undefined {
+  return request.model ?? base.model;
+}
+
+/**
+ * Settings of a new session's first turn. `models` is the adapter's catalog (undefined when
+ * the adapter has none, or the model is not checked).
+ */
+export function resolveCreateSettings(request: TurnSettings, defaults: AdapterDefaults, models: readonly CatalogModel[] | undefined): EffectiveSettings {
+  const model = chosenModel(request, defaults);
+  const effort = request.effort ?? (model === defaults.model ? defaults.effort : catalogDefaultEffort(model, models));
+  return checked({ model, effort, autonomy: request.autonomy ?? defaults.autonomy }, models);
+}
+
+/**
+ * Settings of a follow-up turn, from the session's last accepted turn `previous` (its queued,
+ * running or ended run, or the pending settings of a session with no run yet).
+ */
+export function resolveSendSettings(request: TurnSettings, previous: EffectiveSettings, models: readonly CatalogModel[] | undefined): EffectiveSettings {
+  const model = chosenModel(request, previous);
+  const modelChanged = model !== previous.model;
+  const effort = request.effort ?? (modelChanged ? catalogDefaultEffort(model, models) : previous.effort);
+  return checked({ model, effort, autonomy: request.autonomy ?? previous.autonomy }, models);
+}
+
+// The effort the catalog gives a model run without one; undefined for a model with no effort
+// levels or one the catalog cannot be asked about. A model that lists efforts but names no
+// default leaves nothing safe to pick: `effort_required`.
+function catalogDefaultEffort(model: string | undefined, models: readonly CatalogModel[] | undefined): string | undefined {
+  if (!needsCatalog(model) || models === undefined) return undefined;
+  const entry = models.find((m) => m.id === model);
+  if (!entry || entry.disabled || hasNoEffortLevels(entry)) return undefined;
+  if (entry.defaultEffort !== undefined) return entry.defaultEffort;
+  throw new OneWorksError(
+    ERROR_CODES.EFFORT_REQUIRED,
+    `model ${entry.id} has no default reasoning effort and the previous one does not carry over to a new model; give an effort explicitly (supported: ${entry.efforts.join(', ')})`,
+    { data: { model: entry.id, supported: entry.efforts } },
+  );
+}
+
+function hasNoEffortLevels(model: CatalogModel): boolean {
+  return model.efforts.length === 0 || (model.efforts.length === 1 && model.efforts[0] === 'none');
+}
+
+// Validates model and effort against the catalog (when there is one) and drops undefined keys.
+function checked(settings: EffectiveSettings, models: readonly CatalogModel[] | undefined): EffectiveSettings {
+  if (models !== undefined) validateModelAndEffort(models, settings);
+  return {
+    ...(settings.model === undefined ? {} : { model: settings.model }),
+    ...(settings.effort === undefined ? {} : { effort: settings.effort }),
+    autonomy: settings.autonomy,
+  };
+}
