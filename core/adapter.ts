@@ -128,6 +128,11 @@ export interface SessionSpec {
   effort: string | undefined;
   autonomy: Autonomy;
   title: string | undefined;
+  /**
+   * The session's One Works labels. An adapter whose CLI has session tags sends them when it
+   * creates the native session, and only then (never on a load or resume); optional.
+   */
+  tags?: readonly string[];
 }
 
 /** A permission question from the agent, normalised for the policy engine. */
@@ -188,6 +193,13 @@ export interface AdapterSession {
   interrupt(): Promise<void>;
   /** Stops the child and waits for it to exit and drain (bounded). Idempotent. */
   close(): Promise<void>;
+  /**
+   * Optional: renames the native session (the title the agent CLI shows). Works on an open
+   * session only, never starts a child; resolves once the CLI confirmed the new title and
+   * rejects with a OneWorksError (stable code, redacted message) otherwise, or when `signal`
+   * aborts. Adapters whose CLI has no titles leave it out.
+   */
+  rename?(title: string, signal?: AbortSignal): Promise<void>;
   /** Facts negotiated with the child, once started. */
   readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
 }

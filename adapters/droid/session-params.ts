@@ -32,6 +32,15 @@ export const InitializeSessionWithPrompt: RequestDescriptor<InitializeWithPrompt
   result: InitializeSession.result,
 });
 
+/**
+ * One Works labels as `initialize_session.tags` (`[{name}]`, first occurrence of each label
+ * kept, in order); `{}` when there are none, so that nothing is sent.
+ */
+export function nativeTags(labels: readonly string[] | undefined): { tags?: Array<{ name: string }> } {
+  const names = [...new Set(labels ?? [])];
+  return names.length > 0 ? { tags: names.map((name) => ({ name })) } : {};
+}
+
 /** Largest rules file read into the system prompt, in bytes. */
 export const MAX_RULES_FILE_BYTES = 256 * 1024;
 

@@ -17,7 +17,8 @@ import { DROID_METHODS, LoadSession, UpdateSessionSettings, AddUserMessage, Inte
 import { checkNegotiation, parseInitializeResult, parseLoadResult, readAnnouncedVersions } from './negotiate.js';
 import { answerAskUser, answerPermission } from './permissions.js';
 import { createDroidProjector, type DroidProjector } from './project.js';
-import { composeSessionParams, InitializeSessionWithPrompt, resumedPromptNotice } from './session-params.js';
+import { renameDroidSession } from './rename.js';
+import { composeSessionParams, InitializeSessionWithPrompt, nativeTags, resumedPromptNotice } from './session-params.js';
 import { describeDroidLaunch } from './launch.js';
 import { composeDroidSettings, type ComposedSettings } from './settings.js';
 
@@ -53,7 +54,8 @@ export class DroidSession implements AdapterSession {
     this.#config = config;
     this.#spec = spec;
     this.#io = io;
-    this.#projector = createDroidProjector({ workspace: spec.workspace });
+    // A One Works title is set at creation (droid then marks it manual); automatic titles never replace it.
+    this.#projector = createDroidProjector({ workspace: spec.workspace, manualTitle: spec.title !== undefined });
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
   }
 
@@ -84,6 +86,16 @@ export class DroidSession implements AdapterSession {
     const conn = this.#conn;
     if (!conn || conn.state !== 'open') return;
     await conn.request(InterruptSession, {}, { timeoutMs: this.#config.interruptGraceMs });
+  }
+
+  /**
+   * `droid.rename_session` on the running droid (see rename.ts). Never starts droid: rejects
+   * with connection_closed when no droid runs for this session; waits for a start in progress.
+   */
+  async rename(title: string, signal?: AbortSignal): Promise<void> {
+    await this.#starting?.catch(() => undefined);
+    const conn = this.#exit || this.#closing ? undefined : this.#conn;
+    await renameDroidSession(conn, title, { redactor: this.#io.redactor, timeoutMs: this.#config.requestTimeoutMs, ...(signal ? { signal } : {}) });
   }
 
   close(): Promise<void> {
@@ -182,6 +194,8 @@ export class DroidSession implements AdapterSession {
           interactionMode: 'auto',
           ...params.initialize,
           ...(this.#spec.title ? { title: this.#spec.title } : {}),
+          // Labels become droid session tags at creation only; load_session never re-sends them.
+          ...nativeTags(this.#spec.tags),
         },
         { timeoutMs },
       );
