@@ -5,6 +5,7 @@ import { isHiddenMessage, outputText, readMessage } from './project/content.js';
 import { agentError, assertNever, childSession, native, permissionResolved, progressDraft } from './project/drafts.js';
 import { contentHash, droidEventKeys, toUsage } from './project/keys.js';
 import { MessageKeys } from './project/message-keys.js';
+import { TitleUpdates } from './project/titles.js';
 import { ToolSpans } from './project/tool-spans.js';
 import { TurnText } from './project/turn-text.js';
 import { DroidMessageSchema, type DroidMessage } from './wire.js';
@@ -21,6 +22,8 @@ export interface DroidProjectorOptions {
    * random id.
    */
   epoch?: string;
+  /** The session has a title One Works chose: droid's automatic titles do not replace it. Default false. */
+  manualTitle?: boolean;
 }
 
 /** What `agent_turn_completed` said, plus the turn's assistant text. */
@@ -73,6 +76,7 @@ class Projector implements DroidProjector {
   readonly #keys = new MessageKeys();
   readonly #turns = new TurnText();
   readonly #hookEvents = new Map<string, string>();
+  readonly #titles: TitleUpdates;
   #counter = 0;
   #lastWorkingState: string | undefined;
   #lastSettings: string | undefined;
@@ -81,6 +85,7 @@ class Projector implements DroidProjector {
   constructor(options: DroidProjectorOptions) {
     this.#epoch = options.epoch ?? randomUUID().slice(0, 8);
     this.#spans = new ToolSpans(options.workspace);
+    this.#titles = new TitleUpdates(options.manualTitle ?? false);
   }
 
   project(params: unknown): EventDraft[] {
@@ -185,13 +190,8 @@ class Projector implements DroidProjector {
         this.#lastSettings = snapshot;
         return [{ type: 'settings.changed', key: this.#next('settings'), settings: n.settings }];
       }
-      // The title is a session attribute like the model or autonomy, so it is reported with them
-      // (`{title, titleSource}`); automatic titles can arrive after a manual rename (0.225.2).
-      case 'session_title_updated': {
-        const settings: Record<string, unknown> = { title: n.title };
-        if (n.updateType !== undefined) settings.titleSource = n.updateType;
-        return [{ type: 'settings.changed', key: `title:${n.updateType ?? 'unknown'}:${contentHash(n.title)}`, settings }];
-      }
+      case 'session_title_updated':
+        return this.#titles.project(n);
       case 'hook_execution_started':
       case 'hook_execution_completed':
         return [this.#hook(n)];
