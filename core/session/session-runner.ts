@@ -7,6 +7,7 @@ import { prepareSessionHome } from '../sandbox/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';
 import { EventSink, type EventListener } from './event-sink.js';
 import { launchInSandbox } from './launch.js';
+import { RENAME_TIMEOUT_MS, renameBounded } from './rename-native.js';
 
 /** Everything a session needs from the runtime, independent of the adapter. */
 export interface SessionRuntime {
@@ -37,6 +38,11 @@ export interface NewSessionOptions {
   effort?: string | undefined;
   autonomy: Autonomy;
   title?: string | undefined;
+  /**
+   * One Works labels: kept in the record as `labels`, and given to the adapter, which sends
+   * them as native session tags when it creates the native session (droid: `initialize_session.tags`).
+   */
+  tags?: string[] | undefined;
   /** The session's additions to its adapter's permission policy, kept in the record. */
   policy?: SessionRecord['policy'];
 }
@@ -74,6 +80,7 @@ export class SessionRunner {
         effort: last?.effort,
         autonomy: last?.autonomy ?? 'low',
         title: record.title,
+        ...(record.labels && record.labels.length > 0 ? { tags: record.labels } : {}),
       },
       {
         emit: (draft: EventDraft) => {
@@ -117,6 +124,7 @@ export class SessionRunner {
       createdAt: now,
       updatedAt: now,
       ...(options.title ? { title: options.title } : {}),
+      ...(options.tags && options.tags.length > 0 ? { labels: [...options.tags] } : {}),
       cliVersion: rt.cli.version,
       status: 'idle',
       runs: [],
@@ -251,6 +259,30 @@ export class SessionRunner {
     void this.#adapterSession.interrupt().catch(() => undefined);
     const endedInTime = await Promise.race([ended.then(() => true), delay(this.#rt.interruptGraceMs).then(() => false)]);
     if (!endedInTime) await this.#adapterSession.close();
+  }
+
+  /**
+   * Best effort: gives the native session `title` (droid: `rename_session`), e.g. after the
+   * first turn of a session created with a title. Resolves true once the agent confirmed it;
+   * false, never a rejection, when this runner is closed, the adapter cannot rename, no agent
+   * process is running for the session, or the call fails or outlasts `timeoutMs` (default
+   * RENAME_TIMEOUT_MS), each failure recorded as a `log` event. Never touches the record: the
+   * One Works title and every recorded turn outcome stay as they are.
+   */
+  async renameNative(title: string, options: { timeoutMs?: number } = {}): Promise<boolean> {
+    if (this.#closed) return false;
+    try {
+      const result = await renameBounded(this.#adapterSession, title, options.timeoutMs ?? RENAME_TIMEOUT_MS);
+      if (result.ok) return true;
+      const message = result.unsupported
+        ? `native rename skipped: the ${this.#rt.adapter.name} adapter cannot rename its sessions`
+        : `native rename to "${title}" failed (${result.code}): ${result.message}; the session keeps its title in One Works`;
+      this.#sink.emit({ type: 'log', key: `rename:${randomBytes(6).toString('hex')}`, level: result.unsupported ? 'info' : 'warn', message });
+      await this.#sink.flush();
+    } catch {
+      // Best effort: a failure to record the note changes nothing either.
+    }
+    return false;
   }
 
   /** Marks the session as needing a person's attention, with notes saying why (e.g. a declined escalation). */
