@@ -59,6 +59,8 @@ export const ERROR_CODES = {
   STATE_LOCKED: 'state_locked',
   /** A state file is malformed; One Works refuses to rewrite it. */
   STATE_CORRUPT: 'state_corrupt',
+  /** The running orchestrator was started with a different config or environment than this command; restart it. */
+  ORCHESTRATOR_MISMATCH: 'orchestrator_mismatch',
   /** The requested model is not in the live catalog. */
   MODEL_UNAVAILABLE: 'model_unavailable',
   /** The requested reasoning effort is not accepted. */

@@ -83,6 +83,8 @@ async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   if (slot.runner && slot.runner.record.runs.length !== index) await slot.closeRunner('resync');
   if (slot.runner) return slot.runner;
   const runtime = await x.deps.runtimeFor(slot.book.record.adapter, slot.book.record);
+  // A session created by the orchestrator learns its CLI version when its first runner opens.
+  if (slot.book.record.cliVersion === undefined) await slot.book.update((record) => ({ ...record, cliVersion: runtime.cli.version }));
   slot.runnerBase = index;
   const runner = await SessionRunner.resume(
     { ...runtime, store: x.store, runTimeoutMs: x.deps.limits.runTimeoutMs, interruptGraceMs: x.deps.limits.cancelGraceMs },
