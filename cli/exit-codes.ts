@@ -48,6 +48,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   session_not_found: EXIT.usage,
   state_locked: EXIT.state,
   state_corrupt: EXIT.state,
+  orchestrator_mismatch: EXIT.state,
   internal: EXIT.internal,
 };
 

@@ -38,6 +38,11 @@ export interface DeciderOptions {
   signal?: AbortSignal;
   /** Replaces the escalator chosen from the terminal (for tests and non-CLI callers). */
   escalator?: Escalator;
+  /**
+   * True for a decision that nobody needs to attend to although the person was not asked (e.g.
+   * the orchestrator's client reported its prompt abandoned because the person interrupted).
+   */
+  quiet?: (record: DecisionRecord) => boolean;
   /** The terminal; default process.stdin and process.stderr. */
   terminal?: { input: Readable & { isTTY?: boolean }; output: Writable & { isTTY?: boolean } };
 }
@@ -78,7 +83,8 @@ export function createDecider(
         escalator,
         onDecision: (record) => {
           // A prompt abandoned because the person interrupted the turn needs nobody's attention.
-          const attention = options.signal?.aborted ? undefined : attentionFor(record, session.id, out);
+          const quiet = options.signal?.aborted === true || options.quiet?.(record) === true;
+          const attention = quiet ? undefined : attentionFor(record, session.id, out);
           if (attention) notes.set(record.ask.requestId, attention);
           options.onDecision?.({ ...record, session, ...(attention ? { attention } : {}) });
         },

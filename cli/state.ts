@@ -19,7 +19,7 @@ export async function openStore(ctx: CliContext, options: { own?: boolean } = { 
       if (isOneWorksError(error, 'state_locked') && existsSync(socketPath(ctx.stateDir))) {
         throw new OneWorksError(
           'state_locked',
-          `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: use \`one-works submit\` / \`send-queued\` / \`wait\` while it runs, or stop it first.`,
+          `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: \`run\`, \`send\`, \`wait\` and \`cancel\` talk to it while it runs; stop it first for anything else.`,
           { data: error.data, cause: error },
         );
       }

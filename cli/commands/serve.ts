@@ -6,6 +6,7 @@ import { OneWorksError } from '../../core/errors.js';
 import type { SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
 import { createContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient } from '../daemon/client.js';
+import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { runServe } from '../daemon/serve-main.js';
 import { MAX_WAIT_MS } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
@@ -23,8 +24,9 @@ interface SubmitFlags {
 
 /**
  * `serve` (the orchestrator as a local service) and the commands that talk to it: `submit`
- * (a new session, returns at once; the issue's `run --detach`, kept separate so `run` is
- * unchanged), `send-queued`, `wait` and `cancel`. The client commands start a server when none runs.
+ * (the same as `run --detach`), `send-queued` (`send` without following the turn), `wait` and
+ * `cancel`. The client commands start a server when none runs; those that submit turns
+ * insist on a server with their own config and environment (see connect-matching.ts).
  */
 export function registerServeCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   program
@@ -38,7 +40,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
 
   program
     .command('submit')
-    .description('create a session through the orchestrator and print its id at once (the turn runs in the background)')
+    .description('the same as `run --detach`: create a session through the orchestrator and print its id at once')
     .argument('<prompt>', 'what to ask the agent')
     .option('-w, --workspace <dir>', 'workspace directory (default: the current directory); must be inside workspaces.approved')
     .option('--request-key <key>', 'idempotency key: repeating the same submit returns the original session')
@@ -48,7 +50,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('-t, --title <title>', 'session title')
     .option('--adapter <name>', 'adapter to use', 'droid')
     .action((prompt: string, flags: SubmitFlags, cmd: Command) =>
-      withClient(cmd, run, async (client, ctx) => {
+      withClient(cmd, run, { matching: true }, async (client, ctx) => {
         const handle = await client.createSession({
           adapter: flags.adapter,
           workspace: resolve(ctx.cwd, flags.workspace ?? '.'),
@@ -75,7 +77,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('-e, --effort <level>', 'reasoning effort for this turn')
     .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
     .action((sessionId: string, prompt: string, flags: Omit<SubmitFlags, 'adapter'> & { interrupt?: boolean }, cmd: Command) =>
-      withClient(cmd, run, async (client, ctx) => {
+      withClient(cmd, run, { matching: true }, async (client, ctx) => {
         const handle = await client.sendMessage({
           sessionId,
           prompt,
@@ -96,7 +98,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .argument('<sessions...>', 'session ids')
     .option('--timeout <seconds>', 'give up waiting after this many seconds', parseSeconds)
     .action((sessions: string[], flags: { timeout?: number }, cmd: Command) =>
-      withClient(cmd, run, async (client, ctx) => {
+      withClient(cmd, run, { matching: false }, async (client, ctx) => {
         const result = await waitAll(client, sessions, flags.timeout);
         ctx.out.result(result, () => waitText(result));
         return EXIT.ok;
@@ -108,7 +110,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .description('cancel a session\'s live turn and its queued turns, and print its summary')
     .argument('<session>', 'session id')
     .action((sessionId: string, _flags: unknown, cmd: Command) =>
-      withClient(cmd, run, async (client, ctx) => {
+      withClient(cmd, run, { matching: false }, async (client, ctx) => {
         const summary = await client.cancel(sessionId);
         ctx.out.result(summary, () => summaryLine(summary));
         return EXIT.ok;
@@ -118,10 +120,16 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
 
 type Ctx = Awaited<ReturnType<typeof createContext>>;
 
-function withClient(cmd: Command, run: (body: CommandBody) => Promise<void>, body: (client: OrchestratorClient, ctx: Ctx) => Promise<number>): Promise<void> {
+// `matching`: the command submits turns, so the server must run with this command's config and environment.
+function withClient(
+  cmd: Command,
+  run: (body: CommandBody) => Promise<void>,
+  options: { matching: boolean },
+  body: (client: OrchestratorClient, ctx: Ctx) => Promise<number>,
+): Promise<void> {
   return run(async () => {
     const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-    const client = await connectOrchestrator(ctx, { autoStart: true });
+    const client = options.matching ? await connectMatchingOrchestrator(ctx) : await connectOrchestrator(ctx, { autoStart: true });
     try {
       return await body(client, ctx);
     } finally {

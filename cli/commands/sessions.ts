@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
+import type { SessionSummary } from '../../core/orchestrator/index.js';
 import type { SessionRecord } from '../../core/store/index.js';
-import { createContext } from '../context.js';
+import { createContext, type CliContext } from '../context.js';
+import { tryConnect } from '../daemon/client.js';
+import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { createLiveRenderer, formatUsage } from '../render.js';
@@ -14,9 +17,11 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
       const store = await openStore(ctx, { own: false });
       const records = (await store.listSessions()).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-      if (ctx.out.json) for (const r of records) ctx.out.record(summary(r));
-      else if (records.length === 0) ctx.out.line('no sessions yet');
-      else for (const r of records) ctx.out.line(summaryLine(r));
+      const live = await liveSummaries(ctx);
+      const rows = records.map((r) => listRow(r, live.get(r.id)));
+      if (ctx.out.json) for (const row of rows) ctx.out.record(row);
+      else if (rows.length === 0) ctx.out.line('no sessions yet');
+      else for (const row of rows) ctx.out.line(rowLine(row));
       return EXIT.ok;
     });
   sessions.command('list', { isDefault: true }).description('one line per session').action((_o: unknown, cmd: Command) => list(cmd));
@@ -64,15 +69,53 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     );
 }
 
-function summary(r: SessionRecord): Record<string, unknown> {
-  const last = r.runs.at(-1);
-  return { id: r.id, adapter: r.adapter, workspace: r.workspace, status: r.status, title: r.title ?? null, runs: r.runs.length, lastRun: last ? { id: last.id, status: last.status, reason: last.reason ?? null } : null, updatedAt: r.updatedAt };
+// The running orchestrator's view (state, queue depth) by session; empty when none runs: a
+// reading command never starts one.
+async function liveSummaries(ctx: CliContext): Promise<Map<string, SessionSummary>> {
+  const client = await tryConnect(socketPath(ctx.stateDir));
+  if (!client) return new Map();
+  try {
+    return new Map((await client.list()).map((s) => [s.sessionId, s]));
+  } finally {
+    await client.close();
+  }
 }
 
-function summaryLine(r: SessionRecord): string {
+interface ListRow {
+  id: string;
+  adapter: string;
+  workspace: string;
+  /** working | idle | needs_attention | failed | closed: the orchestrator's, else the record's. */
+  status: SessionRecord['status'];
+  /** Turns waiting for admission (0 without a running orchestrator: nothing can be queued then). */
+  queueDepth: number;
+  title: string | null;
+  runs: number;
+  lastRun: { id: string; status: string; reason: string | null } | null;
+  updatedAt: string;
+}
+
+function listRow(r: SessionRecord, live: SessionSummary | undefined): ListRow {
   const last = r.runs.at(-1);
-  const run = last ? `${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
-  return `${r.id}  ${r.status.padEnd(15)}  ${run.padEnd(24)}  ${r.workspace}${r.title ? `  "${r.title}"` : ''}`;
+  const latest = live?.latestRun ? { id: live.latestRun.runId, status: live.latestRun.status, reason: live.latestRun.reason ?? null } : undefined;
+  return {
+    id: r.id,
+    adapter: r.adapter,
+    workspace: r.workspace,
+    status: live?.state ?? r.status,
+    queueDepth: live?.queueDepth ?? 0,
+    title: r.title ?? null,
+    runs: r.runs.length,
+    lastRun: latest ?? (last ? { id: last.id, status: last.status, reason: last.reason ?? null } : null),
+    updatedAt: r.updatedAt,
+  };
+}
+
+function rowLine(row: ListRow): string {
+  const last = row.lastRun;
+  const run = last ? `${last.id} ${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
+  const state = row.status === 'needs_attention' ? 'needs attention' : row.status;
+  return `${row.id}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}`;
 }
 
 function showText(r: SessionRecord, dir: string): string {

@@ -19,8 +19,11 @@ import type {
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import type { RunStatus } from '../../core/store/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
+import type { PermissionAsk } from '../../core/adapter.js';
+import { declineEscalator, type Escalator } from '../../core/permissions/index.js';
 import type { CliContext } from '../context.js';
 import { spawnAutoServer } from './auto-start.js';
+import { ESCALATION_REQUEST, EscalationAskParamsSchema, type EscalationReply } from './escalations.js';
 import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, socketPath } from './wire.js';
 
 /**
@@ -31,7 +34,27 @@ import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fro
 export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 'activity'> {
   /** Live events of a session from now on, as `events.event` notifications. */
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
+  /** Who the server is: its environment fingerprint, whether it was auto-started, its pid and load. */
+  hello(): Promise<ServerHello>;
+  /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
+  exitIfIdle(): Promise<boolean>;
+  /**
+   * Makes this connection the answerer of the session's escalated permission asks (see
+   * escalations.ts) until it closes. `abandoned()` is sent with each answer: true when the
+   * person interrupted the turn, so the declined ask needs nobody's attention.
+   */
+  attachEscalator(sessionId: string, escalator: Escalator, abandoned?: () => boolean): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The answer to `hello`. */
+export interface ServerHello {
+  fingerprint: string | null;
+  auto: boolean;
+  pid: number;
+  clients: number;
+  live: number;
+  queued: number;
 }
 
 /** How long {@link connectOrchestrator} keeps retrying after starting a server. */
@@ -86,8 +109,16 @@ class SocketClient implements OrchestratorClient {
   readonly #connection: Connection;
   readonly #listeners = new Map<string, Set<(event: RuntimeEvent) => void>>();
 
+  readonly #escalators = new Map<string, { escalator: Escalator; abandoned: () => boolean }>();
+
   constructor(connection: Connection) {
     this.#connection = connection;
+    connection.onRequest(ESCALATION_REQUEST, async (params): Promise<EscalationReply> => {
+      const { sessionId, reason, ask } = EscalationAskParamsSchema.parse(params);
+      const attached = this.#escalators.get(sessionId);
+      const answer = await (attached?.escalator ?? declineEscalator).ask(ask as PermissionAsk, { reason });
+      return { ...answer, abandoned: attached?.abandoned() ?? false };
+    });
     connection.onNotification((method, params) => {
       if (method !== EVENT_NOTIFICATION) return;
       const { sessionId, event } = params as { sessionId: string; event: RuntimeEvent };
@@ -158,6 +189,19 @@ class SocketClient implements OrchestratorClient {
       set.delete(listener);
       if (set.size === 0 && this.#connection.state === 'open') await this.#call('events.unsubscribe', { sessionId });
     };
+  }
+
+  async hello(): Promise<ServerHello> {
+    return (await this.#call('hello', {})) as ServerHello;
+  }
+
+  async exitIfIdle(): Promise<boolean> {
+    return ((await this.#call('exitIfIdle', {})) as { exiting: boolean }).exiting;
+  }
+
+  async attachEscalator(sessionId: string, escalator: Escalator, abandoned: () => boolean = () => false): Promise<void> {
+    this.#escalators.set(sessionId, { escalator, abandoned });
+    await this.#call('escalations.attach', { sessionId });
   }
 
   close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Autonomy, ResolvedCli } from '../../core/adapter.js';
+import { loadCatalog } from '../../core/catalog/index.js';
 import { collectSecrets } from '../../core/config/index.js';
 import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
@@ -7,6 +8,7 @@ import type { FileStore } from '../../core/store/index.js';
 import { CONFIG_SCHEMA, type CliContext } from '../context.js';
 import type { Output } from '../output.js';
 import { createDecider } from '../permissions.js';
+import type { EscalationRouter } from './escalations.js';
 
 interface AdapterBlock {
   autonomy: Autonomy;
@@ -20,15 +22,27 @@ interface AdapterBlock {
  * The orchestrator deps of `one-works serve`, from the CLI context: limits and approved roots
  * from the config, adapter defaults from `adapters.<name>`, and per-session runtimes assembled
  * like `run` does (the adapter's CLI prepared once per adapter and reused). Permission asks
- * that a policy does not decide are declined (a server has no terminal); the session's record
- * policy is merged by the decider.
+ * that a policy does not decide go to the client attached to the session through
+ * `escalations` (a `run` on a terminal), else they are declined (a server has no terminal);
+ * the session's record policy is merged by the decider.
  */
-export function serverDeps(ctx: CliContext, store: FileStore, out: Output): OrchestratorDeps {
+export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escalations?: EscalationRouter): OrchestratorDeps {
   const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
   const prepared = new Map<string, Promise<ResolvedCli>>();
   const block = (adapter: string): AdapterBlock => {
     ctx.adapter(adapter);
     return ctx.adapterConfig(adapter) as AdapterBlock;
+  };
+  // The adapter's CLI, prepared once per adapter (a failed preparation is retried next time).
+  const cliOf = (adapterName: string): Promise<ResolvedCli> => {
+    let cli = prepared.get(adapterName);
+    if (!cli) {
+      const adapterConfig = block(adapterName);
+      cli = (async () => ctx.adapter(adapterName).prepare(adapterConfig, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(adapterName), onProgress: () => undefined }))();
+      prepared.set(adapterName, cli);
+      cli.catch(() => prepared.delete(adapterName));
+    }
+    return cli;
   };
   const { orchestrator } = ctx.config;
   return {
@@ -48,15 +62,18 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output): Orch
       const cfg = block(adapter);
       return { model: cfg.model, effort: cfg.effort, autonomy: cfg.autonomy };
     },
-    runtimeFor: async (adapterName): Promise<SessionRuntime> => {
+    adapterNames: () => Object.keys(ctx.config.adapters),
+    // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
+    modelsFor: async (adapterName) => {
+      const adapter = ctx.adapter(adapterName);
+      if (!adapter.catalog) return undefined;
+      const catalog = await loadCatalog({ adapter, config: block(adapterName), cli: await cliOf(adapterName), cacheDir: ctx.cacheDir, secrets });
+      return catalog.value.models;
+    },
+    runtimeFor: async (adapterName, session): Promise<SessionRuntime> => {
       const adapter = ctx.adapter(adapterName);
       const adapterConfig = block(adapterName);
-      let cli = prepared.get(adapterName);
-      if (!cli) {
-        cli = (async () => adapter.prepare(adapterConfig, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(adapterName), onProgress: () => undefined }))();
-        prepared.set(adapterName, cli);
-        cli.catch(() => prepared.delete(adapterName));
-      }
+      const cli = cliOf(adapterName);
       return {
         store,
         stateDir: ctx.stateDir,
@@ -64,7 +81,9 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output): Orch
         adapterConfig,
         cli: await cli,
         secrets,
-        decide: createDecider(ctx, adapterConfig, out, { escalator: declineEscalator }),
+        decide: createDecider(ctx, adapterConfig, out, escalations
+          ? { escalator: escalations.escalatorFor(session.id), quiet: (record) => escalations.takeAbandoned(record.ask.requestId) }
+          : { escalator: declineEscalator }),
         interruptGraceMs: adapterConfig.interruptGraceMs ?? orchestrator.cancelGraceMs,
         stopGraceMs: orchestrator.cancelGraceMs,
         sandbox: ctx.config.sandbox,

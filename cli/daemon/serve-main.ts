@@ -6,6 +6,8 @@ import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
 import { serverDeps } from './deps.js';
+import { EscalationRouter } from './escalations.js';
+import { environmentFingerprint } from './fingerprint.js';
 import { startOrchestratorServer } from './server.js';
 import { socketPath } from './wire.js';
 
@@ -39,16 +41,26 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
   }
   const shutdown = claimShutdown();
   try {
-    const orchestrator = await createOrchestrator(serverDeps(ctx, store, out));
+    // A person at a client's terminal has as long as a turn may run to answer a permission ask.
+    const escalations = new EscalationRouter({ timeoutMs: ctx.config.orchestrator.runTimeoutMs });
+    const orchestrator = await createOrchestrator(serverDeps(ctx, store, out, escalations));
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
-    const idle = new Promise<string>((resolve) => (onIdle = () => resolve('idle')));
+    let onExitRequest: () => void = () => undefined;
+    const idle = new Promise<string>((resolve) => {
+      onIdle = () => resolve('idle');
+      onExitRequest = () => resolve('a client with a different config or environment asked an idle server to exit');
+    });
     const server = await startOrchestratorServer({
       orchestrator,
       socketPath: socketPath(ctx.stateDir),
       redact: (text) => out.redact(text),
       idleExitMs,
       onIdle,
+      fingerprint: environmentFingerprint(ctx),
+      auto: options.auto,
+      onExitRequest,
+      escalations,
     }).catch(async (error: unknown) => {
       await orchestrator.shutdown();
       throw error;

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Orchestrator } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
+import type { EscalationRouter } from './escalations.js';
 import {
   AdapterParamsSchema,
   CreateSessionParamsSchema,
@@ -29,6 +30,14 @@ export interface OrchestratorServerOptions {
   /** With a value: `onIdle` is called once nothing is live or queued and no client is connected for this long. */
   idleExitMs?: number | undefined;
   onIdle?: () => void;
+  /** Environment fingerprint of this server (see fingerprint.ts), answered to `hello`. */
+  fingerprint?: string | undefined;
+  /** Started by a client (`serve --auto`): `exitIfIdle` may stop it. */
+  auto?: boolean | undefined;
+  /** Called once when a client asked an idle auto-started server to exit (`exitIfIdle`). */
+  onExitRequest?: () => void;
+  /** Where `escalations.attach` registers a client as its session's escalator. */
+  escalations?: EscalationRouter | undefined;
 }
 
 /** A listening control socket. */
@@ -113,6 +122,23 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
       }));
     }
     return { subscribed: sessionId };
+  });
+  handle('hello', () =>
+    Promise.resolve({ fingerprint: options.fingerprint ?? null, auto: options.auto === true, pid: process.pid, clients: connections.size, ...orchestrator.activity() }),
+  );
+  // Only an auto-started server with nothing to do but this client's connection agrees to exit.
+  handle('exitIfIdle', () => {
+    const { live, queued } = orchestrator.activity();
+    const exiting = options.auto === true && options.onExitRequest !== undefined && live === 0 && queued === 0 && connections.size <= 1;
+    if (exiting) setImmediate(() => options.onExitRequest?.());
+    return Promise.resolve({ exiting });
+  });
+  handle('escalations.attach', async (p) => {
+    const { sessionId } = parseParams(SessionParamsSchema, p);
+    await orchestrator.status(sessionId);
+    const detach = options.escalations?.attach(sessionId, connection);
+    if (detach) subscriptions.set(`escalations:${sessionId}`, detach);
+    return { attached: detach !== undefined };
   });
   handle('events.unsubscribe', (p) => {
     const { sessionId } = parseParams(SessionParamsSchema, p);

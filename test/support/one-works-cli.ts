@@ -7,7 +7,7 @@ import { execa } from 'execa';
 import { stringify } from 'yaml';
 import { RuntimeEventSchema, type RuntimeEvent } from '../../core/events/index.js';
 import { SessionRecordSchema, type SessionRecord } from '../../core/store/index.js';
-import { findProcesses, killQuietly, type RigProcess } from './rig-processes.js';
+import { findProcesses, killQuietly, waitForExit, type RigProcess } from './rig-processes.js';
 import { droidCustomModel, SCRIPTED_MODEL_ID, startScriptedModel } from './scripted-model.js';
 import type { ScriptedModel, ScriptedModelOptions } from './scripted-model.js';
 
@@ -45,7 +45,12 @@ export interface CliRigOptions {
   droid?: Record<string, unknown>;
   /** Top-level `sandbox` (default: none). */
   sandbox?: 'none' | 'bwrap';
+  /** Merged over the `orchestrator` block (default `{ idleExitMs: 500 }`: an auto-started server exits soon after its last client). */
+  orchestrator?: Record<string, unknown>;
 }
+
+/** `orchestrator.idleExitMs` of a rig: short, so that an auto-started server does not outlive its test. */
+export const RIG_IDLE_EXIT_MS = 500;
 
 export interface RunOptions {
   /** Added to the CLI's environment (an `undefined` value removes a default variable). */
@@ -87,17 +92,26 @@ export interface CliRig {
   readEvents(id: string): Promise<RuntimeEvent[]>;
   /** `<state>/sessions/<id>/home`. */
   sessionHome(id: string): string;
-  /** Live processes (other than this one) whose argv, cwd or environment mention the rig root (Linux /proc). */
+  /**
+   * Live processes (other than this one) whose argv, cwd or environment mention the rig root
+   * (Linux /proc), except the orchestrator the CLI started in the background (`serve --auto`):
+   * it exits by itself `orchestrator.idleExitMs` after its last client, and `dispose` stops it.
+   * Everything it started (droid, tools) is listed.
+   */
   processes(): RigProcess[];
+  /** The rig's `one-works serve` processes (auto-started or explicit). */
+  servers(): RigProcess[];
 }
 
 /**
- * Creates and tears down rigs. Call `dispose()` in `afterEach`: it SIGKILLs (by pid) any
- * process still referring to a rig, runs the registered closers (model servers) and removes
- * every temp root.
+ * Creates and tears down rigs. Call `dispose()` in `afterEach`: it stops each rig's
+ * orchestrator gracefully (SIGTERM to the owner pid in `<state>/owner.json`, then waits for it
+ * to exit), SIGKILLs (by pid) any process still referring to a rig, runs the registered closers
+ * (model servers) and removes every temp root.
  */
 export class CliRigs {
   readonly #roots: string[] = [];
+  readonly #stateDirs: string[] = [];
   readonly #closers: (() => Promise<void>)[] = [];
 
   /** Registers a closer run by `dispose()` (e.g. a scripted model's `close`). */
@@ -122,6 +136,7 @@ export class CliRigs {
   async create(options: CliRigOptions): Promise<CliRig> {
     const root = await this.tempDir();
     const rig = buildRig(root);
+    this.#stateDirs.push(rig.stateDir);
     await Promise.all([mkdir(rig.workspace), mkdir(rig.userHome)]);
     const { entry } = droidCustomModel(options.baseUrl, { apiKey: RIG_API_KEY });
     const config = {
@@ -129,6 +144,7 @@ export class CliRigs {
       cache: { directory: testCache() },
       workspaces: { approved: [rig.workspace] },
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, ...options.orchestrator },
       adapters: {
         droid: {
           cli: options.cli ?? { source: 'managed', version: '0.225.2' },
@@ -145,6 +161,7 @@ export class CliRigs {
   }
 
   async dispose(): Promise<void> {
+    for (const stateDir of this.#stateDirs.splice(0)) await stopServer(stateDir);
     // A few rounds: a CLI killed mid-start may still have spawned droid just before it died.
     for (let round = 0; round < 5; round += 1) {
       const leftovers = this.#roots.flatMap((root) => findProcesses(root));
@@ -156,6 +173,30 @@ export class CliRigs {
     for (const root of this.#roots.splice(0)) await rm(root, { recursive: true, force: true });
   }
 }
+
+// Stops the state directory's orchestrator as a user would (SIGTERM), so it cancels its turns
+// and stops its children itself; the sweep in dispose kills whatever is left after 20 s.
+async function stopServer(stateDir: string): Promise<void> {
+  let pid: number | undefined;
+  try {
+    pid = (JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8')) as { pid?: number }).pid;
+  } catch {
+    return;
+  }
+  if (pid === undefined || pid === process.pid) return;
+  // Only a live `one-works … serve` (a stale owner file's pid may be reused by anything).
+  const args = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '');
+  if (!args.split('\0').includes('serve')) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  await waitForExit([pid], 20_000);
+}
+
+// argv of a `one-works --config <config> serve …` process.
+const isServer = (configPath: string, p: RigProcess): boolean => p.args.includes(`${ONE_WORKS_BIN} --config ${configPath} serve`);
 
 function buildRig(root: string): CliRig {
   const stateDir = join(root, 'state');
@@ -177,7 +218,8 @@ function buildRig(root: string): CliRig {
     readEventLines,
     readEvents: async (id) => (await readEventLines(id)).map((line) => RuntimeEventSchema.parse(JSON.parse(line)) as RuntimeEvent),
     sessionHome: (id) => join(sessionDir(id), 'home'),
-    processes: () => findProcesses(root),
+    processes: () => findProcesses(root).filter((p) => !(isServer(configPath, p) && p.args.endsWith(' serve --auto'))),
+    servers: () => findProcesses(root).filter((p) => isServer(configPath, p)),
   };
 }
 

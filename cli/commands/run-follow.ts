@@ -1,0 +1,93 @@
+import type { TurnOutcome } from '../../core/events/index.js';
+import type { CreateSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
+import type { FileStore } from '../../core/store/index.js';
+import type { CliContext } from '../context.js';
+import type { OrchestratorClient } from '../daemon/client.js';
+import { EXIT } from '../exit-codes.js';
+import { isInteractive } from '../permissions.js';
+import { createLiveRenderer } from '../render.js';
+import { claimShutdown } from '../shutdown.js';
+import { createTtyEscalator } from '../tty-escalator.js';
+import { TurnFeed } from '../turn-feed.js';
+
+/** The turn `run` (a new session) or `send` (one more turn) submits. */
+export type TurnTarget = { kind: 'new'; request: CreateSessionRequest } | { kind: 'resume'; request: SendMessageRequest };
+
+/**
+ * Submits one turn to the orchestrator and follows it like an in-process run: its live view
+ * (assembled by TurnFeed from live events and the log), permission prompts on this terminal
+ * (this client attaches as the session's escalator when stdin and stderr are TTYs), and the
+ * result lines. Returns the exit code: 0 completed, 130 interrupted by a signal, 1 otherwise.
+ *
+ * The first SIGINT/SIGTERM declines an open prompt and cancels the turn through the
+ * orchestrator (protocol interrupt, then a kill after the grace); this waits for the recorded
+ * outcome. A second signal exits at once; the orchestrator still finishes the cancel. If this
+ * process dies, the turn goes on in the orchestrator.
+ */
+export async function followTurn(ctx: CliContext, client: OrchestratorClient, store: FileStore, target: TurnTarget, banner: string): Promise<number> {
+  const { out } = ctx;
+  const prompts = new AbortController();
+  const terminal = { input: process.stdin, output: process.stderr };
+  const escalator = isInteractive(out, terminal)
+    ? createTtyEscalator({ ...terminal, redact: (text) => out.redact(text), signal: prompts.signal })
+    : undefined;
+  let sessionId = target.kind === 'resume' ? target.request.sessionId : undefined;
+  const feed = new TurnFeed({ render: createLiveRenderer(out), readLog: () => store.readEvents(sessionId!) });
+  const unsubscribes: Array<() => Promise<void>> = [];
+  const attach = async (id: string): Promise<void> => {
+    unsubscribes.push(await client.subscribe(id, (event) => feed.push(event)));
+    if (escalator) await client.attachEscalator(id, escalator, () => prompts.signal.aborted);
+  };
+
+  const shutdown = claimShutdown();
+  let interrupted = false;
+  let cancelling: Promise<unknown> | undefined;
+  const cancel = (): void => {
+    if (sessionId !== undefined && interrupted) cancelling ??= client.cancel(sessionId).catch(() => undefined);
+  };
+  const onShutdown = (): void => {
+    interrupted = true;
+    prompts.abort();
+    out.info('interrupting the turn (a second Ctrl-C stops everything at once)');
+    cancel();
+  };
+  shutdown.signal.addEventListener('abort', onShutdown, { once: true });
+  try {
+    let handle: TurnHandle;
+    if (target.kind === 'resume') {
+      // Listening before submitting: the turn's first event (`turn.queued`) arrives live.
+      await attach(target.request.sessionId);
+      handle = await client.sendMessage(target.request);
+      feed.start(handle.runId);
+    } else {
+      // The session exists only now; what it sent before the subscription comes from the log.
+      // An ask escalated in this short window is declined (droid has not even started yet).
+      handle = await client.createSession(target.request);
+      sessionId = handle.sessionId;
+      await attach(handle.sessionId);
+      feed.start(handle.runId, 1);
+    }
+    sessionId = handle.sessionId;
+    out.info(`session ${handle.sessionId} · ${banner}${handle.state === 'queued' ? ' · queued: waiting for a free slot' : ''}`);
+    cancel();
+    const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client.waitForRun(handle.sessionId, handle.runId);
+    await feed.finish();
+    await cancelling;
+    const dir = `${ctx.stateDir}/sessions/${handle.sessionId}`;
+    out.result({ type: 'result', sessionId: handle.sessionId, outcome, record: `${dir}/session.json`, events: `${dir}/events.jsonl` }, () =>
+      [
+        `session ${handle.sessionId}: ${outcome.status}`,
+        `  record: ${dir}/session.json`,
+        `  events: ${dir}/events.jsonl`,
+        `  continue: one-works send ${handle.sessionId} "…"`,
+      ].join('\n'),
+    );
+    if (outcome.status === 'completed') return EXIT.ok;
+    return interrupted ? EXIT.interrupted : EXIT.turnNotCompleted;
+  } finally {
+    shutdown.signal.removeEventListener('abort', onShutdown);
+    prompts.abort();
+    shutdown.release();
+    for (const unsubscribe of unsubscribes) await unsubscribe().catch(() => undefined);
+  }
+}

@@ -1,0 +1,71 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
+import type { CliContext } from '../context.js';
+import { connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
+import { environmentFingerprint } from './fingerprint.js';
+
+/** How long to wait for an idle auto-started server to exit after agreeing to. */
+const EXIT_DEADLINE_MS = 15_000;
+
+type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env' | 'config' | 'approvedRoots'>;
+
+/**
+ * Connects to the state directory's orchestrator (starting one when none runs) and makes sure
+ * it runs with this command's config and environment, the way build daemons do: both sides
+ * compute {@link environmentFingerprint} and only the hash is compared. On a mismatch, an
+ * auto-started server that nothing else uses is asked to exit and a fresh one is started;
+ * otherwise this throws `orchestrator_mismatch` saying how to restart it. The caller closes the
+ * returned client.
+ */
+export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise<OrchestratorClient> {
+  const fingerprint = environmentFingerprint(ctx);
+  for (let attempt = 0; ; attempt += 1) {
+    const client = await connectOrchestrator(ctx, { autoStart: true });
+    let hello: ServerHello;
+    try {
+      hello = await client.hello();
+      if (hello.fingerprint === fingerprint) return client;
+      // One restart only: a second mismatch means someone else keeps starting servers.
+      if (attempt === 0 && hello.auto && (await client.exitIfIdle())) {
+        await client.close();
+        await waitForExit(hello.pid);
+        continue;
+      }
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+    await client.close();
+    throw mismatch(ctx.stateDir, hello);
+  }
+}
+
+function mismatch(stateDir: string, hello: ServerHello): OneWorksError {
+  const busy = hello.live + hello.queued > 0 || hello.clients > 1;
+  const why = !hello.auto
+    ? 'it was started with `one-works serve`'
+    : busy
+      ? `it is busy (${hello.live} live and ${hello.queued} queued turns, ${hello.clients - 1} other clients)`
+      : 'it did not agree to exit';
+  return new OneWorksError(
+    ERROR_CODES.ORCHESTRATOR_MISMATCH,
+    `the orchestrator of ${stateDir} (pid ${hello.pid}) runs with a different configuration or environment than this command, and ${why}. ` +
+      `Turns it runs would not see your current config or environment variables. Stop it (\`kill -TERM ${hello.pid}\`, or Ctrl-C its \`one-works serve\`) once its turns are done, then run this command again.`,
+    { data: { pid: hello.pid, auto: hello.auto, live: hello.live, queued: hello.queued } },
+  );
+}
+
+// The old server releases the owner lock only after it exited its shutdown; a new one started
+// earlier would lose the owner race and leave this client without a server.
+async function waitForExit(pid: number): Promise<void> {
+  const deadline = Date.now() + EXIT_DEADLINE_MS;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(50);
+  }
+  throw new OneWorksError(ERROR_CODES.ORCHESTRATOR_MISMATCH, `the orchestrator (pid ${pid}) agreed to exit but is still running after ${EXIT_DEADLINE_MS / 1000} s`);
+}

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { PermissionAsk } from '../../core/adapter.js';
+import { declineEscalator, type EscalationAnswer, type Escalator } from '../../core/permissions/index.js';
+import type { Connection } from '../../core/protocol/index.js';
+
+/**
+ * Permission asks that a policy escalates, routed from the server to the client that runs the
+ * session's turn (`one-works run`/`send` on a terminal). The client attaches with
+ * `escalations.attach { sessionId }`; the server then sends it `escalation.ask` requests
+ * (server → client JSON-RPC requests on the same connection) and uses the answers. Without an
+ * attached client, or when it disconnects, fails or does not answer in time, the ask is
+ * declined as a server without a terminal declines it (the session then needs attention).
+ */
+
+/** The server → client request that asks the attached client's person. */
+export const ESCALATION_REQUEST = 'escalation.ask';
+
+const ToolSchema = z.looseObject({
+  toolUseId: z.string(),
+  name: z.string(),
+  kind: z.string(),
+  label: z.string(),
+  command: z.string().optional(),
+  paths: z.array(z.string()).optional(),
+  impact: z.enum(['low', 'medium', 'high']).optional(),
+  input: z.unknown(),
+});
+
+/** Params of {@link ESCALATION_REQUEST}, as the client checks them. */
+export const EscalationAskParamsSchema = z.strictObject({
+  sessionId: z.string().min(1),
+  reason: z.string(),
+  ask: z.looseObject({
+    requestId: z.string(),
+    kind: z.enum(['tool', 'question']),
+    tools: z.array(ToolSchema),
+    options: z.array(z.string()),
+    questions: z.array(z.unknown()).optional(),
+  }),
+});
+
+/** The client's answer. `abandoned`: the person interrupted the turn, so nobody needs to attend to it. */
+export const EscalationReplySchema = z.strictObject({
+  decision: z.enum(['allow', 'deny']),
+  remember: z.boolean().optional(),
+  answers: z.array(z.unknown()).optional(),
+  by: z.enum(['human', 'policy']).optional(),
+  reason: z.string().optional(),
+  abandoned: z.boolean().optional(),
+});
+export type EscalationReply = z.infer<typeof EscalationReplySchema>;
+
+/** The server's side: which connection answers the asks of which session. */
+export class EscalationRouter {
+  readonly #attached = new Map<string, Connection>();
+  readonly #abandoned = new Set<string>();
+  readonly #timeoutMs: number;
+
+  /** `timeoutMs`: how long an attached client may take to answer before the ask is declined. */
+  constructor(options: { timeoutMs: number }) {
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /**
+   * Makes `connection` the answerer of `sessionId`'s asks (replacing an earlier one) until the
+   * returned function is called or the connection closes.
+   */
+  attach(sessionId: string, connection: Connection): () => void {
+    this.#attached.set(sessionId, connection);
+    const detach = (): void => {
+      if (this.#attached.get(sessionId) === connection) this.#attached.delete(sessionId);
+    };
+    void connection.closed.then(detach);
+    return detach;
+  }
+
+  /**
+   * True when the client that answered this request said its person abandoned it (the turn was
+   * interrupted). Asked once per request: the mark is forgotten here.
+   */
+  takeAbandoned(requestId: string): boolean {
+    return this.#abandoned.delete(requestId);
+  }
+
+  /** The escalator of one session's runner. Never rejects (failures decline). */
+  escalatorFor(sessionId: string): Escalator {
+    return {
+      ask: async (ask: PermissionAsk, proposal: { reason: string }): Promise<EscalationAnswer> => {
+        const connection = this.#attached.get(sessionId);
+        if (!connection || connection.state !== 'open') return declineEscalator.ask(ask, proposal);
+        try {
+          const raw = await connection.requestRaw(ESCALATION_REQUEST, { sessionId, reason: proposal.reason, ask }, { timeoutMs: this.#timeoutMs });
+          const { abandoned, ...answer } = EscalationReplySchema.parse(raw);
+          if (abandoned) this.#abandoned.add(ask.requestId);
+          return answer;
+        } catch {
+          return { decision: 'deny', by: 'policy', reason: 'the terminal that runs this turn did not answer (disconnected or timed out)' };
+        }
+      },
+    };
+  }
+}
