@@ -10,29 +10,44 @@ import { CliRigs, RIG_API_KEY, type CliRig } from '../support/one-works-cli.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
 import { droidCustomModel, SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
 
-// Titles and labels with the real droid 0.225.2: labels become droid session tags at creation,
+// Titles and labels with the real droid (0.225.2 and 0.215.0): labels become droid session tags at creation,
 // renameNative after the first turn renames the native session, and droid's own files (and a
 // load_session in a fresh droid process) show that title and those tags.
 
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
-let binary = '';
+interface DroidVersion {
+  version: string;
+  variable: string;
+  range: string;
+  protocolVersion: string;
+  /** Observed: 0.215.0 stores the tags in the session's settings file but its load_session result leaves them out. */
+  loadShowsTags: boolean;
+}
+const VERSIONS: DroidVersion[] = [
+  { version: '0.225.2', variable: 'ONE_WORKS_TEST_DROID', range: '>=0.225.0 <0.226.0', protocolVersion: '1.220.0', loadShowsTags: true },
+  { version: '0.215.0', variable: 'ONE_WORKS_TEST_DROID_0215', range: '>=0.215.0 <0.216.0', protocolVersion: '1.206.0', loadShowsTags: false },
+];
+const binaries = new Map<string, string>();
 beforeAll(() => {
-  const value = process.env.ONE_WORKS_TEST_DROID;
-  if (!value) throw new Error('ONE_WORKS_TEST_DROID is not set: run this file in the vitest conformance project (its global setup installs droid)');
-  binary = value;
+  for (const { version, variable } of VERSIONS) {
+    const value = process.env[variable];
+    if (!value) throw new Error(`${variable} is not set: run this file in the vitest conformance project (its global setup installs droid)`);
+    binaries.set(version, value);
+  }
 });
 
 const TAGS = ['team:core', 'demo'];
+const NATIVE_TAGS = [{ name: 'team:core' }, { name: 'demo' }];
 
-async function createRunner(rig: CliRig, baseUrl: string, options: { title?: string }): Promise<SessionRunner> {
+async function createRunner(droid: DroidVersion, rig: CliRig, baseUrl: string, options: { title?: string }): Promise<SessionRunner> {
   const cli: ResolvedCli = {
     source: 'path',
-    binaryPath: binary,
-    version: '0.225.2',
-    range: '>=0.225.0 <0.226.0',
-    expected: { apiVersion: '1.0.0', protocolVersion: '1.220.0', qualifiedBy: 'table' },
+    binaryPath: binaries.get(droid.version)!,
+    version: droid.version,
+    range: droid.range,
+    expected: { apiVersion: '1.0.0', protocolVersion: droid.protocolVersion, qualifiedBy: 'table' },
   };
   const adapterConfig = DroidConfigSchema.parse({
     model: SCRIPTED_MODEL_ID,
@@ -69,7 +84,7 @@ async function droidFiles(home: string, nativeId: string): Promise<{ start: Reco
 }
 
 /** What a fresh droid process reports when it loads the session from the same HOME. */
-async function loadInFreshDroid(rig: CliRig, home: string, nativeId: string): Promise<{ title: unknown; tags: unknown }> {
+async function loadInFreshDroid(binary: string, rig: CliRig, home: string, nativeId: string): Promise<{ title: unknown; tags: unknown }> {
   const droid = await startRawDroid({ binary, cwd: rig.workspace, home });
   try {
     const loaded = (await droid.request('droid.load_session', { sessionId: nativeId })) as { session?: { title?: unknown }; settings?: { tags?: unknown } };
@@ -83,11 +98,11 @@ async function loadInFreshDroid(rig: CliRig, home: string, nativeId: string): Pr
 const titleEvents = (events: RuntimeEvent[]) =>
   events.flatMap((e) => (e.type === 'settings.changed' && typeof e.settings.title === 'string' ? [[e.settings.title, e.settings.titleSource]] : []));
 
-describe('session titles and tags with the real droid', () => {
+describe.each(VERSIONS)('session titles and tags with the real droid $version', (droid) => {
   it('renames an untitled session after its first turn; droid keeps that title over its automatic ones, with the tags', async () => {
     const model = await rigs.model({ steps: [{ text: 'Hello back.' }], titleReply: 'Scripted title' });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
-    const runner = await createRunner(rig, model.baseUrl, {});
+    const runner = await createRunner(droid, rig, model.baseUrl, {});
     let renamed: boolean;
     try {
       expect(await runner.runTurn('first question')).toMatchObject({ status: 'completed', text: 'Hello back.' });
@@ -113,14 +128,14 @@ describe('session titles and tags with the real droid', () => {
     const nativeId = record.nativeSessionId!;
     const files = await droidFiles(home, nativeId);
     expect(files.start).toMatchObject({ type: 'session_start', id: nativeId, title: 'My title', isSessionTitleManuallySet: true });
-    expect(files.settings.tags).toEqual([{ name: 'team:core' }, { name: 'demo' }]);
-    expect(await loadInFreshDroid(rig, home, nativeId)).toEqual({ title: 'My title', tags: [{ name: 'team:core' }, { name: 'demo' }] });
+    expect(files.settings.tags).toEqual(NATIVE_TAGS);
+    expect(await loadInFreshDroid(binaries.get(droid.version)!, rig, home, nativeId)).toEqual({ title: 'My title', tags: droid.loadShowsTags ? NATIVE_TAGS : undefined });
   });
 
   it('a session created with a title has it in droid from the start, and renameNative with the same title confirms it', async () => {
     const model = await rigs.model({ steps: [{ text: 'Hello back.' }], titleReply: 'Scripted title' });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
-    const runner = await createRunner(rig, model.baseUrl, { title: 'My title' });
+    const runner = await createRunner(droid, rig, model.baseUrl, { title: 'My title' });
     let renamed: boolean;
     try {
       expect(await runner.runTurn('first question')).toMatchObject({ status: 'completed' });
@@ -138,7 +153,7 @@ describe('session titles and tags with the real droid', () => {
     const home = rig.sessionHome(runner.id);
     const files = await droidFiles(home, record.nativeSessionId!);
     expect(files.start).toMatchObject({ title: 'My title', isSessionTitleManuallySet: true });
-    expect(files.settings.tags).toEqual([{ name: 'team:core' }, { name: 'demo' }]);
-    expect(await loadInFreshDroid(rig, home, record.nativeSessionId!)).toEqual({ title: 'My title', tags: [{ name: 'team:core' }, { name: 'demo' }] });
+    expect(files.settings.tags).toEqual(NATIVE_TAGS);
+    expect(await loadInFreshDroid(binaries.get(droid.version)!, rig, home, record.nativeSessionId!)).toEqual({ title: 'My title', tags: droid.loadShowsTags ? NATIVE_TAGS : undefined });
   });
 });
