@@ -5,6 +5,7 @@ import { registerAdapterCommands } from './commands/adapters.js';
 import { registerCatalogCommands } from './commands/catalog.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
+import { registerMcpCommand } from './commands/mcp.js';
 import { registerRunCommands } from './commands/run.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { registerServeCommands } from './commands/serve.js';
@@ -54,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
   registerRunCommands(program, run);
   registerSessionCommands(program, run);
   registerServeCommands(program, run);
+  registerMcpCommand(program, run);
 
   const removeShutdownHandlers = installShutdownHandlers();
   try {

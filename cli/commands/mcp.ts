@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
+import { createContext } from '../context.js';
+import { connectOrchestrator } from '../daemon/client.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandBody, GlobalOptions } from '../main.js';
+import { parseListenAddress, parseOrigin, readTokenFile } from '../mcp/http-options.js';
+import type { McpServerOptions } from '../mcp/mcp-server.js';
+import { createSharedOrchestrator } from '../mcp/orchestrator-access.js';
+import { serveHttp, serveStdio } from '../mcp/serve-mcp.js';
+import { processRedactor } from '../output.js';
+import { claimShutdown } from '../shutdown.js';
+
+interface McpFlags {
+  http?: string;
+  tokenFile?: string;
+  allowOrigin: string[];
+}
+
+/**
+ * `one-works mcp`: the orchestrator as an MCP server for assistants, over stdio (default) or
+ * over authenticated Streamable HTTP (`--http 127.0.0.1:PORT --token-file F`). Tool calls go
+ * through the same orchestrator client as the CLI (auto-starting `one-works serve`), so they get
+ * the same limits, queues and sandboxes. Runs until stdin ends (stdio) or SIGTERM/SIGINT.
+ */
+export function registerMcpCommand(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  program
+    .command('mcp')
+    .description('serve One Works sessions to MCP clients (assistants): stdio by default, or authenticated HTTP with --http')
+    .option('--http <host:port>', 'serve stateless Streamable HTTP on POST /mcp at this loopback address (needs --token-file)')
+    .option('--token-file <file>', 'file holding the bearer token (≥32 characters, mode 600) that every HTTP request must present')
+    .option('--allow-origin <origin>', 'also accept browser requests from this origin (repeatable)', (value: string, all: string[]) => [...all, value], [])
+    .action((flags: McpFlags, cmd: Command) =>
+      run(async () => {
+        const http = await httpSettings(flags);
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const orchestrator = createSharedOrchestrator(() => connectOrchestrator(ctx, { autoStart: true }));
+        const options: McpServerOptions = { orchestrator, version: await packageVersion(), redact: (text) => processRedactor.redact(text), log };
+        const shutdown = claimShutdown();
+        try {
+          if (http) await serveHttp({ ...options, ...http }, shutdown.signal);
+          else await serveStdio(options, shutdown.signal);
+        } finally {
+          shutdown.release();
+          await orchestrator.close();
+        }
+        return EXIT.ok;
+      }),
+    );
+}
+
+// Flag checks come before the config is loaded: a bad token file fails fast with its own message.
+async function httpSettings(flags: McpFlags): Promise<Awaited<ReturnType<typeof readHttp>> | undefined> {
+  if (flags.http === undefined) {
+    if (flags.tokenFile !== undefined || flags.allowOrigin.length > 0) {
+      throw new OneWorksError(ERROR_CODES.USAGE, '--token-file and --allow-origin only apply with --http HOST:PORT');
+    }
+    return undefined;
+  }
+  return readHttp(flags.http, flags);
+}
+
+async function readHttp(http: string, flags: McpFlags) {
+  const address = parseListenAddress(http);
+  if (flags.tokenFile === undefined) {
+    throw new OneWorksError(ERROR_CODES.USAGE, '--http needs --token-file FILE: there is no unauthenticated HTTP mode; create a token with: (umask 077; openssl rand -hex 32 > FILE)');
+  }
+  const token = await readTokenFile(resolve(flags.tokenFile));
+  processRedactor.register(token);
+  return { address, token, allowOrigins: flags.allowOrigin.map(parseOrigin) };
+}
+
+function log(line: string): void {
+  process.stderr.write(`one-works mcp: ${processRedactor.redact(line)}\n`);
+}
+
+async function packageVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

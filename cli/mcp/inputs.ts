@@ -1,0 +1,34 @@
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+import { AutonomySchema } from './schemas.js';
+
+// Input pieces shared by several tools. Every tool input is a z.strictObject: an unknown
+// argument is refused (usage) rather than ignored.
+
+export const SessionIdInput = z.string().min(1).max(200).describe('a One Works session id (s-…), as create_session returned it');
+
+export const RequestKeyInput = z
+  .string()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe('idempotency key: the same key with the same arguments returns the original handle (and its settings) without running anything again; the same key with different arguments fails with request_key_conflict');
+
+export const SettingsInput = {
+  model: z.string().min(1).max(200).optional().describe('model id (see the models tool); default: the session\'s last turn, or the adapter default for a new session'),
+  effort: z.string().min(1).max(50).optional().describe('reasoning effort the model supports (see the models tool); default: inherited, or the model\'s default'),
+  autonomy: AutonomySchema.optional().describe('off | low | medium | high; default: the session\'s last turn, or the adapter default for a new session'),
+};
+
+export const PromptInput = z.string().min(1).max(200_000).describe('what to ask the agent');
+
+export const WorkspaceInput = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine(isAbsolute, 'must be an absolute path')
+  .describe('absolute path of the working directory; must be inside an approved root (list_workspaces)');
+
+export const TitleInput = z.string().min(1).max(200).describe('a short title for the session');
+
+export const LabelsInput = z.array(z.string().min(1).max(64)).max(32).describe('labels (One Works metadata; sent to droid as session tags at creation)');

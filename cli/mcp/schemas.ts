@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/**
+ * Output shapes of the MCP tools: plain `z.object`s, so that parsing a value the orchestrator
+ * returned both checks it and strips every field the tool does not document (a field added to
+ * the orchestrator later never leaks unreviewed). Their JSON Schema (draft-7, output mode) is
+ * what `tools/list` advertises and what docs/TOOLS.md shows.
+ */
+
+export const AutonomySchema = z.enum(['off', 'low', 'medium', 'high']).describe('how much the agent may do without asking: off | low | medium | high');
+
+const RunStatusSchema = z.enum(['queued', 'running', 'completed', 'failed', 'interrupted', 'unknown', 'cancelled']);
+const SessionStateSchema = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
+
+export const UsageOutSchema = z.object({
+  reported: z.boolean().describe('false when the agent reported no usage (never zeros that look free)'),
+  inputTokens: z.number().int().optional(),
+  outputTokens: z.number().int().optional(),
+  cacheReadTokens: z.number().int().optional(),
+  cacheCreationTokens: z.number().int().optional(),
+  thinkingTokens: z.number().int().optional(),
+});
+
+export const SettingsOutSchema = z.object({
+  model: z.string().optional(),
+  effort: z.string().optional(),
+  autonomy: AutonomySchema,
+});
+
+export const SessionSummaryOutSchema = z.object({
+  sessionId: z.string().describe('the One Works session id (never the agent\'s native id)'),
+  adapter: z.string(),
+  workspace: z.string(),
+  title: z.string().optional(),
+  labels: z.array(z.string()).optional(),
+  archived: z.boolean().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  state: SessionStateSchema.describe('working: a turn is live; every other state is settled'),
+  queueDepth: z.number().int(),
+  latestRun: z.object({ runId: z.string(), status: RunStatusSchema, reason: z.string().optional() }).optional(),
+  attention: z.array(z.string()).optional().describe('why the session needs attention'),
+});
+
+export const TurnHandleOutSchema = z.object({
+  sessionId: z.string(),
+  runId: z.string(),
+  state: z.enum(['queued', 'running']),
+  settings: SettingsOutSchema.describe('the effective model, effort and autonomy of this turn, resolved at acceptance'),
+});
+
+export const RunViewOutSchema = z.object({
+  runId: z.string(),
+  status: RunStatusSchema,
+  reason: z.string().optional(),
+  prompt: z.string(),
+  settings: SettingsOutSchema,
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  text: z.string().optional().describe('the committed assistant text'),
+  usage: UsageOutSchema.optional(),
+});
+
+/** A recorded event without its native-derived key; the members are those of core/events. */
+export const EventOutSchema = z.looseObject({
+  type: z.string(),
+  seq: z.number().int(),
+  at: z.string(),
+});
+
+export const WaitOutSchema = z.object({
+  settled: z.array(SessionSummaryOutSchema).describe('sessions with no live turn (any state but working)'),
+  pending: z.array(SessionSummaryOutSchema).describe('sessions still working when the wait ended'),
+  timedOut: z.boolean().describe('true when the wait ended on its timeout; not a failure'),
+});
+
+export const CatalogModelOutSchema = z.object({
+  id: z.string().describe('the id to pass as `model`'),
+  displayName: z.string(),
+  provider: z.string().optional(),
+  custom: z.boolean(),
+  deprecated: z.boolean(),
+  disabled: z.boolean(),
+  disabledReason: z.string().optional(),
+  efforts: z.array(z.string()).describe('reasoning efforts the model accepts; empty when unknown'),
+  defaultEffort: z.string().optional(),
+});
+
+/** The structured content of every failed tool call (`isError: true`). */
+export const ToolErrorOutSchema = z.object({
+  error: z.object({
+    code: z.string().describe('a stable One Works error code, e.g. workspace_not_approved'),
+    message: z.string(),
+    retryable: z.boolean().describe('true when the same call may succeed later unchanged'),
+    action: z.string().describe('what to do about it'),
+  }),
+});
+export type ToolErrorOut = z.infer<typeof ToolErrorOutSchema>;

@@ -1,0 +1,53 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { startMcpHttpServer } from './http-server.js';
+import type { ListenAddress } from './http-options.js';
+import { createMcpServer, type McpServerOptions } from './mcp-server.js';
+
+/**
+ * Serves MCP over this process's stdin/stdout until stdin ends or `signal` aborts. Only
+ * protocol messages go to stdout; logs go through `options.log` (stderr).
+ */
+export async function serveStdio(options: McpServerOptions, signal: AbortSignal): Promise<void> {
+  const server = createMcpServer(options);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    // The SDK's stdio transport does not watch for the end of stdin; the client closing it ends the session.
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await server.connect(transport);
+  options.log('serving MCP on stdio');
+  try {
+    await closed;
+  } finally {
+    await server.close().catch(() => undefined);
+  }
+}
+
+export interface HttpServeOptions extends McpServerOptions {
+  address: ListenAddress;
+  token: string;
+  allowOrigins: readonly string[];
+}
+
+/** Serves MCP over authenticated Streamable HTTP (see http-server.ts) until `signal` aborts. */
+export async function serveHttp(options: HttpServeOptions, signal: AbortSignal): Promise<void> {
+  const http = await startMcpHttpServer({
+    address: options.address,
+    token: options.token,
+    allowOrigins: options.allowOrigins,
+    createServer: () => createMcpServer(options),
+    log: options.log,
+  });
+  options.log(`serving MCP on ${http.url} (bearer token required)`);
+  try {
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    await http.close();
+  }
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import type { SessionSummary } from '../../core/orchestrator/index.js';
+import { LabelsInput, SessionIdInput, TitleInput } from './inputs.js';
+import { maskValues, scrubEvents } from './native-ids.js';
+import { EventOutSchema, RunViewOutSchema, SessionSummaryOutSchema } from './schemas.js';
+import { summaryText } from './text.js';
+import { defineTool, type AnyMcpTool } from './tool.js';
+
+const StateFilter = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
+
+/** Tools that look at sessions and change their metadata. */
+export const SESSION_TOOLS: readonly AnyMcpTool[] = [
+  defineTool({
+    name: 'session_status',
+    description: 'A session\'s summary: state (working, idle, needs_attention, failed, closed), queue depth, latest run and why it needs attention.',
+    input: z.strictObject({ session: SessionIdInput }),
+    output: SessionSummaryOutSchema,
+    readOnly: true,
+    async run(orchestrator, { session }) {
+      const summary = await orchestrator.status(session);
+      return { result: summary, text: summaryText(summary) };
+    },
+  }),
+  defineTool({
+    name: 'read_session',
+    description:
+      'A session\'s latest run (prompt, status, assistant text, usage, effective settings), its most recent recorded events (bounded in count and bytes, oldest first, no deltas), needs-attention reasons and unanswered questions.',
+    input: z.strictObject({
+      session: SessionIdInput,
+      maxEvents: z.number().int().min(1).max(200).optional().describe('at most this many recent events (1–200, default 50)'),
+      maxBytes: z.number().int().min(1024).max(262_144).optional().describe('at most this many bytes of events (1024–262144, default 262144); older events are dropped first'),
+    }),
+    output: z.object({
+      summary: SessionSummaryOutSchema,
+      latestRun: RunViewOutSchema.optional(),
+      events: z.array(EventOutSchema).describe('recorded events (types as in core/events), without native ids'),
+      eventsTruncated: z.boolean().describe('true when older events were left out'),
+      pendingQuestions: z.array(z.string()).describe('questions the agent asked that nobody answered'),
+    }),
+    readOnly: true,
+    async run(orchestrator, { session, maxEvents, maxBytes }) {
+      const detail = await orchestrator.readSession({ sessionId: session, maxEvents, maxBytes });
+      const { events, removed } = scrubEvents(detail.events as unknown as Record<string, unknown>[]);
+      const result = maskValues({ ...detail, events: events as z.input<typeof EventOutSchema>[] }, removed);
+      const run = result.latestRun;
+      const lines = [summaryText(result.summary)];
+      if (run?.text) lines.push(run.text);
+      if (result.pendingQuestions.length > 0) lines.push(`unanswered: ${result.pendingQuestions.join(' | ')}`);
+      return { result, text: lines.join('\n') };
+    },
+  }),
+  defineTool({
+    name: 'find_sessions',
+    description: 'List sessions, newest activity first, filtered by title substring (case-insensitive), label, workspace (the directory or inside it) and state. Archived sessions are left out unless includeArchived.',
+    input: z.strictObject({
+      title: z.string().min(1).max(200).optional().describe('substring of the title, case-insensitive'),
+      label: z.string().min(1).max(64).optional().describe('a label the session carries'),
+      workspace: z.string().min(1).max(4096).optional().describe('absolute path: sessions in this directory or below it'),
+      state: StateFilter.optional().describe('only sessions in this state'),
+      includeArchived: z.boolean().default(false).describe('include archived sessions (default false)'),
+      limit: z.number().int().min(1).max(500).default(100).describe('at most this many sessions (default 100)'),
+    }),
+    output: z.object({ sessions: z.array(SessionSummaryOutSchema), more: z.boolean().describe('true when more sessions matched than limit') }),
+    readOnly: true,
+    async run(orchestrator, filter) {
+      const all = (await orchestrator.list()).filter((s) => matches(s, filter)).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      const sessions = all.slice(0, filter.limit);
+      const text = sessions.length === 0 ? 'no matching sessions' : sessions.map(summaryText).join('\n');
+      return { result: { sessions, more: all.length > sessions.length }, text };
+    },
+  }),
+  defineTool({
+    name: 'update_session',
+    description: 'Change a session\'s title, labels (the whole set is replaced) or archived flag. Fields left out stay as they are.',
+    input: z
+      .strictObject({
+        session: SessionIdInput,
+        title: TitleInput.optional(),
+        labels: LabelsInput.optional(),
+        archived: z.boolean().optional().describe('archive (true) or unarchive (false); archived sessions are hidden from find_sessions by default'),
+      })
+      .refine((u) => u.title !== undefined || u.labels !== undefined || u.archived !== undefined, 'give at least one of title, labels, archived'),
+    output: SessionSummaryOutSchema,
+    readOnly: false,
+    async run(orchestrator, { session, ...changes }) {
+      const summary = await orchestrator.updateSession({ sessionId: session, ...changes });
+      return { result: summary, text: summaryText(summary) };
+    },
+  }),
+];
+
+interface Filter {
+  title?: string | undefined;
+  label?: string | undefined;
+  workspace?: string | undefined;
+  state?: z.infer<typeof StateFilter> | undefined;
+  includeArchived: boolean;
+}
+
+function matches(s: SessionSummary, f: Filter): boolean {
+  if (!f.includeArchived && s.archived) return false;
+  if (f.title !== undefined && !(s.title ?? '').toLowerCase().includes(f.title.toLowerCase())) return false;
+  if (f.label !== undefined && !(s.labels ?? []).includes(f.label)) return false;
+  if (f.state !== undefined && s.state !== f.state) return false;
+  if (f.workspace !== undefined) {
+    const dir = f.workspace.replace(/\/+$/, '');
+    if (s.workspace !== dir && !s.workspace.startsWith(`${dir}/`)) return false;
+  }
+  return true;
+}

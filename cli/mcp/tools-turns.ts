@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { MAX_WAIT_SECONDS } from './limits.js';
+import { LabelsInput, PromptInput, RequestKeyInput, SessionIdInput, SettingsInput, TitleInput, WorkspaceInput } from './inputs.js';
+import { SessionSummaryOutSchema, TurnHandleOutSchema, WaitOutSchema } from './schemas.js';
+import { handleText, summaryText } from './text.js';
+import { defineTool, type AnyMcpTool } from './tool.js';
+
+/** Tools that start, steer, wait for and stop turns. */
+export const TURN_TOOLS: readonly AnyMcpTool[] = [
+  defineTool({
+    name: 'create_session',
+    description:
+      'Start a new agent session in a workspace with a first prompt. Returns at once with the session id and the first run (queued or running) and its effective settings; use wait_for_sessions and read_session for the outcome.',
+    input: z.strictObject({
+      requestKey: RequestKeyInput,
+      workspace: WorkspaceInput,
+      prompt: PromptInput,
+      adapter: z.string().min(1).max(64).default('droid').describe('the agent adapter'),
+      ...SettingsInput,
+      title: TitleInput.optional(),
+      labels: LabelsInput.optional(),
+    }),
+    output: TurnHandleOutSchema,
+    readOnly: false,
+    async run(orchestrator, args) {
+      const handle = await orchestrator.createSession(args);
+      return { result: handle, text: handleText(handle) };
+    },
+  }),
+  defineTool({
+    name: 'send_message',
+    description:
+      'Queue the next turn of a session (runs after its current turn), or steer with interrupt: true (drops its queued turns, interrupts the live one, then runs this). Settings left out are inherited from the session\'s last accepted turn.',
+    input: z.strictObject({
+      session: SessionIdInput,
+      prompt: PromptInput,
+      interrupt: z.boolean().optional().describe('steer: supersede queued turns and interrupt the live one first'),
+      ...SettingsInput,
+      requestKey: RequestKeyInput,
+    }),
+    output: TurnHandleOutSchema,
+    readOnly: false,
+    async run(orchestrator, { session, ...rest }) {
+      const handle = await orchestrator.sendMessage({ sessionId: session, ...rest });
+      return { result: handle, text: handleText(handle) };
+    },
+  }),
+  defineTool({
+    name: 'wait_for_sessions',
+    description: `Wait until none of the sessions is working (idle, needs_attention, failed and closed all count as settled), for at most ${MAX_WAIT_SECONDS} s a call. A timeout is not an error: timedOut is true and pending lists the sessions still working; call again to keep waiting.`,
+    input: z.strictObject({
+      sessions: z.array(SessionIdInput).min(1).max(100).describe('the session ids to wait for'),
+      timeoutSeconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(30).describe(`longest wait in seconds (0–${MAX_WAIT_SECONDS}, default 30)`),
+    }),
+    output: WaitOutSchema,
+    readOnly: true,
+    async run(orchestrator, { sessions, timeoutSeconds }) {
+      const result = await orchestrator.wait(sessions, Math.round(timeoutSeconds * 1000));
+      const head = result.timedOut ? `timed out; still working: ${result.pending.map((s) => s.sessionId).join(', ')}` : 'all settled';
+      return { result, text: [head, ...result.settled.map(summaryText), ...result.pending.map(summaryText)].join('\n') };
+    },
+  }),
+  defineTool({
+    name: 'cancel_session',
+    description: 'Cancel a session\'s live turn (interrupt, then stop the agent after a grace period) and its queued turns. Returns the session\'s summary.',
+    input: z.strictObject({ session: SessionIdInput }),
+    output: SessionSummaryOutSchema,
+    readOnly: false,
+    async run(orchestrator, { session }) {
+      const summary = await orchestrator.cancel(session);
+      return { result: summary, text: summaryText(summary) };
+    },
+  }),
+];

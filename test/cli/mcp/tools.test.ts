@@ -1,0 +1,174 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ERROR_CODES, OneWorksError } from '../../../core/errors.js';
+import type { RuntimeEvent } from '../../../core/events/index.js';
+import { connectFake } from './connect-fake.js';
+
+type Connected = Awaited<ReturnType<typeof connectFake>>;
+let open: Connected | undefined;
+afterEach(async () => {
+  await open?.close();
+  open = undefined;
+});
+
+async function connect(redact?: (text: string) => string): Promise<Connected> {
+  open = await connectFake(redact);
+  return open;
+}
+
+const NATIVE = '5b531cf0-1bbd-4b7b-9050-d836012c048c';
+const CHILD = '9d0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
+
+describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () => {
+  it('lists the eleven tools, each with a closed input schema, a description and an output schema', async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      ['cancel_session', 'create_session', 'find_sessions', 'list_workspaces', 'models', 'read_session', 'send_message', 'session_status', 'update_session', 'usage', 'wait_for_sessions'].sort(),
+    );
+    for (const tool of tools) {
+      expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
+      expect(tool.outputSchema).toMatchObject({ type: 'object' });
+      expect(tool.description?.length).toBeGreaterThan(20);
+    }
+  });
+
+  it('create_session passes the request through and returns the handle with its effective settings', async () => {
+    const { client, fake } = await connect();
+    const result = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high' } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ sessionId: 's-0000000001', runId: 'r1', state: 'running', settings: { model: 'm-default', autonomy: 'high' } });
+    expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('s-0000000001') }]);
+    expect(fake.calls).toEqual([{ method: 'createSession', args: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high', adapter: 'droid' } }]);
+  });
+
+  it('refuses unknown arguments and a relative workspace as usage errors without calling the orchestrator', async () => {
+    const { client, fake } = await connect();
+    for (const args of [{ workspace: '/ws', prompt: 'hi', extra: 1 }, { workspace: 'ws', prompt: 'hi' }, { workspace: '/ws' }]) {
+      const result = await client.callTool({ name: 'create_session', arguments: args });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: { code: 'usage', retryable: false, action: expect.any(String) } });
+    }
+    expect(fake.calls).toEqual([]);
+  });
+
+  it('send_message maps `session` to the orchestrator\'s sessionId and keeps interrupt, settings and requestKey', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-1' });
+    const result = await client.callTool({ name: 'send_message', arguments: { session: 's-1', prompt: 'more', interrupt: true, model: 'm2', effort: 'high', requestKey: 'k2' } });
+    expect(result.structuredContent).toMatchObject({ sessionId: 's-1', runId: 'r2', state: 'queued' });
+    expect(fake.calls[0]).toEqual({ method: 'sendMessage', args: { sessionId: 's-1', prompt: 'more', interrupt: true, model: 'm2', effort: 'high', requestKey: 'k2' } });
+  });
+
+  it('wait_for_sessions: a timeout is a normal result naming the pending sessions; more than 60 s is refused', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-1', state: 'working' });
+    fake.add({ sessionId: 's-2', state: 'needs_attention', attention: ['question unanswered'] });
+    const result = await client.callTool({ name: 'wait_for_sessions', arguments: { sessions: ['s-1', 's-2'], timeoutSeconds: 1.5 } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ timedOut: true, pending: [{ sessionId: 's-1' }], settled: [{ sessionId: 's-2', state: 'needs_attention' }] });
+    expect(fake.calls[0]).toEqual({ method: 'wait', args: { sessionIds: ['s-1', 's-2'], timeoutMs: 1500 } });
+    const tooLong = await client.callTool({ name: 'wait_for_sessions', arguments: { sessions: ['s-1'], timeoutSeconds: 61 } });
+    expect(tooLong.structuredContent).toMatchObject({ error: { code: 'usage' } });
+  });
+
+  it('find_sessions filters by title substring, label, workspace subtree, state and archive flag', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-a', title: 'Fix the Parser', labels: ['bug'], workspace: '/ws/app', updatedAt: '2026-01-02T00:00:00Z' });
+    fake.add({ sessionId: 's-b', title: 'parser docs', workspace: '/ws/app/docs', state: 'working', updatedAt: '2026-01-03T00:00:00Z' });
+    fake.add({ sessionId: 's-c', title: 'parser old', labels: ['bug'], workspace: '/ws/application', archived: true });
+    const find = async (args: Record<string, unknown>): Promise<string[]> =>
+      ((await client.callTool({ name: 'find_sessions', arguments: args })).structuredContent as { sessions: { sessionId: string }[] }).sessions.map((s) => s.sessionId);
+    expect(await find({ title: 'PARSER' })).toEqual(['s-b', 's-a']);
+    expect(await find({ title: 'parser', includeArchived: true })).toEqual(['s-b', 's-a', 's-c']);
+    expect(await find({ label: 'bug', includeArchived: true })).toEqual(['s-a', 's-c']);
+    expect(await find({ workspace: '/ws/app', includeArchived: true })).toEqual(['s-b', 's-a']);
+    expect(await find({ state: 'working' })).toEqual(['s-b']);
+    expect(await find({ limit: 1 })).toEqual(['s-b']);
+  });
+
+  it('update_session needs at least one change and passes title, labels and archived through', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-1' });
+    expect((await client.callTool({ name: 'update_session', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ error: { code: 'usage' } });
+    const result = await client.callTool({ name: 'update_session', arguments: { session: 's-1', title: 'New', labels: ['a', 'b'], archived: true } });
+    expect(result.structuredContent).toMatchObject({ sessionId: 's-1', title: 'New', labels: ['a', 'b'], archived: true });
+    expect(fake.calls.at(-1)).toEqual({ method: 'updateSession', args: { sessionId: 's-1', title: 'New', labels: ['a', 'b'], archived: true } });
+  });
+
+  it('list_workspaces, models, session_status, cancel_session and usage return the orchestrator\'s facts', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-1', state: 'working', latestRun: { runId: 'r1', status: 'running' } });
+    expect((await client.callTool({ name: 'list_workspaces', arguments: {} })).structuredContent).toMatchObject({
+      approvedRoots: ['/ws'],
+      capacity: { limits: { maxConcurrentRuns: 2 }, activity: { live: 1, queued: 0 } },
+      adapters: [{ name: 'droid', model: 'm-default', autonomy: 'low' }],
+    });
+    expect((await client.callTool({ name: 'models', arguments: {} })).structuredContent).toMatchObject({ adapter: 'droid', models: [{ id: 'm-default', efforts: ['low', 'high'] }] });
+    expect((await client.callTool({ name: 'session_status', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ sessionId: 's-1', state: 'working' });
+    expect((await client.callTool({ name: 'cancel_session', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ state: 'idle', latestRun: { status: 'interrupted' } });
+    expect((await client.callTool({ name: 'usage', arguments: { sessions: ['s-1'] } })).structuredContent).toMatchObject({ total: { reported: true, inputTokens: 10 } });
+    expect(fake.calls.map((c) => c.method)).toEqual(['info', 'models', 'status', 'cancel', 'usage']);
+  });
+
+  it('strips fields the tools do not document (a native id added to a summary never leaves)', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-1', ...({ nativeSessionId: NATIVE } as object) });
+    const result = await client.callTool({ name: 'session_status', arguments: { session: 's-1' } });
+    expect(JSON.stringify(result)).not.toContain(NATIVE);
+    expect(result.structuredContent).toMatchObject({ sessionId: 's-1' });
+  });
+
+  it('read_session removes native ids from events: keys, child ids, native payload fields, and every echo of them', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-1' });
+    const at = '2026-01-01T00:00:00Z';
+    fake.events = [
+      { type: 'session.started', key: `started:${NATIVE}`, sessionId: 's-1', seq: 1, at, adapter: 'droid', workspace: '/ws', resumed: false },
+      { type: 'native', key: 'n1', sessionId: 's-1', seq: 2, at, nativeType: 'session_info', payload: { sessionId: NATIVE, nested: { native_session_id: NATIVE, keep: 'yes' } } },
+      { type: 'child_session', key: `child:${CHILD}`, sessionId: 's-1', seq: 3, at, childSessionId: CHILD, description: 'sub' },
+      { type: 'error', key: 'e1', sessionId: 's-1', seq: 4, at, code: 'x', message: `could not load ${NATIVE}` },
+      { type: 'assistant.message', key: 'm1', sessionId: 's-1', seq: 5, at, messageId: 'm1', text: `the child was ${CHILD}` },
+    ] as RuntimeEvent[];
+    const result = await client.callTool({ name: 'read_session', arguments: { session: 's-1', maxEvents: 10 } });
+    const text = JSON.stringify(result);
+    expect(text).not.toContain(NATIVE);
+    expect(text).not.toContain(CHILD);
+    const events = (result.structuredContent as { events: Record<string, unknown>[] }).events;
+    expect(events.map((e) => e.type)).toEqual(['session.started', 'native', 'child_session', 'error', 'assistant.message']);
+    expect(events.every((e) => !('key' in e))).toBe(true);
+    expect(events[1]).toMatchObject({ payload: { nested: { keep: 'yes' } } });
+    expect(events[4]).toMatchObject({ text: 'the child was [native-id]' });
+    expect(fake.calls[0]).toEqual({ method: 'readSession', args: { sessionId: 's-1', maxEvents: 10 } });
+  });
+
+  it('maps orchestrator refusals to structured errors with their stable code, retryable flag and action', async () => {
+    const { client, fake } = await connect();
+    const cases = [
+      [new OneWorksError(ERROR_CODES.QUEUE_FULL, 'the queue is full (10)'), 'queue_full', true],
+      [new OneWorksError(ERROR_CODES.WORKSPACE_NOT_APPROVED, '/etc is not inside an approved root'), 'workspace_not_approved', false],
+      [new OneWorksError(ERROR_CODES.REQUEST_KEY_CONFLICT, 'request key k1 was used with other arguments'), 'request_key_conflict', false],
+      [new OneWorksError(ERROR_CODES.MODEL_UNAVAILABLE, 'model x is not in the catalog'), 'model_unavailable', false],
+      [new OneWorksError(ERROR_CODES.EFFORT_REQUIRED, 'name an effort'), 'effort_required', false],
+    ] as const;
+    for (const [error, code, retryable] of cases) {
+      fake.fail('createSession', error);
+      const result = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws', prompt: 'hi' } });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toEqual({ error: { code, message: error.message, retryable, action: expect.stringMatching(/\w+.*\./) } });
+    }
+    fake.fail('status', new OneWorksError(ERROR_CODES.SESSION_UNKNOWN_OUTCOME, 'the last turn\'s outcome is unknown'));
+    expect((await client.callTool({ name: 'session_status', arguments: { session: 's-x' } })).structuredContent).toMatchObject({ error: { code: 'session_unknown_outcome' } });
+  });
+
+  it('turns unexpected failures into a generic internal error and logs the details locally, redacted', async () => {
+    const { client, fake, logs } = await connect((text) => text.replaceAll('sk-secret-123', '[REDACTED]'));
+    fake.fail('list', new TypeError('boom with sk-secret-123'));
+    const result = await client.callTool({ name: 'find_sessions', arguments: {} });
+    expect(result.structuredContent).toMatchObject({ error: { code: 'internal', retryable: false } });
+    expect(JSON.stringify(result)).not.toContain('boom');
+    expect(logs.join('\n')).toContain('boom');
+    fake.fail('status', new OneWorksError(ERROR_CODES.USAGE, 'bad token sk-secret-123 here'));
+    const redacted = await client.callTool({ name: 'session_status', arguments: { session: 's-1' } });
+    expect(redacted.structuredContent).toMatchObject({ error: { code: 'usage', message: 'bad token [REDACTED] here' } });
+  });
+});
