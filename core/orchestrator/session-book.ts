@@ -62,11 +62,16 @@ export class SessionBook {
   }
 
   /**
-   * What a runner opened for the run at index `base` sees: every run before it. The runner then
-   * appends run `r${base + 1}`, which is the queued run it is about to execute.
+   * What a runner opened for the run at index `base` sees: every run before it, and that run's
+   * settings as `pending`. The runner then appends run `r${base + 1}`, which is the queued run
+   * it is about to execute.
    */
   runnerView(base: number): SessionRecord {
-    return { ...this.#record, runs: this.#record.runs.slice(0, base) };
+    const next = this.#record.runs[base];
+    // The settings the run was accepted with are the runner's pending ones: an undefined
+    // effort stays undefined instead of falling back to the previous run's.
+    const pending = next ? { model: next.model, effort: next.effort, autonomy: next.autonomy } : this.#record.pending;
+    return { ...this.#record, runs: this.#record.runs.slice(0, base), ...(pending ? { pending } : {}) };
   }
 
   /**

@@ -38,6 +38,7 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
       } else {
         const { model, effort, autonomy } = turn.settings;
         outcome = await runner.runTurn(turn.prompt, { ...(model ? { model } : {}), ...(effort ? { effort } : {}), autonomy }, turn.abort.signal);
+        if (outcome.status === 'completed') await renameAfterFirstTurn(slot, turn, runner);
       }
     }
   } catch (error) {
@@ -76,11 +77,23 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
   }
 }
 
+// A session created with a title gets it natively once its first turn completed, while the
+// child is still up. Best effort: renameNative never throws and logs its failures itself; the
+// One Works title and the recorded outcome stay as they are.
+async function renameAfterFirstTurn(slot: SessionSlot, turn: Turn, runner: SessionRunner): Promise<void> {
+  const { title, runs } = slot.book.record;
+  if (title && runs[0]?.id === turn.runId) await runner.renameNative(title).catch(() => false);
+}
+
 // The slot's runner, opened (or reopened) so that its history ends right before this turn's run.
 async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   const { slot, turn } = x;
   const index = slot.book.record.runs.findIndex((run) => run.id === turn.runId);
-  if (slot.runner && slot.runner.record.runs.length !== index) await slot.closeRunner('resync');
+  // The agent takes its settings when its runner opens, and a kept-open runner would fill what a
+  // turn leaves undefined from its previous turn: a turn with other settings gets a fresh runner.
+  if (slot.runner && (slot.runner.record.runs.length !== index || !sameSettings(slot.runner.record.runs.at(-1), turn.settings))) {
+    await slot.closeRunner('resync');
+  }
   if (slot.runner) return slot.runner;
   const runtime = await x.deps.runtimeFor(slot.book.record.adapter, slot.book.record);
   // A session created by the orchestrator learns its CLI version when its first runner opens.
@@ -100,4 +113,8 @@ function endRun<R extends { runs: Array<{ id: string; status: string }> }>(recor
     ...record,
     runs: record.runs.map((run) => (run.id === runId && (run.status === 'queued' || run.status === 'running') ? { ...run, status, reason, endedAt } : run)),
   };
+}
+
+function sameSettings(previous: { model?: string | undefined; effort?: string | undefined; autonomy: string } | undefined, settings: Turn['settings']): boolean {
+  return previous !== undefined && previous.model === settings.model && previous.effort === settings.effort && previous.autonomy === settings.autonomy;
 }

@@ -43,11 +43,13 @@ export const TEST_LIMITS: OrchestratorLimits = {
 
 export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
   limits?: Partial<OrchestratorLimits>;
+  /** Replaces deps callbacks, e.g. `defaultsFor` or a fake catalog as `modelsFor`. */
+  deps?: Partial<Pick<OrchestratorDeps, 'defaultsFor' | 'modelsFor' | 'adapterNames'>>;
 }
 
 /** Builds a harness; prefer `useOrchestratorHarnesses` so it is disposed after each test. */
 export async function createOrchestratorHarness(options: OrchestratorHarnessOptions = {}): Promise<OrchestratorHarness> {
-  const { limits, ...sessionOptions } = options;
+  const { limits, deps: overrides, ...sessionOptions } = options;
   const session = await createSessionHarness(sessionOptions);
   const events: RuntimeEvent[] = [];
   const deps: OrchestratorDeps = {
@@ -60,6 +62,7 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
       return { autonomy: 'low' };
     },
     runtimeFor: () => Promise.resolve(session.runtime),
+    ...overrides,
   };
   const orchestrator = await createOrchestrator(deps);
   const until = async (check: () => boolean | Promise<boolean>): Promise<void> => {

@@ -33,7 +33,7 @@ describe('orchestrator: turns of one session', () => {
     await h.session.children[0]!.exited;
   });
 
-  it('runs queued turns of a session in order on one child and the same native session', async () => {
+  it('runs queued turns of a session in order on the same native session, one child while the settings stay', async () => {
     const h = await harnesses();
     const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
     const second = await h.orchestrator.sendMessage({ sessionId: first.sessionId, prompt: 'two' });
@@ -48,7 +48,11 @@ describe('orchestrator: turns of one session', () => {
       ['r2', 'two', 'completed', 'low'],
       ['r3', 'three', 'completed', 'off'],
     ]);
-    expect(h.session.children).toHaveLength(1);
+    // r2 reused r1's child; r3 changed the autonomy, which droid takes when it starts: a new child.
+    expect(h.session.children).toHaveLength(2);
+    const methods = await h.session.receivedMethods();
+    expect(methods.filter((m) => m === 'droid.initialize_session')).toHaveLength(1);
+    expect(methods.filter((m) => m === 'droid.load_session')).toHaveLength(1);
   });
 
   it('refuses a workspace outside the approved roots and an unknown session, recording nothing', async () => {

@@ -1,0 +1,119 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CatalogModel } from '../../../core/catalog/index.js';
+import { REQUEST_KEYS_FILE, createOrchestrator, type OrchestratorDeps } from '../../../core/orchestrator/index.js';
+import { useOrchestratorHarnesses } from './orchestrator-harness.js';
+
+const harnesses = useOrchestratorHarnesses();
+
+const entry = (id: string, efforts: string[], defaultEffort?: string): CatalogModel => ({
+  id,
+  displayName: id,
+  custom: false,
+  deprecated: false,
+  disabled: false,
+  efforts,
+  ...(defaultEffort ? { defaultEffort } : {}),
+});
+const CATALOG = [entry('big', ['low', 'medium', 'high'], 'medium'), entry('small', ['low', 'high'], 'low'), entry('custom:byok', ['none']), entry('picky', ['low', 'high'])];
+
+// A harness whose adapter defaults to model `big` at effort `high`, autonomy low, with a
+// counting fake catalog.
+async function launchHarness() {
+  const calls: string[] = [];
+  const deps: Partial<OrchestratorDeps> = {
+    defaultsFor: () => ({ model: 'big', effort: 'high', autonomy: 'low' }),
+    modelsFor: async (adapter) => {
+      calls.push(adapter);
+      return CATALOG;
+    },
+  };
+  return { h: await harnesses({ deps }), calls };
+}
+
+describe('orchestrator: launch defaults', () => {
+  it('records the settings each turn resolved at acceptance and returns them in the handle', async () => {
+    const { h } = await launchHarness();
+    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', autonomy: 'off' });
+    expect(created.settings).toEqual({ model: 'big', effort: 'high', autonomy: 'off' });
+    // Follow-ups inherit from the last accepted turn (here still queued or running), never the host default autonomy.
+    const second = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two' });
+    expect(second.settings).toEqual({ model: 'big', effort: 'high', autonomy: 'off' });
+    // A new model without an effort: that model's catalog default, not the old effort.
+    const third = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'three', model: 'small' });
+    expect(third.settings).toEqual({ model: 'small', effort: 'low', autonomy: 'off' });
+    // A model without effort levels gets none, and the next turn inherits that.
+    const fourth = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'four', model: 'custom:byok' });
+    expect(fourth.settings).toEqual({ model: 'custom:byok', autonomy: 'off' });
+    const fifth = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'five', autonomy: 'medium' });
+    expect(fifth.settings).toEqual({ model: 'custom:byok', autonomy: 'medium' });
+
+    await h.orchestrator.wait([created.sessionId], 60_000);
+    const runs = (await h.session.store.readSession(created.sessionId)).runs;
+    expect(runs.map((run) => [run.id, run.status, run.model, run.effort, run.autonomy])).toEqual([
+      ['r1', 'completed', 'big', 'high', 'off'],
+      ['r2', 'completed', 'big', 'high', 'off'],
+      ['r3', 'completed', 'small', 'low', 'off'],
+      // The runner kept open for r3 would have filled the missing effort with r3's: r4 got a fresh one.
+      ['r4', 'completed', 'custom:byok', undefined, 'off'],
+      ['r5', 'completed', 'custom:byok', undefined, 'medium'],
+    ]);
+    const detail = await h.orchestrator.readSession({ sessionId: created.sessionId });
+    expect(detail.latestRun?.settings).toEqual({ model: 'custom:byok', autonomy: 'medium' });
+  });
+
+  it('refuses what the catalog does not support, recording nothing', async () => {
+    const { h } = await launchHarness();
+    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    await h.orchestrator.waitForRun(created.sessionId, created.runId);
+    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', model: 'picky' })).rejects.toMatchObject({
+      code: 'effort_required',
+      message: expect.stringContaining('low, high'),
+    });
+    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', model: 'nope' })).rejects.toMatchObject({ code: 'model_unavailable' });
+    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', effort: 'off' })).rejects.toMatchObject({ code: 'effort_unsupported' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', model: 'nope' })).rejects.toMatchObject({ code: 'model_unavailable' });
+    expect((await h.session.store.readSession(created.sessionId)).runs).toHaveLength(1);
+    expect(await h.session.store.listSessions()).toHaveLength(1);
+    const ok = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'y', model: 'picky', effort: 'high' });
+    expect(ok.settings).toEqual({ model: 'picky', effort: 'high', autonomy: 'low' });
+    await h.orchestrator.wait([created.sessionId], 60_000);
+  });
+
+  it('asks the catalog only for a model it will check', async () => {
+    const { h, calls } = await launchHarness();
+    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'inherit' });
+    expect(created.settings).toEqual({ model: 'inherit', autonomy: 'low' });
+    await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two' });
+    expect(calls).toEqual([]);
+    await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'three', model: 'big' });
+    expect(calls).toEqual(['droid']);
+    await h.orchestrator.wait([created.sessionId], 60_000);
+  });
+
+  it('replays the original settings for a request key, after later turns and after a restart', async () => {
+    const { h } = await launchHarness();
+    const request = { adapter: 'droid', workspace: h.root, prompt: 'one', requestKey: 'create-1', autonomy: 'off' as const };
+    const created = await h.orchestrator.createSession(request);
+    const send = { sessionId: created.sessionId, prompt: 'two', model: 'small', requestKey: 'send-1' };
+    const sent = await h.orchestrator.sendMessage(send);
+    await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'three', model: 'big', effort: 'medium', autonomy: 'high' });
+    await h.orchestrator.wait([created.sessionId], 60_000);
+    expect(await h.orchestrator.createSession(request)).toEqual(created);
+    expect(await h.orchestrator.sendMessage(send)).toEqual({ ...sent, settings: { model: 'small', effort: 'low', autonomy: 'off' } });
+
+    // A handle saved before handles carried settings replays them from its run.
+    await h.orchestrator.shutdown();
+    const file = join(h.deps.stateDir, REQUEST_KEYS_FILE);
+    const saved = JSON.parse(await readFile(file, 'utf8')) as Record<string, { handle: Record<string, unknown> }>;
+    delete saved['send-1']!.handle.settings;
+    await writeFile(file, JSON.stringify(saved));
+    const again = await createOrchestrator(h.deps);
+    try {
+      expect(await again.sendMessage(send)).toEqual(sent);
+    } finally {
+      await again.shutdown();
+    }
+  });
+});
