@@ -13,7 +13,8 @@ import type { EffectiveSettings, TurnSettings } from './types.js';
  * - send: every setting the request leaves out comes from the session's last accepted turn
  *   (never from the host's defaults), except that a changed model never carries the old
  *   model's effort: the new model's catalog default is used instead.
- * - a model with no effort levels (efforts `[]` or `['none']`) gets no effort unless one is asked.
+ * - a model with no effort levels (efforts `[]` or `['none']`) gets no effort unless one is
+ *   asked; for `['none']` not even then: the CLI ignores it, so it is not effective.
  * - a model that lists efforts but no default, with no effort asked: `effort_required`.
  * - a checked model and effort must pass `validateModelAndEffort` (`model_unavailable`,
  *   `effort_unsupported`); model undefined or `inherit` is never checked.
@@ -70,11 +71,14 @@ function hasNoEffortLevels(model: CatalogModel): boolean {
 }
 
 // Validates model and effort against the catalog (when there is one) and drops undefined keys.
+// An effort for a model without effort levels has no effect (the CLI resets it), so it is not
+// part of the effective settings.
 function checked(settings: EffectiveSettings, models: readonly CatalogModel[] | undefined): EffectiveSettings {
-  if (models !== undefined) validateModelAndEffort(models, settings);
+  const check = models === undefined ? undefined : validateModelAndEffort(models, settings);
+  const effort = check?.effort === 'not_applicable' ? undefined : settings.effort;
   return {
     ...(settings.model === undefined ? {} : { model: settings.model }),
-    ...(settings.effort === undefined ? {} : { effort: settings.effort }),
+    ...(effort === undefined ? {} : { effort }),
     autonomy: settings.autonomy,
   };
 }

@@ -38,6 +38,13 @@ describe('launch settings: a new session', () => {
     expect(resolveCreateSettings({ model: 'small' }, DEFAULTS, CATALOG)).toEqual({ model: 'small', effort: 'low', autonomy: 'low' });
   });
 
+  it('drops an effort a model without effort levels would ignore, configured or asked', () => {
+    const byokDefault: AdapterDefaults = { model: 'byok', effort: 'high', autonomy: 'low' };
+    expect(resolveCreateSettings({}, byokDefault, CATALOG)).toEqual({ model: 'byok', autonomy: 'low' });
+    expect(resolveCreateSettings({ model: 'byok', effort: 'low' }, DEFAULTS, CATALOG)).toEqual({ model: 'byok', autonomy: 'low' });
+    expect(resolveSendSettings({ effort: 'high' }, { model: 'byok', autonomy: 'off' }, CATALOG)).toEqual({ model: 'byok', autonomy: 'off' });
+  });
+
   it('gives a model without effort levels no effort', () => {
     expect(resolveCreateSettings({ model: 'byok' }, DEFAULTS, CATALOG)).toEqual({ model: 'byok', autonomy: 'low' });
     expect(resolveCreateSettings({ model: 'quiet' }, DEFAULTS, CATALOG)).toEqual({ model: 'quiet', autonomy: 'low' });
