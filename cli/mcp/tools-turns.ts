@@ -47,7 +47,7 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
   }),
   defineTool({
     name: 'wait_for_sessions',
-    description: `Wait until none of the sessions is working (idle, needs_attention, failed and closed all count as settled), for at most ${MAX_WAIT_SECONDS} s a call. A timeout is not an error: timedOut is true and pending lists the sessions still working; call again to keep waiting.`,
+    description: `Wait until none of the sessions is working (idle, needs_attention, failed and closed all count as settled), for at most ${MAX_WAIT_SECONDS} s a call. A timeout is not an error: timedOut is true and pending lists the sessions still working; call again to keep waiting. Many clients abandon a request after 60 s, so ask for 50 s or less.`,
     input: z.strictObject({
       sessions: z.array(SessionIdInput).min(1).max(100).describe('the session ids to wait for'),
       timeoutSeconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(30).describe(`longest wait in seconds (0–${MAX_WAIT_SECONDS}, default 30)`),

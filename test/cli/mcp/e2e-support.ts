@@ -1,0 +1,188 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { expect } from 'vitest';
+import type { CliRig } from '../../support/one-works-cli.js';
+import { SCRIPTED_MODEL_ID, toolResults } from '../../support/scripted-model.js';
+import { waitForExit } from '../../support/rig-processes.js';
+import { byPrompt, executeStep, until } from '../../conformance/orchestrator-rig.js';
+
+// Shared by the end-to-end MCP tests (test/conformance/mcp-*.test.ts): scripted replies, tool
+// calls through a real SDK client, and stopping the orchestrator the MCP server auto-started.
+
+/** A free TCP port on 127.0.0.1 (bound once on :0, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const sleeper = (id: string, seconds: number) => (request: Parameters<typeof toolResults>[0]) =>
+  toolResults(request).length > 0 ? { text: `${id} slept` } : executeStep(id, `sleep ${seconds}`);
+
+/** The scripted model's replies, chosen by prompt: short jobs, and a long job running `sleep 30`. */
+export const MCP_SCRIPT = byPrompt({
+  'job A follow-up': () => ({ text: 'A again' }),
+  'job A': () => ({ text: 'A done' }),
+  'job B': () => ({ text: 'B done' }),
+  'job C': () => ({ text: 'C done' }),
+  'long job': sleeper('call_mcp_long_1', 30),
+});
+
+/** Calls a tool and returns its structuredContent, failing the test on an isError result. */
+export async function call<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+  return result.structuredContent as T;
+}
+
+/** Calls a tool that must fail and returns its structured error. */
+export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string; retryable: boolean; action: string }> {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError).toBe(true);
+  return (result.structuredContent as { error: { code: string; message: string; retryable: boolean; action: string } }).error;
+}
+
+/** The pid of the state directory's orchestrator (`<state>/owner.json`). */
+export async function ownerPid(stateDir: string): Promise<number> {
+  return (JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8')) as { pid: number }).pid;
+}
+
+/**
+ * SIGTERMs the orchestrator the MCP server auto-started and checks that it exited. It was
+ * spawned detached by the MCP server, which has exited by now, so its parent is init: where
+ * init does not reap (a container), it stays a zombie and signal 0 still reaches it, hence
+ * waitForExit (which counts a zombie as exited) rather than an ESRCH check.
+ */
+export async function stopOrchestrator(stateDir: string): Promise<void> {
+  const pid = await ownerPid(stateDir);
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // Already exited (idle exit after the MCP server's connection closed).
+  }
+  expect(await waitForExit([pid], 30_000)).toEqual([]);
+}
+
+/** Waits for a child of this process to exit and be reaped: signal 0 then fails with ESRCH. */
+export async function expectReaped(pid: number): Promise<void> {
+  expect(await waitForExit([pid], 10_000)).toEqual([]);
+  await expect
+    .poll(() => {
+      try {
+        process.kill(pid, 0);
+        return 'alive';
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code;
+      }
+    })
+    .toBe('ESRCH');
+}
+
+interface Handle {
+  sessionId: string;
+  runId: string;
+  state: string;
+  settings: { model?: string; autonomy: string };
+}
+interface Summary {
+  sessionId: string;
+  state: string;
+  latestRun?: { runId: string; status: string };
+  title?: string;
+  labels?: string[];
+}
+interface Waited {
+  settled: Summary[];
+  pending: Summary[];
+  timedOut: boolean;
+}
+
+/**
+ * The whole tool surface against the real droid, through one MCP client: orientation, an
+ * idempotent create and a request-key conflict, parallel sessions, wait, read, a follow-up,
+ * metadata, a cancel during a long `sleep` tool, usage. Returns every result seen, for checks
+ * on what left the server (native ids).
+ */
+export async function exerciseTools(client: Client, rig: CliRig): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  const use = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
+    const result = await call<T>(client, name, args);
+    seen.push(result);
+    return result;
+  };
+  const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map(async (name) => {
+    const dir = join(rig.workspace, name);
+    await mkdir(dir);
+    return dir;
+  })) as [string, string, string, string];
+
+  expect((await client.listTools()).tools).toHaveLength(11);
+  expect(await use('list_workspaces', {})).toMatchObject({ approvedRoots: [rig.workspace], adapters: [{ name: 'droid', model: SCRIPTED_MODEL_ID }] });
+  expect((await use<{ models: { id: string }[] }>('models', {})).models.map((m) => m.id)).toContain(SCRIPTED_MODEL_ID);
+
+  // Idempotent create: the same key and arguments replay the handle; other arguments conflict.
+  const createA = { requestKey: 'key-a', workspace: a, prompt: 'job A', title: 'Job A', labels: ['mcp'] };
+  const first = await use<Handle>('create_session', createA);
+  expect(first).toMatchObject({ runId: 'r1', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'high' } });
+  expect(await use<Handle>('create_session', createA)).toEqual(first);
+  expect(await callError(client, 'create_session', { ...createA, prompt: 'job B' })).toMatchObject({ code: 'request_key_conflict', retryable: false });
+  expect(await callError(client, 'create_session', { workspace: '/', prompt: 'job B' })).toMatchObject({ code: 'workspace_not_approved' });
+
+  // Parallel sessions in two workspaces.
+  const [second, third] = await Promise.all([use<Handle>('create_session', { workspace: b, prompt: 'job B' }), use<Handle>('create_session', { workspace: c, prompt: 'job C' })]);
+  const ids = [first.sessionId, second.sessionId, third.sessionId];
+  expect(new Set(ids).size).toBe(3);
+  const done = await waitSettled(use, ids);
+  expect(done.settled.map((s) => [s.sessionId, s.latestRun?.status]).sort()).toEqual(ids.map((id) => [id, 'completed']).sort());
+
+  const read = await use<{ latestRun: { text: string; status: string }; events: { type: string }[] }>('read_session', { session: first.sessionId, maxEvents: 20 });
+  expect(read.latestRun).toMatchObject({ status: 'completed', text: 'A done' });
+  expect(read.events.map((e) => e.type)).toContain('turn.completed');
+  expect(read.events.every((e) => !('key' in e))).toBe(true);
+
+  // A follow-up inherits the session's settings.
+  const follow = await use<Handle>('send_message', { session: first.sessionId, prompt: 'job A follow-up', requestKey: 'key-a2' });
+  expect(follow).toMatchObject({ sessionId: first.sessionId, runId: 'r2', settings: first.settings });
+  await waitSettled(use, [first.sessionId]);
+  expect(await use('read_session', { session: first.sessionId })).toMatchObject({ latestRun: { runId: 'r2', status: 'completed', text: 'A again' } });
+
+  // Metadata: find by label, archive hides it.
+  expect((await use<{ sessions: Summary[] }>('find_sessions', { label: 'mcp' })).sessions.map((s) => s.sessionId)).toEqual([first.sessionId]);
+  expect(await use('update_session', { session: first.sessionId, archived: true })).toMatchObject({ archived: true });
+  expect((await use<{ sessions: Summary[] }>('find_sessions', { label: 'mcp' })).sessions).toEqual([]);
+
+  // Cancel during a long tool: a short wait times out without an error, then cancel interrupts it.
+  const long = await use<Handle>('create_session', { workspace: d, prompt: 'long job' });
+  await until(() => rig.processes().some((p) => p.args === 'sleep 30'));
+  const short = await use<Waited>('wait_for_sessions', { sessions: [long.sessionId], timeoutSeconds: 0.5 });
+  expect(short).toMatchObject({ timedOut: true, pending: [{ sessionId: long.sessionId, state: 'working' }] });
+  expect(await use('cancel_session', { session: long.sessionId })).toMatchObject({ sessionId: long.sessionId, state: 'idle', latestRun: { runId: 'r1', status: 'interrupted' } });
+  expect(await use('session_status', { session: long.sessionId })).toMatchObject({ latestRun: { status: 'interrupted' } });
+
+  expect(await use('usage', {})).toMatchObject({ total: { reported: expect.any(Boolean) } });
+  return seen;
+}
+
+async function waitSettled(use: <T>(name: string, args: Record<string, unknown>) => Promise<T>, sessions: string[]): Promise<Waited> {
+  for (;;) {
+    const result = await use<Waited>('wait_for_sessions', { sessions, timeoutSeconds: 60 });
+    if (!result.timedOut) return result;
+  }
+}
+
+/** The native session ids droid gave the rig's sessions (from the records on disk). */
+export async function nativeIds(rig: CliRig): Promise<string[]> {
+  const ids: string[] = [];
+  for (const id of await rig.sessionIds()) {
+    const native = (await rig.readSession(id)).nativeSessionId;
+    if (native) ids.push(native);
+  }
+  return ids;
+}
