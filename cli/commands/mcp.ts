@@ -6,17 +6,14 @@ import { createContext } from '../context.js';
 import { connectOrchestrator } from '../daemon/client.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
-import { parseListenAddress, parseOrigin, readTokenFile } from '../mcp/http-options.js';
-import type { McpServerOptions } from '../mcp/mcp-server.js';
-import { createSharedOrchestrator } from '../mcp/orchestrator-access.js';
-import { serveHttp, serveStdio } from '../mcp/serve-mcp.js';
+import { createSharedOrchestrator, parseListenAddress, parseOrigin, readTokenFile, serveHttp, serveStdio, type McpServerOptions } from '../mcp/index.js';
 import { processRedactor } from '../output.js';
 import { claimShutdown } from '../shutdown.js';
 
 interface McpFlags {
   http?: string;
   tokenFile?: string;
-  allowOrigin: string[];
+  allowOrigin?: string[];
 }
 
 /**
@@ -31,7 +28,7 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
     .description('serve One Works sessions to MCP clients (assistants): stdio by default, or authenticated HTTP with --http')
     .option('--http <host:port>', 'serve stateless Streamable HTTP on POST /mcp at this loopback address (needs --token-file)')
     .option('--token-file <file>', 'file holding the bearer token (≥32 characters, mode 600) that every HTTP request must present')
-    .option('--allow-origin <origin>', 'also accept browser requests from this origin (repeatable)', (value: string, all: string[]) => [...all, value], [])
+    .option('--allow-origin <origin>', 'also accept browser requests from this origin (repeatable)', (value: string, all: string[] | undefined) => [...(all ?? []), value])
     .action((flags: McpFlags, cmd: Command) =>
       run(async () => {
         const http = await httpSettings(flags);
@@ -54,7 +51,7 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
 // Flag checks come before the config is loaded: a bad token file fails fast with its own message.
 async function httpSettings(flags: McpFlags): Promise<Awaited<ReturnType<typeof readHttp>> | undefined> {
   if (flags.http === undefined) {
-    if (flags.tokenFile !== undefined || flags.allowOrigin.length > 0) {
+    if (flags.tokenFile !== undefined || (flags.allowOrigin ?? []).length > 0) {
       throw new OneWorksError(ERROR_CODES.USAGE, '--token-file and --allow-origin only apply with --http HOST:PORT');
     }
     return undefined;
@@ -69,7 +66,7 @@ async function readHttp(http: string, flags: McpFlags) {
   }
   const token = await readTokenFile(resolve(flags.tokenFile));
   processRedactor.register(token);
-  return { address, token, allowOrigins: flags.allowOrigin.map(parseOrigin) };
+  return { address, token, allowOrigins: (flags.allowOrigin ?? []).map(parseOrigin) };
 }
 
 function log(line: string): void {

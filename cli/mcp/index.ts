@@ -1,0 +1,16 @@
+export { createMcpServer } from './mcp-server.js';
+export type { McpServerOptions, OrchestratorAccess } from './mcp-server.js';
+export { startMcpHttpServer } from './http-server.js';
+export type { McpHttpOptions, McpHttpServer } from './http-server.js';
+export { bearerMatches, checkRequest, MCP_PATH } from './http-guard.js';
+export type { GuardConfig, Refusal } from './http-guard.js';
+export { parseListenAddress, parseOrigin, readTokenFile } from './http-options.js';
+export type { ListenAddress } from './http-options.js';
+export { createSharedOrchestrator } from './orchestrator-access.js';
+export type { ClosableOrchestrator, SharedOrchestrator } from './orchestrator-access.js';
+export { serveHttp, serveStdio } from './serve-mcp.js';
+export type { HttpServeOptions } from './serve-mcp.js';
+export { MCP_TOOLS } from './tools.js';
+export type { AnyMcpTool, McpTool, ToolOrchestrator } from './tool.js';
+export { toolErrorResult } from './tool-errors.js';
+export { renderToolsDoc, TOOLS_DOC_PATH } from './tools-doc.js';
