@@ -14,6 +14,8 @@ export interface McpHttpOptions {
   createServer: () => Server;
   /** The local log (stderr), redacted by the caller. */
   log: (line: string) => void;
+  /** Longest time to answer one request (default HANDLING_TIMEOUT_MS: a full 60 s wait plus a margin). */
+  handlingTimeoutMs?: number;
 }
 
 /** A listening MCP HTTP server. */
@@ -30,7 +32,7 @@ export interface McpHttpServer {
  * MCP server and transport (no session id; JSON responses). Each request passes
  * {@link checkRequest} (Host, Origin, bearer token, path, method) before its body is read; the
  * body is capped at 1 MiB (413, not read further), must be JSON (400), and the whole request is
- * answered within HANDLING_TIMEOUT_MS (503 otherwise). An unexpected failure is a generic 500
+ * answered within `handlingTimeoutMs` (503 otherwise). An unexpected failure is a generic 500
  * whose details go to `log` only.
  */
 export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHttpServer> {
@@ -75,7 +77,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, guard: GuardCon
   const deadline = setTimeout(() => {
     if (!res.headersSent) sendJson(res, 503, { error: 'request timed out' });
     else res.destroy();
-  }, HANDLING_TIMEOUT_MS);
+  }, options.handlingTimeoutMs ?? HANDLING_TIMEOUT_MS);
   res.on('close', () => {
     clearTimeout(deadline);
     void transport.close().catch(() => undefined);

@@ -121,4 +121,24 @@ describe('MCP over Streamable HTTP', () => {
     expect(logs.join('\n')).toContain('exploded near [REDACTED]');
     expect(logs.join('\n')).not.toContain(TOKEN);
   });
+
+  it('answers 503 when a call outlives the handling deadline, and keeps serving', async () => {
+    const fake = new FakeOrchestrator();
+    fake.add({ sessionId: 's-1' });
+    const hung = { ...fake, status: () => new Promise<never>(() => undefined), info: () => fake.info() } as unknown as FakeOrchestrator;
+    server = await startMcpHttpServer({
+      address: { bindHost: '127.0.0.1', port: 0 },
+      token: TOKEN,
+      allowOrigins: [],
+      createServer: () => createMcpServer({ orchestrator: { use: (call) => call(hung) }, version: '0', redact: (t) => t, log: (l) => logs.push(l) }),
+      log: (line) => logs.push(line),
+      handlingTimeoutMs: 200,
+    });
+    const callTool = (name: string, args: object): string => JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } });
+    const stuck = await send(server.port, { headers: auth, body: callTool('session_status', { session: 's-1' }) });
+    expect([stuck.status, JSON.parse(stuck.body)]).toEqual([503, { error: 'request timed out' }]);
+    const fine = await send(server.port, { headers: auth, body: callTool('list_workspaces', {}) });
+    expect(fine.status).toBe(200);
+    expect(JSON.parse(fine.body)).toMatchObject({ id: 2, result: { structuredContent: { approvedRoots: ['/ws'] } } });
+  });
 });
