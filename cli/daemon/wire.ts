@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
+import { MAX_LABELS, MAX_LABEL_LENGTH, MAX_READ_BYTES, MAX_READ_EVENTS, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
 import { PermissionPolicySchema } from '../../core/permissions/index.js';
 import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
 
@@ -46,16 +47,17 @@ export const SendMessageParamsSchema = z.strictObject({
 export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
 export const WaitParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) });
 export const WaitForRunParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1) });
+// The label alphabet is checked by the orchestrator, whose message says what is allowed.
 export const UpdateSessionParamsSchema = z.strictObject({
   sessionId: SessionId,
-  title: z.string().max(200).optional(),
-  labels: z.array(z.string().max(64)).max(32).optional(),
+  title: z.string().max(MAX_TITLE_LENGTH).optional(),
+  labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
   archived: z.boolean().optional(),
 });
 export const ReadSessionParamsSchema = z.strictObject({
   sessionId: SessionId,
-  maxEvents: z.number().int().min(1).max(200).optional(),
-  maxBytes: z.number().int().min(1).max(256 * 1024).optional(),
+  maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional(),
+  maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
 });
 export const UsageParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).optional() });
 export const AdapterParamsSchema = z.strictObject({ adapter: z.string().min(1) });

@@ -5,23 +5,24 @@ import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { recoverInterruptedRuns } from '../session/index.js';
-import { AutonomySchema, type RunRecord, type RunStatus, type SessionRecord } from '../store/index.js';
+import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
 import { ChangeSignal } from './change-signal.js';
 import { createAdmission, isWriter, type Admission } from './admission.js';
-import { chosenModel, needsCatalog, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
+import { chosenModel, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
 import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
-import { pendingQuestions } from './pending-questions.js';
 import { requestKeyFile } from './request-key-file.js';
 import { RequestKeyRegistry } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
 import { SessionBook } from './session-book.js';
-import { readBounds, recentEvents, runView, usageReport } from './session-detail.js';
+import { readBounds, usageReport } from './session-detail.js';
 import { applyMetadata, checkMetadata } from './session-metadata.js';
 import { lastAcceptedSettings, newSessionRecord } from './new-turn.js';
+import { catalogModels, orchestratorInfo, sessionDetail, withCatalog } from './session-queries.js';
 import { SessionSlot, Turn } from './session-slot.js';
 import { assertKnownOutcome, cancelRuns, isTerminal, outcomeOfRun, summarize } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
+import { StoredHandleSchema, completeHandle, type StoredHandle } from './turn-handles.js';
 import type {
   CreateSessionRequest,
   EffectiveSettings,
@@ -42,15 +43,6 @@ export interface Orchestrator extends OrchestratorApi {
   /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone. */
   shutdown(): Promise<void>;
 }
-
-// Handles saved before turns reported their settings have none: replays fill them from the run.
-const StoredHandleSchema = z.strictObject({
-  sessionId: z.string().min(1),
-  runId: z.string().min(1),
-  state: z.enum(['queued', 'running']),
-  settings: z.strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema }).optional(),
-});
-type StoredHandle = z.infer<typeof StoredHandleSchema>;
 
 /**
  * Starts an orchestrator over `deps.store`: first recovers what a dead owner left (queued runs
@@ -97,7 +89,7 @@ class InProcessOrchestrator implements Orchestrator {
     const { labels } = checkMetadata(request);
     const { requestKey, ...args } = request;
     return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async () => {
-      const settings = await this.#withCatalog(request.adapter, () => chosenModel(request, defaults), (models) => resolveCreateSettings(request, defaults, models));
+      const settings = await withCatalog(this.#deps, request.adapter, () => chosenModel(request, defaults), (models) => resolveCreateSettings(request, defaults, models));
       const record = newSessionRecord(await this.#newSessionId(), workspace, { ...request, labels }, settings);
       const slot = new SessionSlot(this.#newBook(record, 0));
       return this.#accept(slot, request.prompt, settings, false);
@@ -112,7 +104,7 @@ class InProcessOrchestrator implements Orchestrator {
       const adapter = slot.book.record.adapter;
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
       assertKnownOutcome(slot.book.record);
-      const settings = await this.#withCatalog(adapter, () => chosenModel(request, previous()), (models) => {
+      const settings = await withCatalog(this.#deps, adapter, () => chosenModel(request, previous()), (models) => {
         assertKnownOutcome(slot.book.record);
         return resolveSendSettings(request, previous(), models);
       });
@@ -200,16 +192,7 @@ class InProcessOrchestrator implements Orchestrator {
     const slot = await this.#slot(request.sessionId);
     // Persisted events only: the log may lag the live stream by the events in flight.
     const log = await this.#deps.store.readEvents(request.sessionId);
-    const { events, truncated } = recentEvents(log, bounds);
-    const record = slot.book.record;
-    const latest = record.runs.at(-1);
-    return {
-      summary: this.#summary(slot),
-      ...(latest ? { latestRun: runView(latest) } : {}),
-      events,
-      eventsTruncated: truncated,
-      pendingQuestions: pendingQuestions(log, record.attention),
-    };
+    return sessionDetail(slot.book.record, this.#summary(slot), log, bounds);
   }
 
   async usage(sessionIds?: string[]): Promise<UsageReport> {
@@ -221,23 +204,11 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   async info(): Promise<OrchestratorInfo> {
-    const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession, runTimeoutMs, cancelGraceMs } = this.#deps.limits;
-    return {
-      approvedRoots: [...this.#deps.approvedRoots],
-      limits: { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession, runTimeoutMs, cancelGraceMs },
-      activity: this.activity(),
-      adapters: (this.#deps.adapterNames?.() ?? []).map((name) => {
-        const { model, effort, autonomy } = this.#deps.defaultsFor(name);
-        return { name, ...(model === undefined ? {} : { model }), ...(effort === undefined ? {} : { effort }), autonomy };
-      }),
-    };
+    return orchestratorInfo(this.#deps, this.activity());
   }
 
   async models(adapter: string): Promise<CatalogModel[]> {
-    this.#deps.defaultsFor(adapter);
-    const models = this.#deps.modelsFor ? await this.#deps.modelsFor(adapter) : undefined;
-    if (!models) throw new OneWorksError(ERROR_CODES.USAGE, `adapter ${adapter} cannot list its models`, { data: { adapter } });
-    return models;
+    return catalogModels(this.#deps, adapter);
   }
 
   async shutdown(): Promise<void> {
@@ -335,18 +306,7 @@ class InProcessOrchestrator implements Orchestrator {
   async #withKey(requestKey: string | undefined, args: unknown, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
     if (requestKey === undefined) return make();
     const handle = await this.#keys.claim(requestKey, args, make);
-    if (handle.settings) return { ...handle, settings: handle.settings };
-    // A handle saved before handles carried settings: the run recorded them.
-    const run = (await this.#slot(handle.sessionId)).book.record.runs.find((r) => r.id === handle.runId);
-    return { ...handle, settings: run ? runView(run).settings : { autonomy: 'low' } };
-  }
-
-  // Resolves turn settings, fetching the adapter's catalog first when the model will be checked.
-  // After the fetch, `resolve` runs with no await in between, so it sees the session as it is
-  // when the turn is accepted.
-  async #withCatalog(adapter: string, model: () => string | undefined, resolve: (models: CatalogModel[] | undefined) => EffectiveSettings): Promise<EffectiveSettings> {
-    if (!needsCatalog(model()) || !this.#deps.modelsFor) return resolve(undefined);
-    return resolve(await this.#deps.modelsFor(adapter));
+    return handle.settings ? { ...handle, settings: handle.settings } : completeHandle(handle, (await this.#slot(handle.sessionId)).book.record);
   }
 
   async #newSessionId(): Promise<string> {
