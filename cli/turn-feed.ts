@@ -32,6 +32,7 @@ export class TurnFeed {
   #last = -1;
   #completed = false;
   #ended = false;
+  #behind = false;
   #draining: Promise<void> = Promise.resolve();
 
   constructor(options: TurnFeedOptions) {
@@ -48,10 +49,13 @@ export class TurnFeed {
    * The run whose events to show; held events are handled now. `fromSeq`: the seq of the
    * turn's first event when known (1 for a new session's first turn), so that events sent
    * before the subscription are taken from the log; without it, showing starts at the turn's
-   * `turn.queued` as it arrives live (subscribe before submitting).
+   * `turn.queued` as it arrives live (subscribe before submitting). `queued`: the turn was
+   * accepted as queued, so the session's previous turn may still be live; its events, up to the
+   * `session.started` or `turn.started` that belongs to this turn, are not shown.
    */
-  start(runId: string, fromSeq?: number): void {
+  start(runId: string, fromSeq?: number, options: { queued?: boolean } = {}): void {
     this.#runId = runId;
+    this.#behind = options.queued === true;
     if (fromSeq !== undefined) this.#last = fromSeq - 1;
     this.#drain();
   }
@@ -101,6 +105,10 @@ export class TurnFeed {
       return;
     }
     this.#last = event.seq;
+    if (this.#behind && event.type !== 'turn.queued') {
+      if (event.type !== 'session.started' && !(event.type === 'turn.started' && event.runId === this.#runId)) return;
+      this.#behind = false;
+    }
     // After the turn's end, what follows up to the closing of its child still belongs to it,
     // unless the session's next turn starts on the same child.
     if (this.#completed) {

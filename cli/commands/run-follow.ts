@@ -34,9 +34,13 @@ export async function followTurn(ctx: CliContext, client: OrchestratorClient, st
   let sessionId = target.kind === 'resume' ? target.request.sessionId : undefined;
   const feed = new TurnFeed({ render: createLiveRenderer(out), readLog: () => store.readEvents(sessionId!) });
   const unsubscribes: Array<() => Promise<void>> = [];
-  const attach = async (id: string): Promise<void> => {
+  const subscribe = async (id: string): Promise<void> => {
     unsubscribes.push(await client.subscribe(id, (event) => feed.push(event)));
-    if (escalator) await client.attachEscalator(id, escalator, () => prompts.signal.aborted);
+  };
+  // Asks of this run only: another client may be following the session's other turns. An ask
+  // cannot come before the turn's agent started, which takes far longer than this round trip.
+  const attach = async (handle: TurnHandle): Promise<void> => {
+    if (escalator) await client.attachEscalator(handle.sessionId, handle.runId, escalator, () => prompts.signal.aborted);
   };
 
   const shutdown = claimShutdown();
@@ -56,17 +60,17 @@ export async function followTurn(ctx: CliContext, client: OrchestratorClient, st
     let handle: TurnHandle;
     if (target.kind === 'resume') {
       // Listening before submitting: the turn's first event (`turn.queued`) arrives live.
-      await attach(target.request.sessionId);
+      await subscribe(target.request.sessionId);
       handle = await client.sendMessage(target.request);
-      feed.start(handle.runId);
+      feed.start(handle.runId, undefined, { queued: handle.state === 'queued' });
     } else {
       // The session exists only now; what it sent before the subscription comes from the log.
-      // An ask escalated in this short window is declined (droid has not even started yet).
       handle = await client.createSession(target.request);
       sessionId = handle.sessionId;
-      await attach(handle.sessionId);
+      await subscribe(handle.sessionId);
       feed.start(handle.runId, 1);
     }
+    await attach(handle);
     sessionId = handle.sessionId;
     out.info(`session ${handle.sessionId} · ${banner}${handle.state === 'queued' ? ' · queued: waiting for a free slot' : ''}`);
     cancel();

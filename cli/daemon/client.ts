@@ -39,11 +39,12 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
   exitIfIdle(): Promise<boolean>;
   /**
-   * Makes this connection the answerer of the session's escalated permission asks (see
-   * escalations.ts) until it closes. `abandoned()` is sent with each answer: true when the
-   * person interrupted the turn, so the declined ask needs nobody's attention.
+   * Makes this connection the answerer of the session's escalated permission asks during run
+   * `runId` (any run when undefined; see escalations.ts) until it closes. `abandoned()` is sent
+   * with each answer: true when the person interrupted the turn, so the declined ask needs
+   * nobody's attention.
    */
-  attachEscalator(sessionId: string, escalator: Escalator, abandoned?: () => boolean): Promise<void>;
+  attachEscalator(sessionId: string, runId: string | undefined, escalator: Escalator, abandoned?: () => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -199,9 +200,9 @@ class SocketClient implements OrchestratorClient {
     return ((await this.#call('exitIfIdle', {})) as { exiting: boolean }).exiting;
   }
 
-  async attachEscalator(sessionId: string, escalator: Escalator, abandoned: () => boolean = () => false): Promise<void> {
+  async attachEscalator(sessionId: string, runId: string | undefined, escalator: Escalator, abandoned: () => boolean = () => false): Promise<void> {
     this.#escalators.set(sessionId, { escalator, abandoned });
-    await this.#call('escalations.attach', { sessionId });
+    await this.#call('escalations.attach', runId === undefined ? { sessionId } : { sessionId, runId });
   }
 
   close(): Promise<void> {

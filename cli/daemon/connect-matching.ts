@@ -7,7 +7,7 @@ import { environmentFingerprint } from './fingerprint.js';
 /** How long to wait for an idle auto-started server to exit after agreeing to. */
 const EXIT_DEADLINE_MS = 15_000;
 
-type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env' | 'config' | 'approvedRoots'>;
+type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env' | 'config' | 'approvedRoots' | 'out'>;
 
 /**
  * Connects to the state directory's orchestrator (starting one when none runs) and makes sure
@@ -27,6 +27,7 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
       if (hello.fingerprint === fingerprint) return client;
       // One restart only: a second mismatch means someone else keeps starting servers.
       if (attempt === 0 && hello.auto && (await client.exitIfIdle())) {
+        ctx.out.info(`restarting the background orchestrator (pid ${hello.pid}): it ran with a different config or environment`);
         await client.close();
         await waitForExit(hello.pid);
         continue;

@@ -74,6 +74,10 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       const adapter = ctx.adapter(adapterName);
       const adapterConfig = block(adapterName);
       const cli = cliOf(adapterName);
+      let liveRun: string | undefined;
+      const decide = createDecider(ctx, adapterConfig, out, escalations
+        ? { escalator: escalations.escalatorFor(session.id, () => liveRun), quiet: (decided) => escalations.takeAbandoned(decided.ask.requestId) }
+        : { escalator: declineEscalator });
       return {
         store,
         stateDir: ctx.stateDir,
@@ -81,9 +85,11 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
         adapterConfig,
         cli: await cli,
         secrets,
-        decide: createDecider(ctx, adapterConfig, out, escalations
-          ? { escalator: escalations.escalatorFor(session.id), quiet: (record) => escalations.takeAbandoned(record.ask.requestId) }
-          : { escalator: declineEscalator }),
+        decide: (ask, record) => {
+          // The runner's record ends with its live run: the one whose follower is asked.
+          liveRun = record.runs.at(-1)?.id;
+          return decide(ask, record);
+        },
         interruptGraceMs: adapterConfig.interruptGraceMs ?? orchestrator.cancelGraceMs,
         stopGraceMs: orchestrator.cancelGraceMs,
         sandbox: ctx.config.sandbox,

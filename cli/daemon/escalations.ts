@@ -39,6 +39,9 @@ export const EscalationAskParamsSchema = z.strictObject({
   }),
 });
 
+/** Params of `escalations.attach`: the session, and the run whose asks this client answers (all runs without it). */
+export const EscalationAttachParamsSchema = z.strictObject({ sessionId: z.string().min(1).max(200), runId: z.string().min(1).optional() });
+
 /** The client's answer. `abandoned`: the person interrupted the turn, so nobody needs to attend to it. */
 export const EscalationReplySchema = z.strictObject({
   decision: z.enum(['allow', 'deny']),
@@ -50,9 +53,9 @@ export const EscalationReplySchema = z.strictObject({
 });
 export type EscalationReply = z.infer<typeof EscalationReplySchema>;
 
-/** The server's side: which connection answers the asks of which session. */
+/** The server's side: which connection answers the asks of which session (and run). */
 export class EscalationRouter {
-  readonly #attached = new Map<string, Connection>();
+  readonly #attached = new Map<string, Array<{ runId: string | undefined; connection: Connection }>>();
   readonly #abandoned = new Set<string>();
   readonly #timeoutMs: number;
 
@@ -62,13 +65,17 @@ export class EscalationRouter {
   }
 
   /**
-   * Makes `connection` the answerer of `sessionId`'s asks (replacing an earlier one) until the
+   * Makes `connection` the answerer of `sessionId`'s asks during run `runId` (or during any
+   * run without a match, when `runId` is undefined; the latest such attachment wins) until the
    * returned function is called or the connection closes.
    */
-  attach(sessionId: string, connection: Connection): () => void {
-    this.#attached.set(sessionId, connection);
+  attach(sessionId: string, runId: string | undefined, connection: Connection): () => void {
+    const entry = { runId, connection };
+    this.#attached.set(sessionId, [...(this.#attached.get(sessionId) ?? []), entry]);
     const detach = (): void => {
-      if (this.#attached.get(sessionId) === connection) this.#attached.delete(sessionId);
+      const left = (this.#attached.get(sessionId) ?? []).filter((e) => e !== entry);
+      if (left.length > 0) this.#attached.set(sessionId, left);
+      else this.#attached.delete(sessionId);
     };
     void connection.closed.then(detach);
     return detach;
@@ -82,12 +89,12 @@ export class EscalationRouter {
     return this.#abandoned.delete(requestId);
   }
 
-  /** The escalator of one session's runner. Never rejects (failures decline). */
-  escalatorFor(sessionId: string): Escalator {
+  /** The escalator of one session's runner; `liveRun()` names the run being decided. Never rejects (failures decline). */
+  escalatorFor(sessionId: string, liveRun: () => string | undefined = () => undefined): Escalator {
     return {
       ask: async (ask: PermissionAsk, proposal: { reason: string }): Promise<EscalationAnswer> => {
-        const connection = this.#attached.get(sessionId);
-        if (!connection || connection.state !== 'open') return declineEscalator.ask(ask, proposal);
+        const connection = this.#answerer(sessionId, liveRun());
+        if (!connection) return declineEscalator.ask(ask, proposal);
         try {
           const raw = await connection.requestRaw(ESCALATION_REQUEST, { sessionId, reason: proposal.reason, ask }, { timeoutMs: this.#timeoutMs });
           const { abandoned, ...answer } = EscalationReplySchema.parse(raw);
@@ -98,5 +105,11 @@ export class EscalationRouter {
         }
       },
     };
+  }
+
+  // The client following this run, else the latest one attached for every run of the session.
+  #answerer(sessionId: string, runId: string | undefined): Connection | undefined {
+    const open = (this.#attached.get(sessionId) ?? []).filter((e) => e.connection.state === 'open');
+    return (open.find((e) => runId !== undefined && e.runId === runId) ?? open.filter((e) => e.runId === undefined).at(-1))?.connection;
   }
 }

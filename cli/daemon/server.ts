@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Orchestrator } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
-import type { EscalationRouter } from './escalations.js';
+import { EscalationAttachParamsSchema, type EscalationRouter } from './escalations.js';
 import {
   AdapterParamsSchema,
   CreateSessionParamsSchema,
@@ -134,11 +134,10 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
     return Promise.resolve({ exiting });
   });
   handle('escalations.attach', async (p) => {
-    const { sessionId } = parseParams(SessionParamsSchema, p);
+    const { sessionId, runId } = parseParams(EscalationAttachParamsSchema, p);
     await orchestrator.status(sessionId);
-    const detach = options.escalations?.attach(sessionId, connection);
-    if (detach) subscriptions.set(`escalations:${sessionId}`, detach);
-    return { attached: detach !== undefined };
+    // Detached when this connection closes (see EscalationRouter.attach).
+    return { attached: options.escalations?.attach(sessionId, runId, connection) !== undefined };
   });
   handle('events.unsubscribe', (p) => {
     const { sessionId } = parseParams(SessionParamsSchema, p);

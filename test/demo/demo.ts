@@ -7,8 +7,10 @@
  * 3. A SCRIPTED model server on 127.0.0.1 stands in for the LLM, declared to droid as a BYOK
  *    custom model. Its replies are fixed in this file; everything else is real: the real droid
  *    binary runs a real turn, executes a real tool in the workspace, and One Works records it.
- * 4. `one-works run` streams the live view; the demo then prints where the session's record
- *    and events are.
+ * 4. `one-works run` starts the orchestrator in the background (its log is
+ *    <state>/orchestrator.log), submits the turn to it and streams the live view; the demo then
+ *    prints where the session's record and events are, and stops the orchestrator so that
+ *    nothing is left running.
  */
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +54,7 @@ async function main(): Promise<number> {
       [
         '# Written by `npm run demo`. The model is a scripted local server, not a real LLM.',
         `state: { directory: ${join(root, 'state')} }`,
+        'orchestrator: { idleExitMs: 2000 }   # the background orchestrator exits soon after its last client',
         `workspaces: { approved: [${workspace}] }`,
         'adapters:',
         '  droid:',
@@ -77,6 +80,7 @@ async function main(): Promise<number> {
       cwd: root,
     });
     say('');
+    await stopOrchestrator(join(root, 'state'));
     const note = await readFile(join(workspace, 'NOTE.txt'), 'utf8').catch(() => undefined);
     say(note ? `The tool really ran: ${join(workspace, 'NOTE.txt')} says "${note.trim()}"` : 'NOTE.txt was not written.');
     say(`Config: ${configPath}`);
@@ -87,6 +91,26 @@ async function main(): Promise<number> {
     return run.exitCode ?? 1;
   } finally {
     await model.close();
+  }
+}
+
+// Stops the orchestrator `run` started (SIGTERM, as a user would), waiting until it is gone.
+async function stopOrchestrator(stateDir: string): Promise<void> {
+  const owner = await readFile(join(stateDir, 'owner.json'), 'utf8').catch(() => undefined);
+  const pid = owner === undefined ? undefined : (JSON.parse(owner) as { pid?: number }).pid;
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let waited = 0; waited < 20_000; waited += 100) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
