@@ -46,8 +46,11 @@ export async function followTurn(ctx: CliContext, client: OrchestratorClient, st
   const shutdown = claimShutdown();
   let interrupted = false;
   let cancelling: Promise<unknown> | undefined;
+  let accepted: TurnHandle | undefined;
+  // Only once the turn was accepted: before that, there is nothing of ours to cancel. The API
+  // cancels per session, i.e. this turn and whatever else is queued on the session.
   const cancel = (): void => {
-    if (sessionId !== undefined && interrupted) cancelling ??= client.cancel(sessionId).catch(() => undefined);
+    if (accepted !== undefined && interrupted) cancelling ??= client.cancel(accepted.sessionId).catch(() => undefined);
   };
   const onShutdown = (): void => {
     interrupted = true;
@@ -71,7 +74,7 @@ export async function followTurn(ctx: CliContext, client: OrchestratorClient, st
       feed.start(handle.runId, 1);
     }
     await attach(handle);
-    sessionId = handle.sessionId;
+    accepted = handle;
     out.info(`session ${handle.sessionId} · ${banner}${handle.state === 'queued' ? ' · queued: waiting for a free slot' : ''}`);
     cancel();
     const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client.waitForRun(handle.sessionId, handle.runId);

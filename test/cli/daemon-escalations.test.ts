@@ -74,7 +74,9 @@ describe('escalations through the control socket', () => {
   it('asks the client following the live run when several follow the session', async () => {
     const { router, client, connect, sessionId } = await setup(await harnesses());
     const other = await connect();
-    const [mine, theirs, anyRun]: PermissionAsk[][] = [[], [], []];
+    const mine: PermissionAsk[] = [];
+    const theirs: PermissionAsk[] = [];
+    const anyRun: PermissionAsk[] = [];
     await client.attachEscalator(sessionId, 'r2', answering({ decision: 'allow', by: 'human', reason: 'r2 follower' }, mine));
     await other.attachEscalator(sessionId, 'r3', answering({ decision: 'deny', by: 'human', reason: 'r3 follower' }, theirs));
     expect(await router.escalatorFor(sessionId, () => 'r2').ask(ASK, PROPOSAL)).toMatchObject({ reason: 'r2 follower' });
