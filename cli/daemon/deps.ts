@@ -24,7 +24,9 @@ interface AdapterBlock {
  * like `run` does (the adapter's CLI prepared once per adapter and reused). Permission asks
  * that a policy does not decide go to the client attached to the session through
  * `escalations` (a `run` on a terminal), else they are declined (a server has no terminal);
- * the session's record policy is merged by the decider.
+ * the session's record policy is merged by the decider. `modelsFor` is the adapter's catalog
+ * as `one-works models` lists it (cached for a minute under `<cache>/catalog/`, a cold cache
+ * lists it once in a throwaway sandbox), which acceptance checks turn settings against.
  */
 export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escalations?: EscalationRouter): OrchestratorDeps {
   const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
