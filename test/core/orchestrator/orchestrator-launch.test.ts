@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CatalogModel } from '../../../core/catalog/index.js';
+import { OneWorksError } from '../../../core/errors.js';
 import { REQUEST_KEYS_FILE, createOrchestrator, type OrchestratorDeps } from '../../../core/orchestrator/index.js';
 import { useOrchestratorHarnesses } from './orchestrator-harness.js';
 
@@ -79,6 +80,22 @@ describe('orchestrator: launch defaults', () => {
     const ok = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'y', model: 'picky', effort: 'high' });
     expect(ok.settings).toEqual({ model: 'picky', effort: 'high', autonomy: 'low' });
     await h.orchestrator.wait([created.sessionId], 60_000);
+  });
+
+  it('refuses a turn whose catalog cannot be listed, with the listing error, recording nothing', async () => {
+    const h = await harnesses({
+      deps: {
+        defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
+        modelsFor: () => Promise.reject(new OneWorksError('probe_failed', 'listing the catalog of droid failed: boom')),
+      },
+    });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject({ code: 'probe_failed' });
+    expect(await h.session.store.listSessions()).toEqual([]);
+    // The key stayed unclaimed: the same request may be retried.
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject({ code: 'probe_failed' });
+    // Without a model to check, no listing is needed.
+    const inherit = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'y', model: 'inherit' });
+    await h.orchestrator.waitForRun(inherit.sessionId, inherit.runId);
   });
 
   it('asks the catalog only for a model it will check', async () => {
