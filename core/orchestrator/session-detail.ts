@@ -3,8 +3,9 @@ import type { RuntimeEvent, Usage } from '../events/index.js';
 import type { RunRecord, SessionRecord } from '../store/index.js';
 import type { RunView, UsageReport } from './types.js';
 
-/** Default and largest event count of a read. */
+/** Events a read returns when it names no count. */
 export const DEFAULT_READ_EVENTS = 50;
+/** Most events one read returns. */
 export const MAX_READ_EVENTS = 200;
 /** Largest serialized size of a read's events (also the default): 256 KiB. */
 export const MAX_READ_BYTES = 256 * 1024;

@@ -142,6 +142,7 @@ export interface OrchestratorApi {
   /** Cancels the live turn (protocol interrupt, then kill after cancelGraceMs) and the queued ones. */
   cancel(sessionId: string): Promise<SessionSummary>;
   status(sessionId: string): Promise<SessionSummary>;
+  /** Every session, archived ones included (callers filter on `archived`). */
   list(): Promise<SessionSummary[]>;
   /** Resolves when every session has settled, or after `timeoutMs` (then `timedOut`). */
   wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult>;
