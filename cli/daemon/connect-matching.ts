@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
 import { environmentFingerprint } from './fingerprint.js';
 
+/** Connections tried when a server closes them at once (it was exiting). */
+const CONNECT_ATTEMPTS = 5;
 /** How long to wait for an idle auto-started server to exit after agreeing to. */
 const EXIT_DEADLINE_MS = 15_000;
 
@@ -19,14 +21,26 @@ type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env
  */
 export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise<OrchestratorClient> {
   const fingerprint = environmentFingerprint(ctx);
-  for (let attempt = 0; ; attempt += 1) {
+  let restarted = false;
+  for (let attempt = 1; ; attempt += 1) {
     const client = await connectOrchestrator(ctx, { autoStart: true });
     let hello: ServerHello;
     try {
       hello = await client.hello();
+    } catch (error) {
+      await client.close();
+      // A server that was exiting when this client connected (idle exit) closes the connection.
+      if (isOneWorksError(error, ERROR_CODES.CONNECTION_CLOSED) && attempt < CONNECT_ATTEMPTS) {
+        await sleep(100);
+        continue;
+      }
+      throw error;
+    }
+    try {
       if (hello.fingerprint === fingerprint) return client;
       // One restart only: a second mismatch means someone else keeps starting servers.
-      if (attempt === 0 && hello.auto && (await client.exitIfIdle())) {
+      if (!restarted && hello.auto && (await client.exitIfIdle())) {
+        restarted = true;
         ctx.out.info(`restarting the background orchestrator (pid ${hello.pid}): it ran with a different config or environment`);
         await client.close();
         await waitForExit(hello.pid);

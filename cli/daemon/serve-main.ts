@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isOneWorksError } from '../../core/errors.js';
 import { createOrchestrator } from '../../core/orchestrator/index.js';
-import { createFileStore } from '../../core/store/index.js';
+import { createFileStore, type FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
@@ -29,15 +31,9 @@ export interface ServeOptions {
 export async function runServe(ctx: CliContext, options: ServeOptions): Promise<number> {
   const { out } = ctx;
   const store = await createFileStore(ctx.stateDir);
-  try {
-    const claim = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
-    if (claim.recovered) out.info(`recovered the state directory from a stale owner (pid ${claim.previous?.pid ?? '?'} is gone)`);
-  } catch (error) {
-    if (options.auto && isOneWorksError(error, 'state_locked')) {
-      out.info('another orchestrator owns this state directory; leaving it to that one');
-      return EXIT.ok;
-    }
-    throw error;
+  if (!(await claimOwner(ctx, store, options.auto))) {
+    out.info('another orchestrator owns this state directory; leaving it to that one');
+    return EXIT.ok;
   }
   const shutdown = claimShutdown();
   try {
@@ -70,13 +66,42 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       if (shutdown.signal.aborted) resolve('signal');
       shutdown.signal.addEventListener('abort', () => resolve(String(shutdown.signal.reason ?? 'signal')), { once: true });
     });
-    const why = await Promise.race([idle, signalled]);
-    out.info(`orchestrator stopping (${why === 'idle' ? `idle for ${idleExitMs} ms` : why})`);
-    await orchestrator.shutdown();
-    await server.close();
+    const why = await Promise.race([idle.then((reason) => ({ idle: true, reason })), signalled.then((reason) => ({ idle: false, reason }))]);
+    out.info(`orchestrator stopping (${why.reason === 'idle' ? `idle for ${idleExitMs} ms` : why.reason})`);
+    if (why.idle) {
+      // Nothing to finish: stop listening first, so that a client arriving now reaches no
+      // half-stopped orchestrator (its connection closes and it starts or finds a new server).
+      await server.close();
+      await orchestrator.shutdown();
+    } else {
+      // Clients still following turns get their (cancelled) outcomes before the socket closes.
+      await orchestrator.shutdown();
+      await server.close();
+    }
     return EXIT.ok;
   } finally {
     shutdown.release();
     await store.releaseOwner();
+  }
+}
+
+/** How long an auto-started server waits for an exiting owner to release the state directory. */
+const OWNER_WAIT_MS = 5_000;
+
+// Takes the owner lock. An auto-started server that finds it taken leaves when its owner
+// serves (its socket exists) and otherwise waits a little: the owner may be an idle server that
+// is exiting (its socket is removed before its lock is released), whose clients need this one.
+async function claimOwner(ctx: CliContext, store: FileStore, auto: boolean): Promise<boolean> {
+  const deadline = Date.now() + OWNER_WAIT_MS;
+  for (;;) {
+    try {
+      const claim = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
+      if (claim.recovered) ctx.out.info(`recovered the state directory from a stale owner (pid ${claim.previous?.pid ?? '?'} is gone)`);
+      return true;
+    } catch (error) {
+      if (!auto || !isOneWorksError(error, 'state_locked')) throw error;
+      if (existsSync(socketPath(ctx.stateDir)) || Date.now() >= deadline) return false;
+      await sleep(100);
+    }
   }
 }
