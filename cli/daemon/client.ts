@@ -79,7 +79,8 @@ export async function connectOrchestrator(
   }
   await spawnAutoServer(ctx);
   const deadline = Date.now() + AUTO_START_DEADLINE_MS;
-  for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
+  // Short polls: connecting to a Unix socket is cheap, and the server is ready within a second.
+  for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
     await sleep(delay);
     const client = await tryConnect(path);
     if (client) return client;

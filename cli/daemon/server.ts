@@ -57,7 +57,11 @@ export interface OrchestratorServer {
 export async function startOrchestratorServer(options: OrchestratorServerOptions): Promise<OrchestratorServer> {
   await rm(options.socketPath, { force: true });
   const connections = new Set<Connection>();
-  const server = createServer((socket) => serveClient(options, socket, connections));
+  let reached = false;
+  const server = createServer((socket) => {
+    reached = true;
+    serveClient(options, socket, connections);
+  });
   const previous = process.umask(0o177);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -71,7 +75,7 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
     process.umask(previous);
   }
   await chmod(options.socketPath, 0o600);
-  const stopIdle = options.idleExitMs === undefined ? () => undefined : watchIdle(options, () => connections.size);
+  const stopIdle = options.idleExitMs === undefined ? () => undefined : watchIdle(options, () => connections.size, () => reached);
   let closing: Promise<void> | undefined;
   return {
     socketPath: options.socketPath,
@@ -157,14 +161,21 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   connection.start().catch(() => socket.destroy());
 }
 
+/**
+ * A server that no client has reached yet stays at least this long: the client that started
+ * it polls for its socket while it starts (a short idleExitMs would otherwise let it exit
+ * between two polls).
+ */
+const FIRST_CLIENT_GRACE_MS = 10_000;
+
 // Polls every min(idleExitMs, 250) ms; idle time restarts whenever a client or a turn exists.
-function watchIdle(options: OrchestratorServerOptions, clients: () => number): () => void {
+function watchIdle(options: OrchestratorServerOptions, clients: () => number, reached: () => boolean): () => void {
   const idleMs = options.idleExitMs!;
   let busyAt = Date.now();
   const timer = setInterval(() => {
     const { live, queued } = options.orchestrator.activity();
     if (clients() > 0 || live > 0 || queued > 0) busyAt = Date.now();
-    else if (Date.now() - busyAt >= idleMs) {
+    else if (Date.now() - busyAt >= (reached() ? idleMs : Math.max(idleMs, FIRST_CLIENT_GRACE_MS))) {
       clearInterval(timer);
       options.onIdle?.();
     }
