@@ -67,7 +67,8 @@ export class SessionRunner {
     this.#record = record;
     this.#sink = sink;
     this.#redactor = redactor;
-    const last = record.runs.at(-1);
+    // The settings of the turn about to run (pending) win over the previous run's: droid applies them at start.
+    const last = record.pending ?? record.runs.at(-1);
     this.#adapterSession = rt.adapter.open(
       rt.adapterConfig,
       {

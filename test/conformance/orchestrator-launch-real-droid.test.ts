@@ -5,7 +5,7 @@ import { socketPath } from '../../cli/daemon/wire.js';
 import type { CatalogModel } from '../../core/catalog/index.js';
 import { CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
-import { droidCustomModel, SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
+import { droidCustomModel, lastUserText, SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
 import { byPrompt, until } from './orchestrator-rig.js';
 
 // `one-works serve` with the real droid and its live catalog (two BYOK models pointing at one
@@ -80,6 +80,10 @@ describe('orchestrator launch defaults and session metadata with the real droid'
         ['r2', 'completed', SCRIPTED_MODEL_ID, firstEffort, 'off'],
         ['r3', 'completed', other.modelId, implied.effort, 'off'],
       ]);
+      // What droid itself was told: each turn's model reached the model server.
+      const usedModel = (prompt: string): unknown =>
+        (model.requests.find((r) => r.kind === 'step' && lastUserText(r).includes(prompt))?.body as { model?: unknown } | undefined)?.model;
+      expect([usedModel('first job'), usedModel('second job'), usedModel('third job')]).toEqual(['scripted', 'scripted', 'other-scripted']);
       // An unknown model is refused before anything is recorded.
       await expect(client.sendMessage({ sessionId: id, prompt: 'never', model: 'custom:Nope-0' })).rejects.toMatchObject({ code: 'model_unavailable' });
 
