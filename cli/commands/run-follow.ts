@@ -47,10 +47,10 @@ export async function followTurn(ctx: CliContext, client: OrchestratorClient, st
   let interrupted = false;
   let cancelling: Promise<unknown> | undefined;
   let accepted: TurnHandle | undefined;
-  // Only once the turn was accepted: before that, there is nothing of ours to cancel. The API
-  // cancels per session, i.e. this turn and whatever else is queued on the session.
+  // Only once the turn was accepted: before that, there is nothing of ours to cancel. Only this
+  // run: other clients' turns of the same session go on.
   const cancel = (): void => {
-    if (accepted !== undefined && interrupted) cancelling ??= client.cancel(accepted.sessionId).catch(() => undefined);
+    if (accepted !== undefined && interrupted) cancelling ??= client.cancel(accepted.sessionId, accepted.runId).catch(() => undefined);
   };
   const onShutdown = (): void => {
     interrupted = true;

@@ -137,8 +137,8 @@ class SocketClient implements OrchestratorClient {
   }
 
   // Results below are the server's own OrchestratorApi values, passed through as sent.
-  cancel(sessionId: string): Promise<SessionSummary> {
-    return this.#call('cancel', { sessionId }) as Promise<SessionSummary>;
+  cancel(sessionId: string, runId?: string): Promise<SessionSummary> {
+    return this.#call('cancel', runId === undefined ? { sessionId } : { sessionId, runId }) as Promise<SessionSummary>;
   }
 
   status(sessionId: string): Promise<SessionSummary> {

@@ -6,6 +6,7 @@ import { createStreamTransport } from '../../core/transport/index.js';
 import { EscalationAttachParamsSchema, type EscalationRouter } from './escalations.js';
 import {
   AdapterParamsSchema,
+  CancelParamsSchema,
   CreateSessionParamsSchema,
   EVENT_NOTIFICATION,
   MAX_WAIT_MS,
@@ -100,7 +101,10 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   };
   handle('createSession', (p) => orchestrator.createSession(parseParams(CreateSessionParamsSchema, p)));
   handle('sendMessage', (p) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
-  handle('cancel', (p) => orchestrator.cancel(parseParams(SessionParamsSchema, p).sessionId));
+  handle('cancel', (p) => {
+    const { sessionId, runId } = parseParams(CancelParamsSchema, p);
+    return orchestrator.cancel(sessionId, runId);
+  });
   handle('status', (p) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));
   handle('list', () => orchestrator.list());
   handle('activity', () => Promise.resolve(orchestrator.activity()));

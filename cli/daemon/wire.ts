@@ -45,6 +45,7 @@ export const SendMessageParamsSchema = z.strictObject({
   interrupt: z.boolean().optional(),
 });
 export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
+export const CancelParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() });
 export const WaitParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) });
 export const WaitForRunParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1) });
 // The label alphabet is checked by the orchestrator, whose message says what is allowed.

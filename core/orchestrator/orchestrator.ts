@@ -112,10 +112,16 @@ class InProcessOrchestrator implements Orchestrator {
     });
   }
 
-  async cancel(sessionId: string): Promise<SessionSummary> {
+  async cancel(sessionId: string, runId?: string): Promise<SessionSummary> {
     const slot = await this.#slot(sessionId);
-    await this.#cancelQueued(slot, this.#admission.dropSession(sessionId), 'cancelled');
-    const live = [...slot.turns.values()];
+    if (runId !== undefined && !slot.book.record.runs.some((run) => run.id === runId)) {
+      throw new OneWorksError(ERROR_CODES.USAGE, `session ${sessionId} has no run ${runId}`, { data: { sessionId, runId } });
+    }
+    const only = runId === undefined ? undefined : slot.turns.get(runId);
+    if (runId !== undefined && !only) return this.#summary(slot);
+    const queued = only ? [this.#admission.cancelQueued(only.turnId)].filter((r) => r !== undefined) : this.#admission.dropSession(sessionId);
+    await this.#cancelQueued(slot, queued, 'cancelled');
+    const live = only ? (slot.turns.has(only.runId) ? [only] : []) : [...slot.turns.values()];
     for (const turn of live) turn.requestCancel();
     await Promise.all(live.map((turn) => turn.done));
     await slot.book.flush();

@@ -139,8 +139,12 @@ export interface WaitResult {
 export interface OrchestratorApi {
   createSession(request: CreateSessionRequest): Promise<TurnHandle>;
   sendMessage(request: SendMessageRequest): Promise<TurnHandle>;
-  /** Cancels the live turn (protocol interrupt, then kill after cancelGraceMs) and the queued ones. */
-  cancel(sessionId: string): Promise<SessionSummary>;
+  /**
+   * Cancels the live turn (protocol interrupt, then kill after cancelGraceMs) and the queued ones;
+   * with `runId`, only that run (queued: dropped as `cancelled`; live: cancelled as above; already
+   * over: nothing). Resolves once what was cancelled is cleaned up.
+   */
+  cancel(sessionId: string, runId?: string): Promise<SessionSummary>;
   status(sessionId: string): Promise<SessionSummary>;
   /** Every session, archived ones included (callers filter on `archived`). */
   list(): Promise<SessionSummary[]>;

@@ -66,6 +66,32 @@ describe('orchestrator: steering, cancellation, failures', () => {
     expect(h.orchestrator.activity()).toEqual({ live: 2, queued: 0 });
   });
 
+  it('cancel with a run id cancels only that run: a queued one is dropped, the live one interrupted, the others go on', async () => {
+    const h = await harnesses({ stepMs: 60_000 });
+    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'long' });
+    const id = first.sessionId;
+    h.watch(id);
+    const second = await h.orchestrator.sendMessage({ sessionId: id, prompt: 'queued a' });
+    const third = await h.orchestrator.sendMessage({ sessionId: id, prompt: 'queued b' });
+    await h.running(id, first.runId);
+
+    // A queued run: dropped, the live one and the other queued one untouched.
+    expect(await h.orchestrator.cancel(id, second.runId)).toMatchObject({ state: 'working', queueDepth: 1 });
+    expect(await h.orchestrator.waitForRun(id, second.runId)).toMatchObject({ runStatus: 'cancelled', reason: 'cancelled' });
+    expect((await h.session.store.readSession(id)).runs.find((run) => run.id === first.runId)?.status).toBe('running');
+
+    // The live run: interrupted; the queued run behind it then starts.
+    await h.orchestrator.cancel(id, first.runId);
+    expect(await h.orchestrator.waitForRun(id, first.runId)).toMatchObject({ runStatus: 'interrupted' });
+    await h.running(id, third.runId);
+
+    // A run that is over: nothing to do; an unknown run: a usage error.
+    expect(await h.orchestrator.cancel(id, first.runId)).toMatchObject({ state: 'working' });
+    await expect(h.orchestrator.cancel(id, 'r99')).rejects.toMatchObject({ code: 'usage' });
+    await h.orchestrator.cancel(id);
+    expect(await h.orchestrator.waitForRun(id, third.runId)).toMatchObject({ runStatus: 'interrupted' });
+  });
+
   it('a failed turn drops the queued turns behind it as predecessor_failed and the session needs attention', async () => {
     const h = await harnesses({ stepMs: 30, faults: ['die-mid-turn'] });
     const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'dies' });
