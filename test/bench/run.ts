@@ -3,14 +3,17 @@
  * with the SAME scripted model, measured in the same run and printed as ratios (never asserted).
  *
  *  - startup: `one-works run` process start → its `session.started` event, against the raw
- *    client's spawn → `initialize_session` + settings responses;
+ *    client's spawn → `initialize_session` + settings responses; once with no orchestrator
+ *    running (the run auto-starts one: the cost of a first command) and once with it up (a
+ *    second run in the same state directory); the orchestrator is then stopped;
  *  - per turn: N text turns through SessionRunner (library), against N raw turns;
  *  - admission: 1,000 queued turns drained through the orchestrator's admission core against a
- *    plain FIFO in the same run, and memory per idle session (test/bench/admission.ts).
+ *    plain FIFO in the same run, and memory per idle session (test/bench/admission.ts, in its
+ *    own process so that heap readings are not disturbed by what the droid rounds left behind).
  *
  * The droid binary comes from the managed cache (installed on first use).
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,18 +37,26 @@ async function main(): Promise<void> {
   try {
     const { entry, modelId } = droidCustomModel(model.baseUrl, { apiKey: 'sk-bench' });
     const rawStart: number[] = [];
-    const owStart: number[] = [];
+    const owCold: number[] = [];
+    const owWarm: number[] = [];
     for (let i = 0; i < STARTUP_ROUNDS; i++) {
       rawStart.push(await rawStartup(cli.binaryPath, root, i, entry, modelId));
-      owStart.push(await oneWorksStartup(root, i, entry, modelId));
+      const dir = join(root, `ow-start-${i}`);
+      const config = await writeConfig(dir, entry, modelId);
+      try {
+        owCold.push(await oneWorksStartup(dir, config));
+        owWarm.push(await oneWorksStartup(dir, config));
+      } finally {
+        await stopOrchestrator(join(dir, 'state'));
+      }
     }
     const raw = await rawTurns(cli.binaryPath, root, entry, modelId);
     const ow = await oneWorksTurns(root, entry, modelId);
-    report('startup to session ready (ms)', owStart, rawStart);
+    report('startup to session ready, orchestrator auto-started (ms)', owCold, rawStart);
+    report('startup to session ready, orchestrator running (ms)', owWarm, rawStart);
     report(`per text turn over ${TURNS} turns (ms)`, ow, raw);
     process.stdout.write(`machine: ${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, droid ${cli.version}\n`);
-    const { benchAdmission } = await import('./admission.js');
-    await benchAdmission();
+    await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./admission.ts', import.meta.url))], { stdout: 'inherit', stderr: 'inherit' });
   } finally {
     await model.close();
     await rm(root, { recursive: true, force: true });
@@ -66,9 +77,7 @@ async function rawStartup(binary: string, root: string, i: number, entry: unknow
   }
 }
 
-async function oneWorksStartup(root: string, i: number, entry: unknown, modelId: string): Promise<number> {
-  const dir = join(root, `ow-start-${i}`);
-  const config = await writeConfig(dir, entry, modelId);
+async function oneWorksStartup(dir: string, config: string): Promise<number> {
   const t0 = performance.now();
   const child = execa(BIN, ['--config', config, '--json', 'run', '--workspace', join(dir, 'ws'), 'hello'], { reject: false, buffer: false });
   let elapsed: number | undefined;
@@ -80,6 +89,26 @@ async function oneWorksStartup(root: string, i: number, entry: unknown, modelId:
   await child;
   if (elapsed === undefined) throw new Error(`one-works run printed no session.started event (exit ${child.exitCode})`);
   return elapsed;
+}
+
+// SIGTERM to the state directory's orchestrator (its pid is in owner.json), then waits for it to go.
+async function stopOrchestrator(stateDir: string): Promise<void> {
+  const owner = JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8').catch(() => '{}')) as { pid?: number };
+  if (owner.pid === undefined) return;
+  try {
+    process.kill(owner.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    try {
+      process.kill(owner.pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  process.kill(owner.pid, 'SIGKILL');
 }
 
 async function rawTurns(binary: string, root: string, entry: unknown, modelId: string): Promise<number[]> {
