@@ -12,7 +12,7 @@ import { createAdmission, isWriter, type Admission } from './admission.js';
 import { chosenModel, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
 import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
 import { requestKeyFile } from './request-key-file.js';
-import { RequestKeyRegistry } from './request-keys.js';
+import { RequestKeyRegistry, normalizeRequestArgs } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
 import { SessionBook } from './session-book.js';
 import { readBounds, usageReport } from './session-detail.js';
@@ -309,9 +309,9 @@ class InProcessOrchestrator implements Orchestrator {
     return new SessionBook({ store: this.#deps.store, record, lastSeq, redactor: this.#redactor, onChange: () => this.#changed() });
   }
 
-  async #withKey(requestKey: string | undefined, args: unknown, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
+  async #withKey(requestKey: string | undefined, args: Record<string, unknown>, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
     if (requestKey === undefined) return make();
-    const handle = await this.#keys.claim(requestKey, args, make);
+    const handle = await this.#keys.claim(requestKey, normalizeRequestArgs(args), make);
     return handle.settings ? { ...handle, settings: handle.settings } : completeHandle(handle, (await this.#slot(handle.sessionId)).book.record);
   }
 

@@ -54,6 +54,15 @@ export function canonicalJson(value: unknown): string {
   throw new OneWorksError(ERROR_CODES.USAGE, `request arguments must be plain JSON; found ${describeValue(value)}`);
 }
 
+/**
+ * The arguments of a request as its key is checked against: top-level members that are
+ * `undefined`, `false` or an empty array are left out, since every client means "not asked"
+ * by them (one sends `interrupt: false` or `labels: []` where another omits the member).
+ */
+export function normalizeRequestArgs(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0)));
+}
+
 /** sha256 (hex) of `canonicalJson(args)`: equal for arguments that differ only in key order. */
 export function hashRequestArgs(args: unknown): string {
   return createHash('sha256').update(canonicalJson(args)).digest('hex');

@@ -75,4 +75,18 @@ describe('orchestrator: turns of one session', () => {
     await h.orchestrator.wait([first.sessionId], 60_000);
     expect((await h.session.store.listSessions()).map((record) => record.runs.length)).toEqual([2]);
   });
+
+  it('treats interrupt: false and labels: [] like omitted members when checking a request key', async () => {
+    const h = await harnesses();
+    const create = { adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'c-1' };
+    const first = await h.orchestrator.createSession({ ...create, labels: [] });
+    expect(await h.orchestrator.createSession(create)).toEqual(first);
+    const send = { sessionId: first.sessionId, prompt: 'next', requestKey: 's-1' };
+    const sent = await h.orchestrator.sendMessage({ ...send, interrupt: false });
+    expect(await h.orchestrator.sendMessage(send)).toEqual(sent);
+    // A real difference still conflicts.
+    await expect(h.orchestrator.sendMessage({ ...send, interrupt: true })).rejects.toMatchObject({ code: 'request_key_conflict' });
+    await h.orchestrator.wait([first.sessionId], 60_000);
+    expect((await h.session.store.readSession(first.sessionId)).runs.map((run) => run.id)).toEqual(['r1', 'r2']);
+  });
 });
