@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
 import { createContext } from '../context.js';
-import { connectOrchestrator } from '../daemon/client.js';
+import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { createSharedOrchestrator, parseListenAddress, parseOrigin, readTokenFile, serveHttp, serveStdio, type McpServerOptions } from '../mcp/index.js';
@@ -19,7 +19,8 @@ interface McpFlags {
 /**
  * `one-works mcp`: the orchestrator as an MCP server for assistants, over stdio (default) or
  * over authenticated Streamable HTTP (`--http 127.0.0.1:PORT --token-file F`). Tool calls go
- * through the same orchestrator client as the CLI (auto-starting `one-works serve`), so they get
+ * through the same orchestrator client as the CLI (auto-starting `one-works serve`, and checking
+ * like run/send that it runs with this command's config and environment), so they get
  * the same limits, queues and sandboxes. Runs until stdin ends (stdio) or SIGTERM/SIGINT.
  */
 export function registerMcpCommand(program: Command, run: (body: CommandBody) => Promise<void>): void {
@@ -33,7 +34,10 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
       run(async () => {
         const http = await httpSettings(flags);
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-        const orchestrator = createSharedOrchestrator(() => connectOrchestrator(ctx, { autoStart: true }));
+        // The same fingerprint check as run/send: an orchestrator started with another config or
+        // environment is replaced when idle and auto-started, refused (orchestrator_mismatch) otherwise.
+        // Its notices go to stderr (ctx.out.info), so stdout carries protocol messages only.
+        const orchestrator = createSharedOrchestrator(() => connectMatchingOrchestrator(ctx));
         const options: McpServerOptions = { orchestrator, version: await packageVersion(), redact: (text) => processRedactor.redact(text), log };
         const shutdown = claimShutdown();
         try {

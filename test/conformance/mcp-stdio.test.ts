@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, ONE_WORKS_BIN } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import { until } from './orchestrator-rig.js';
+import { adviceFor } from '../../cli/mcp/tool-errors.js';
 import { MCP_SCRIPT, exerciseTools, expectReaped, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
 
 // `one-works mcp` over stdio, driven by the real MCP SDK client, with the real droid and a
@@ -71,5 +74,37 @@ describe('one-works mcp over stdio with the real droid', () => {
     expect(messages[1]?.result?.structuredContent).toMatchObject({ approvedRoots: [rig.workspace] });
     expect(messages[2]?.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'session_not_found' } } });
     await stopOrchestrator(rig.stateDir);
+  });
+
+  it('refuses, with orchestrator_mismatch and its action, to use a `one-works serve` started with another environment', async () => {
+    const model = await rigs.model({ steps: [{ text: 'never asked' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const server = rig.start(['serve'], { env: { LANG: 'C' } });
+    await until(() => existsSync(join(rig.stateDir, 'orchestrator.sock')));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'],
+      env: { PATH: process.env.PATH ?? '', HOME: rig.userHome, LANG: 'C.UTF-8' },
+      cwd: rig.root,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'conformance', version: '0' });
+    await client.connect(transport);
+    const mcpPid = transport.pid!;
+    try {
+      const result = await client.callTool({ name: 'create_session', arguments: { workspace: rig.workspace, prompt: 'hello' } });
+      expect(result.isError).toBe(true);
+      const { error } = result.structuredContent as { error: { code: string; message: string; action: string } };
+      expect(error).toMatchObject({ code: 'orchestrator_mismatch', action: adviceFor('orchestrator_mismatch').action });
+      expect(error.message).toContain(`kill -TERM ${server.pid}`);
+      expect(JSON.stringify(result.content)).toContain(adviceFor('orchestrator_mismatch').action);
+    } finally {
+      await client.close();
+    }
+    await expectReaped(mcpPid);
+    expect(await rig.sessionIds()).toEqual([]);
+    expect(model.requests).toEqual([]);
+    server.kill('SIGTERM');
+    expect((await server.result).exitCode).toBe(0);
   });
 });
