@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { checkRequest, MCP_PATH, type GuardConfig } from './http-guard.js';
+import { checkRequest, corsHeaders, MCP_PATH, type GuardConfig } from './http-guard.js';
 import type { ListenAddress } from './http-options.js';
 import { HANDLING_TIMEOUT_MS, HEADERS_TIMEOUT_MS, MAX_BODY_BYTES, REQUEST_TIMEOUT_MS } from './limits.js';
 
@@ -30,7 +30,8 @@ export interface McpHttpServer {
 /**
  * Serves MCP as stateless Streamable HTTP on a loopback address: every POST /mcp gets a fresh
  * MCP server and transport (no session id; JSON responses). Each request passes
- * {@link checkRequest} (Host, Origin, bearer token, path, method) before its body is read; the
+ * {@link checkRequest} (Host, Origin, CORS preflight, bearer token, path, method) before its body
+ * is read, and responses to an approved Origin carry its CORS headers ({@link corsHeaders}); the
  * body is capped at 1 MiB (413, not read further), must be JSON (400), and the whole request is
  * answered within `handlingTimeoutMs` (503 otherwise). An unexpected failure is a generic 500
  * whose details go to `log` only.
@@ -62,8 +63,16 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, guard: GuardConfig, options: McpHttpOptions): Promise<void> {
-  const refusal = checkRequest(req, guard);
-  if (refusal) return refuse(req, res, refusal.status, refusal.body, refusal.headers);
+  // Set before anything is written: writeHead (ours or the SDK transport's) merges them in.
+  for (const [name, value] of Object.entries(corsHeaders(req.headers, guard))) res.setHeader(name, value);
+  const answer = checkRequest(req, guard);
+  if (answer?.body) return refuse(req, res, answer.status, answer.body, answer.headers);
+  if (answer) {
+    // A CORS preflight: no body either way.
+    res.writeHead(answer.status, answer.headers ?? {});
+    res.end();
+    return;
+  }
   const body = await readBody(req);
   if (body === undefined) return refuse(req, res, 413, { error: `request body larger than ${MAX_BODY_BYTES} bytes` });
   let message: unknown;

@@ -2,7 +2,7 @@ export { createMcpServer } from './mcp-server.js';
 export type { McpServerOptions, OrchestratorAccess } from './mcp-server.js';
 export { startMcpHttpServer } from './http-server.js';
 export type { McpHttpOptions, McpHttpServer } from './http-server.js';
-export { bearerMatches, checkRequest, MCP_PATH } from './http-guard.js';
+export { bearerMatches, checkRequest, corsHeaders, MCP_PATH } from './http-guard.js';
 export type { GuardConfig, Refusal } from './http-guard.js';
 export { parseListenAddress, parseOrigin, readTokenFile } from './http-options.js';
 export type { ListenAddress } from './http-options.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerMatches, checkRequest, type GuardConfig } from '../../../cli/mcp/http-guard.js';
+import { bearerMatches, checkRequest, corsHeaders, type GuardConfig } from '../../../cli/mcp/http-guard.js';
 
 const TOKEN = 't'.repeat(40);
 const config: GuardConfig = { port: 4321, token: TOKEN, allowOrigins: ['https://app.example'] };
@@ -49,5 +49,40 @@ describe('checkRequest', () => {
     expect(check({ url: '/other' })).toMatchObject({ status: 404 });
     expect(check({ url: '/mcp?x=1' })).toBeUndefined();
     for (const method of ['GET', 'DELETE', 'PUT']) expect(check({ method })).toEqual({ status: 405, body: { error: expect.any(String) }, headers: { Allow: 'POST' } });
+  });
+});
+
+describe('CORS', () => {
+  const preflight = (headers: Record<string, string | undefined>, url = '/mcp') =>
+    checkRequest({ method: 'OPTIONS', url, headers: { host: '127.0.0.1:4321', 'access-control-request-method': 'POST', ...headers } }, config);
+
+  it('answers a preflight from an approved Origin with 204 and the allowed method, headers and max-age, without a token', () => {
+    for (const origin of ['https://app.example', 'http://localhost:4321']) {
+      expect(preflight({ origin })).toEqual({
+        status: 204,
+        headers: {
+          'Access-Control-Allow-Methods': 'POST',
+          'Access-Control-Allow-Headers': 'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id',
+          'Access-Control-Max-Age': expect.stringMatching(/^\d+$/),
+        },
+      });
+    }
+  });
+
+  it('refuses a preflight from an unapproved Origin or to a foreign Host with 403, and one to another path with 404', () => {
+    expect(preflight({ origin: 'https://evil.example' })).toMatchObject({ status: 403, body: { error: 'origin not allowed' } });
+    expect(preflight({ origin: 'https://app.example', host: 'evil.example:4321' })).toMatchObject({ status: 403, body: { error: 'host not allowed' } });
+    expect(preflight({ origin: 'https://app.example' }, '/other')).toMatchObject({ status: 404 });
+  });
+
+  it('treats OPTIONS without an Origin as no preflight: token first, then 405', () => {
+    expect(preflight({})).toMatchObject({ status: 401 });
+    expect(preflight({ authorization: `Bearer ${TOKEN}` })).toMatchObject({ status: 405 });
+  });
+
+  it('names an approved Origin in Access-Control-Allow-Origin with Vary: Origin, and nothing for other requests', () => {
+    expect(corsHeaders({ origin: 'https://app.example' }, config)).toEqual({ 'Access-Control-Allow-Origin': 'https://app.example', Vary: 'Origin' });
+    expect(corsHeaders({}, config)).toEqual({});
+    expect(corsHeaders({ origin: 'https://evil.example' }, config)).toEqual({});
   });
 });

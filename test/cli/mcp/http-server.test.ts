@@ -15,13 +15,13 @@ afterEach(async () => {
   logs = [];
 });
 
-async function start(createServer?: () => ReturnType<typeof createMcpServer>): Promise<McpHttpServer> {
+async function start(createServer?: () => ReturnType<typeof createMcpServer>, allowOrigins: string[] = []): Promise<McpHttpServer> {
   const fake = new FakeOrchestrator();
   fake.add({ sessionId: 's-1' });
   server = await startMcpHttpServer({
     address: { bindHost: '127.0.0.1', port: 0 },
     token: TOKEN,
-    allowOrigins: [],
+    allowOrigins,
     createServer: createServer ?? (() => createMcpServer({ orchestrator: { use: (call) => call(fake) }, version: '0', redact: (t) => t.replaceAll(TOKEN, '[REDACTED]'), log: (l) => logs.push(l) })),
     log: (line) => logs.push(line.replaceAll(TOKEN, '[REDACTED]')),
   });
@@ -140,5 +140,31 @@ describe('MCP over Streamable HTTP', () => {
     const fine = await send(server.port, { headers: auth, body: callTool('list_workspaces', {}) });
     expect(fine.status).toBe(200);
     expect(JSON.parse(fine.body)).toMatchObject({ id: 2, result: { structuredContent: { approvedRoots: ['/ws'] } } });
+  });
+
+  it('lets a browser on an --allow-origin origin through: preflight without the token, then a POST whose answer names the origin', async () => {
+    const app = 'http://app.example:3000';
+    const { port } = await start(undefined, [app]);
+    const pre = await send(port, { method: 'OPTIONS', headers: { origin: app, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    expect(pre).toMatchObject({
+      status: 204,
+      body: '',
+      headers: {
+        'access-control-allow-origin': app,
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': expect.stringContaining('authorization'),
+        'access-control-max-age': expect.stringMatching(/^\d+$/),
+        vary: 'Origin',
+      },
+    });
+    const posted = await send(port, { headers: { ...auth, origin: app }, body: initialize });
+    expect(posted).toMatchObject({ status: 200, headers: { 'access-control-allow-origin': app, vary: 'Origin' } });
+    const unauthenticated = await send(port, { headers: { origin: app, 'content-type': 'application/json' }, body: initialize });
+    expect(unauthenticated).toMatchObject({ status: 401, headers: { 'access-control-allow-origin': app } });
+    const foreign = await send(port, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    const plain = await send(port, { headers: auth, body: initialize });
+    expect(plain.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
