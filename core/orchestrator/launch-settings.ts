@@ -13,9 +13,12 @@ import type { EffectiveSettings, TurnSettings } from './types.js';
  * - send: every setting the request leaves out comes from the session's last accepted turn
  *   (never from the host's defaults), except that a changed model never carries the old
  *   model's effort: the new model's catalog default is used instead.
- * - a model with no effort levels (efforts `[]` or `['none']`) gets no effort unless one is
- *   asked; for `['none']` not even then: the CLI ignores it, so it is not effective.
- * - a model that lists efforts but no default, with no effort asked: `effort_required`.
+ * - a model with no effort levels (efforts `['none']`) gets no effort: the CLI ignores one, so
+ *   even an asked effort is not effective.
+ * - a model whose effort must come from the catalog (a model change, or a create with a
+ *   non-default model, with no effort asked) but whose entry names no default effort:
+ *   `effort_required`. That includes efforts `[]`, which means the CLI does not say (unknown),
+ *   not that the model has no levels.
  * - a checked model and effort must pass `validateModelAndEffort` (`model_unavailable`,
  *   `effort_unsupported`); model undefined or `inherit` is never checked.
  */
@@ -52,22 +55,23 @@ export function resolveSendSettings(request: TurnSettings, previous: EffectiveSe
 }
 
 // The effort the catalog gives a model run without one; undefined for a model with no effort
-// levels or one the catalog cannot be asked about. A model that lists efforts but names no
-// default leaves nothing safe to pick: `effort_required`.
+// levels (['none']) or one the catalog cannot be asked about. A model that names no default
+// (its efforts listed, or unknown: []) leaves nothing safe to pick: `effort_required`.
 function catalogDefaultEffort(model: string | undefined, models: readonly CatalogModel[] | undefined): string | undefined {
   if (!needsCatalog(model) || models === undefined) return undefined;
   const entry = models.find((m) => m.id === model);
   if (!entry || entry.disabled || hasNoEffortLevels(entry)) return undefined;
   if (entry.defaultEffort !== undefined) return entry.defaultEffort;
+  const supported = entry.efforts.length === 0 ? 'the catalog does not say which it supports' : `supported: ${entry.efforts.join(', ')}`;
   throw new OneWorksError(
     ERROR_CODES.EFFORT_REQUIRED,
-    `model ${entry.id} has no default reasoning effort and the previous one does not carry over to a new model; give an effort explicitly (supported: ${entry.efforts.join(', ')})`,
+    `model ${entry.id} has no default reasoning effort and the previous one does not carry over to a new model; give an effort explicitly (${supported})`,
     { data: { model: entry.id, supported: entry.efforts } },
   );
 }
 
 function hasNoEffortLevels(model: CatalogModel): boolean {
-  return model.efforts.length === 0 || (model.efforts.length === 1 && model.efforts[0] === 'none');
+  return model.efforts.length === 1 && model.efforts[0] === 'none';
 }
 
 // Validates model and effort against the catalog (when there is one) and drops undefined keys.

@@ -47,7 +47,14 @@ describe('launch settings: a new session', () => {
 
   it('gives a model without effort levels no effort', () => {
     expect(resolveCreateSettings({ model: 'byok' }, DEFAULTS, CATALOG)).toEqual({ model: 'byok', autonomy: 'low' });
-    expect(resolveCreateSettings({ model: 'quiet' }, DEFAULTS, CATALOG)).toEqual({ model: 'quiet', autonomy: 'low' });
+  });
+
+  it('asks for an effort when the catalog does not say which a non-default model supports (efforts [])', () => {
+    expect(() => resolveCreateSettings({ model: 'quiet' }, DEFAULTS, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required', message: expect.stringContaining('does not say') }));
+    expect(resolveCreateSettings({ model: 'quiet', effort: 'medium' }, DEFAULTS, CATALOG)).toEqual({ model: 'quiet', effort: 'medium', autonomy: 'low' });
+    // As the configured default model, it takes the configured effort (none configured: none).
+    expect(resolveCreateSettings({}, { model: 'quiet', effort: 'high', autonomy: 'low' }, CATALOG)).toEqual({ model: 'quiet', effort: 'high', autonomy: 'low' });
+    expect(resolveCreateSettings({}, { model: 'quiet', autonomy: 'low' }, CATALOG)).toEqual({ model: 'quiet', autonomy: 'low' });
   });
 
   it('refuses an unknown or disabled model and an unsupported effort', () => {
@@ -96,6 +103,12 @@ describe('launch settings: a follow-up', () => {
   it('rejects a new model with efforts but no default unless an effort is given', () => {
     expect(() => resolveSendSettings({ model: 'picky' }, previous, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required' }));
     expect(resolveSendSettings({ model: 'picky', effort: 'low' }, previous, CATALOG)).toEqual({ model: 'picky', effort: 'low', autonomy: 'off' });
+  });
+
+  it('rejects a new model whose efforts the catalog does not know (efforts []) unless an effort is given; keeps it when the model stays', () => {
+    expect(() => resolveSendSettings({ model: 'quiet' }, previous, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required' }));
+    expect(resolveSendSettings({ model: 'quiet', effort: 'low' }, previous, CATALOG)).toEqual({ model: 'quiet', effort: 'low', autonomy: 'off' });
+    expect(resolveSendSettings({}, { model: 'quiet', effort: 'low', autonomy: 'off' }, CATALOG)).toEqual({ model: 'quiet', effort: 'low', autonomy: 'off' });
   });
 
   it('validates an explicit effort against the inherited model', () => {
