@@ -50,6 +50,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   state_locked: EXIT.state,
   state_corrupt: EXIT.state,
   orchestrator_mismatch: EXIT.state,
+  orchestrator_stopping: EXIT.state,
   internal: EXIT.internal,
 };
 

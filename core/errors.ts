@@ -61,6 +61,8 @@ export const ERROR_CODES = {
   STATE_CORRUPT: 'state_corrupt',
   /** The running orchestrator was started with a different config or environment than this command; restart it. */
   ORCHESTRATOR_MISMATCH: 'orchestrator_mismatch',
+  /** The orchestrator is shutting down and accepts no new turns; retry (a new one starts). */
+  ORCHESTRATOR_STOPPING: 'orchestrator_stopping',
   /** The requested model is not in the live catalog. */
   MODEL_UNAVAILABLE: 'model_unavailable',
   /** The requested reasoning effort is not accepted. */

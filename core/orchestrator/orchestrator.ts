@@ -228,10 +228,13 @@ class InProcessOrchestrator implements Orchestrator {
 
   // Records the turn as queued and hands it to admission. The bounds are checked first, so a
   // refused turn (queue_full) leaves no trace; a started turn waits for its record to be written.
+  // A failed write is undone in memory (admission, the slot's turns, the queued run, a new
+  // session's slot), so nothing waits for a turn the caller was told failed.
   async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, interrupt: boolean): Promise<TurnHandle> {
     const record = slot.book.record;
     const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
     this.#admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
+    const isNew = !this.#slots.has(slot.id);
     this.#slots.set(slot.id, slot);
     slot.turns.set(turn.runId, turn);
     const queued: RunRecord = { id: turn.runId, prompt: this.#redactor.redact(prompt), ...settings, status: 'queued' };
@@ -240,7 +243,12 @@ class InProcessOrchestrator implements Orchestrator {
     try {
       await turn.recorded;
     } catch (error) {
-      if (this.#admission.cancelQueued(turn.turnId)) slot.turns.delete(turn.runId);
+      // A turn admission started meanwhile releases itself (executeTurn sees `recorded` reject).
+      this.#admission.cancelQueued(turn.turnId);
+      slot.turns.delete(turn.runId);
+      slot.book.forgetRun(turn.runId);
+      if (isNew) this.#slots.delete(slot.id);
+      this.#changed();
       throw error;
     }
     if (interrupt) {
@@ -312,7 +320,9 @@ class InProcessOrchestrator implements Orchestrator {
   async #withKey(requestKey: string | undefined, args: Record<string, unknown>, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
     if (requestKey === undefined) return make();
     const handle = await this.#keys.claim(requestKey, normalizeRequestArgs(args), make);
-    return handle.settings ? { ...handle, settings: handle.settings } : completeHandle(handle, (await this.#slot(handle.sessionId)).book.record);
+    if (handle.settings) return { ...handle, settings: handle.settings };
+    const { record } = (await this.#slot(handle.sessionId)).book;
+    return completeHandle(handle, record, () => this.#deps.defaultsFor(record.adapter).autonomy);
   }
 
   async #newSessionId(): Promise<string> {
@@ -323,7 +333,7 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   #assertOpen(): void {
-    if (this.#closing) throw new OneWorksError(ERROR_CODES.USAGE, 'the orchestrator is shutting down; no new turns are accepted');
+    if (this.#closing) throw new OneWorksError(ERROR_CODES.ORCHESTRATOR_STOPPING, 'the orchestrator is shutting down and accepts no new turns; retry shortly (the next command starts a new one)');
   }
 
   #changed(): void {

@@ -62,6 +62,15 @@ export class SessionBook {
   }
 
   /**
+   * Drops a run from the record in memory only: for a queued run whose write failed, so that
+   * memory matches what was persisted. The next write persists the record without it.
+   */
+  forgetRun(runId: string): void {
+    this.#record = { ...this.#record, runs: this.#record.runs.filter((run) => run.id !== runId) };
+    this.#onChange();
+  }
+
+  /**
    * What a runner opened for the run at index `base` sees: every run before it, and that run's
    * settings as `pending`. The runner then appends run `r${base + 1}`, which is the queued run
    * it is about to execute.

@@ -29,6 +29,13 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
   let outcome: TurnOutcome | undefined;
   try {
     await turn.recorded;
+  } catch {
+    // Never accepted: the caller got the write's error and the orchestrator undid the turn.
+    slot.turns.delete(turn.runId);
+    x.admission.release(turn.turnId);
+    return;
+  }
+  try {
     if (turn.cancelRequested) {
       await slot.book.update((record) => endRun(record, turn.runId, 'cancelled', 'cancelled'));
     } else {
@@ -42,7 +49,7 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
       }
     }
   } catch (error) {
-    // The runner could not be opened (or the run not recorded): the turn failed before it began.
+    // The runner could not be opened: the turn failed before it began.
     const code = isOneWorksError(error) ? error.code : 'internal';
     outcome = { status: 'failed', reason: code, text: '', usage: { reported: false } };
     await slot.book

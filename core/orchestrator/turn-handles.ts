@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Autonomy } from '../adapter.js';
 import { AutonomySchema, type SessionRecord } from '../store/index.js';
 import { runView } from './session-detail.js';
 import type { TurnHandle } from './types.js';
@@ -15,9 +16,12 @@ export const StoredHandleSchema = z.strictObject({
 });
 export type StoredHandle = z.infer<typeof StoredHandleSchema>;
 
-/** The handle with settings: its own, else those its run recorded (`record` is its session's). */
-export function completeHandle(handle: StoredHandle, record: SessionRecord): TurnHandle {
+/**
+ * The handle with settings: its own, else those its run recorded (`record` is its session's),
+ * else the session's pending autonomy, else `defaultAutonomy()` (the adapter's default).
+ */
+export function completeHandle(handle: StoredHandle, record: SessionRecord, defaultAutonomy: () => Autonomy): TurnHandle {
   if (handle.settings) return { ...handle, settings: handle.settings };
   const run = record.runs.find((r) => r.id === handle.runId);
-  return { ...handle, settings: run ? runView(run).settings : { autonomy: record.pending?.autonomy ?? 'low' } };
+  return { ...handle, settings: run ? runView(run).settings : { autonomy: record.pending?.autonomy ?? defaultAutonomy() } };
 }

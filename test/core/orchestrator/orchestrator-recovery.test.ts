@@ -73,7 +73,7 @@ describe('orchestrator: start after a crash', () => {
     const h = await harnesses();
     await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).resolves.toMatchObject({ runId: 'r1' });
     await h.orchestrator.shutdown();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({ code: 'usage' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({ code: 'orchestrator_stopping' });
     await writeFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), '[1, 2]');
     await expect(createOrchestrator(h.deps)).rejects.toMatchObject({ code: 'state_corrupt' });
     expect(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')).toBe('[1, 2]');
