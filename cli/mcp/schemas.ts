@@ -59,6 +59,7 @@ export const RunViewOutSchema = z.object({
   endedAt: z.string().optional(),
   text: z.string().optional().describe('the committed assistant text'),
   usage: UsageOutSchema.optional(),
+  truncated: z.boolean().optional().describe('true when prompt or text was cut to fit the read (each ends with "… [N chars cut]")'),
 });
 
 /** A recorded event without its native-derived key; the members are those of core/events. */

@@ -1,4 +1,5 @@
-import type { SessionSummary, TurnHandle } from '../../core/orchestrator/index.js';
+import type { SessionDetail, SessionSummary, TurnHandle } from '../../core/orchestrator/index.js';
+import { cutText } from '../../core/orchestrator/session-detail.js';
 
 // The short text content that accompanies each structured result (for clients that show text only).
 
@@ -13,4 +14,21 @@ export function summaryText(summary: SessionSummary): string {
   const title = summary.title ? ` "${summary.title}"` : '';
   const attention = summary.attention?.length ? ` — ${summary.attention.join('; ')}` : '';
   return `session ${summary.sessionId}${title}: ${summary.state}${run}${queued}${attention}`;
+}
+
+/** Characters of the latest run's text (and of each question) a read's text content previews. */
+const PREVIEW_CHARS = 300;
+
+/**
+ * The text content of read_session: a short summary (the session, the latest run with a preview
+ * of its text, how many events came back, unanswered questions), never the whole run text again;
+ * structuredContent has the rest.
+ */
+export function detailText(detail: Omit<SessionDetail, 'events'> & { events: readonly unknown[] }): string {
+  const lines = [summaryText(detail.summary)];
+  const run = detail.latestRun;
+  if (run) lines.push(`latest run ${run.runId} ${run.status}${run.text ? `: ${cutText(run.text, PREVIEW_CHARS)}` : ''}`);
+  lines.push(`${detail.events.length} recent event(s)${detail.eventsTruncated ? ', older ones left out' : ''}`);
+  if (detail.pendingQuestions.length > 0) lines.push(`unanswered: ${detail.pendingQuestions.map((q) => cutText(q, PREVIEW_CHARS)).join(' | ')}`);
+  return lines.join('\n');
 }

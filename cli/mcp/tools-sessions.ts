@@ -3,7 +3,7 @@ import type { SessionSummary } from '../../core/orchestrator/index.js';
 import { LabelsInput, SessionIdInput, TitleInput } from './inputs.js';
 import { maskValues, scrubEvents } from './native-ids.js';
 import { EventOutSchema, RunViewOutSchema, SessionSummaryOutSchema } from './schemas.js';
-import { summaryText } from './text.js';
+import { detailText, summaryText } from './text.js';
 import { defineTool, type AnyMcpTool } from './tool.js';
 
 const StateFilter = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
@@ -24,11 +24,11 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'read_session',
     description:
-      'A session\'s latest run (prompt, status, assistant text, usage, effective settings), its most recent recorded events (bounded in count and bytes, oldest first, no deltas), needs-attention reasons and unanswered questions.',
+      'A session\'s latest run (prompt, status, assistant text, usage, effective settings), its most recent recorded events (bounded in count and bytes, oldest first, no deltas), needs-attention reasons and unanswered questions. Long strings are cut to fit, ending with "… [N chars cut]" (8 KiB per event field, 32 KiB for the run\'s prompt and text).',
     input: z.strictObject({
       session: SessionIdInput,
       maxEvents: z.number().int().min(1).max(200).optional().describe('at most this many recent events (1–200, default 50)'),
-      maxBytes: z.number().int().min(1024).max(262_144).optional().describe('at most this many bytes of events (1024–262144, default 262144); older events are dropped first'),
+      maxBytes: z.number().int().min(1024).max(262_144).optional().describe('at most this many bytes of JSON for the whole result (1024–262144, default 262144); long strings are cut first, then older events are dropped'),
     }),
     output: z.object({
       summary: SessionSummaryOutSchema,
@@ -42,11 +42,7 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
       const detail = await orchestrator.readSession({ sessionId: session, maxEvents, maxBytes });
       const { events, removed } = scrubEvents(detail.events as unknown as Record<string, unknown>[]);
       const result = maskValues({ ...detail, events: events as z.input<typeof EventOutSchema>[] }, removed);
-      const run = result.latestRun;
-      const lines = [summaryText(result.summary)];
-      if (run?.text) lines.push(run.text);
-      if (result.pendingQuestions.length > 0) lines.push(`unanswered: ${result.pendingQuestions.join(' | ')}`);
-      return { result, text: lines.join('\n') };
+      return { result, text: maskValues(detailText(result), removed) };
     },
   }),
   defineTool({

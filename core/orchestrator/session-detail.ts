@@ -23,25 +23,79 @@ export function readBounds(request: { maxEvents?: number | undefined; maxBytes?:
   return { maxEvents, maxBytes };
 }
 
+/** Longest string field (at any depth) of an event a read returns; a longer one is cut, with a marker. */
+export const MAX_EVENT_STRING_CHARS = 8 * 1024;
+/** Longest latestRun prompt or text a read returns; a longer one is cut, with a marker, and the view says `truncated`. */
+export const MAX_RUN_TEXT_CHARS = 32 * 1024;
+
+// Caps tried in turn on an event's strings until it fits the bytes left: 8 KiB first, then smaller.
+const STRING_CAPS = [MAX_EVENT_STRING_CHARS, 2048, 512, 128];
+
+/** A copy of a JSON-like value with `map` applied to every string in it, at any depth (object keys untouched). */
+export function mapStrings<T>(value: T, map: (text: string) => string): T {
+  if (typeof value === 'string') return map(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => mapStrings(item, map)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, mapStrings(item, map)])) as T;
+}
+
+/** `text` cut to its first `max` characters followed by `… [N chars cut]`; unchanged when not longer. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Never split a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}… [${text.length - end} chars cut]`;
+}
+
 /**
  * The newest persisted events, oldest first, without deltas: at most `maxEvents`, and at most
- * `maxBytes` of their JSON. Stops at the first event (going back in time) that would not fit,
- * so the result is always a contiguous tail; `truncated` when older events were left out.
+ * `maxBytes` of their JSON. Every string in an event longer than {@link MAX_EVENT_STRING_CHARS}
+ * is cut (marker `… [N chars cut]`), and cut shorter (down to 128 characters) when the event
+ * still does not fit the bytes left, so one huge event (a tool result) never hides the events
+ * around it. Stops at the first event (going back in time) that fits in no form, so the result
+ * is always a contiguous tail; `truncated` when older events were left out. `prepare` (e.g.
+ * masking) is applied to each event looked at before it is measured and cut.
  */
-export function recentEvents(log: readonly RuntimeEvent[], bounds: { maxEvents: number; maxBytes: number }): { events: RuntimeEvent[]; truncated: boolean } {
+export function recentEvents(
+  log: readonly RuntimeEvent[],
+  bounds: { maxEvents: number; maxBytes: number },
+  prepare: (event: RuntimeEvent) => RuntimeEvent = (event) => event,
+): { events: RuntimeEvent[]; truncated: boolean } {
   const kept: RuntimeEvent[] = [];
   let bytes = 0;
   let index = log.length - 1;
   for (; index >= 0 && kept.length < bounds.maxEvents; index--) {
     const event = log[index]!;
     if (event.type.endsWith('.delta')) continue;
-    const size = Buffer.byteLength(JSON.stringify(event), 'utf8');
-    if (bytes + size > bounds.maxBytes) break;
-    bytes += size;
-    kept.push(event);
+    const fitted = fit(prepare(event), bounds.maxBytes - bytes);
+    if (!fitted) break;
+    bytes += fitted.size;
+    kept.push(fitted.event);
   }
   const truncated = log.slice(0, index + 1).some((event) => !event.type.endsWith('.delta'));
   return { events: kept.reverse(), truncated };
+}
+
+// The event with its strings cut to the largest cap that makes it fit `room` bytes of JSON.
+function fit(event: RuntimeEvent, room: number): { event: RuntimeEvent; size: number } | undefined {
+  for (const cap of STRING_CAPS) {
+    const capped = mapStrings(event, (text) => cutText(text, cap));
+    const size = Buffer.byteLength(JSON.stringify(capped), 'utf8');
+    if (size <= room) return { event: capped, size };
+  }
+  return undefined;
+}
+
+/** A run view whose prompt and text may have been cut for a read; `truncated` when either was. */
+export type BoundedRunView = RunView & { truncated?: true };
+
+/** {@link runView} with its prompt and text cut to `maxChars` (marker `… [N chars cut]`). */
+export function boundedRunView(run: RunRecord, maxChars: number = MAX_RUN_TEXT_CHARS): BoundedRunView {
+  const view = runView(run);
+  const prompt = cutText(view.prompt, maxChars);
+  const text = view.text === undefined ? undefined : cutText(view.text, maxChars);
+  const cut = prompt !== view.prompt || text !== view.text;
+  return { ...view, prompt, ...(text === undefined ? {} : { text }), ...(cut ? { truncated: true } : {}) };
 }
 
 /** A run as readSession shows it. */

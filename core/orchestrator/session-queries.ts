@@ -5,7 +5,7 @@ import type { SessionRecord } from '../store/index.js';
 import { needsCatalog } from './launch-settings.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import { pendingQuestions } from './pending-questions.js';
-import { recentEvents, runView } from './session-detail.js';
+import { boundedRunView, cutText, MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, recentEvents } from './session-detail.js';
 import type { EffectiveSettings, OrchestratorInfo, SessionDetail, SessionSummary } from './types.js';
 
 /**
@@ -13,17 +13,34 @@ import type { EffectiveSettings, OrchestratorInfo, SessionDetail, SessionSummary
  * functions of what the orchestrator holds, so that orchestrator.ts keeps only the state.
  */
 
-/** What readSession returns for a session's record, summary and persisted event log. */
+/**
+ * What readSession returns for a session's record, summary and persisted event log, within
+ * `bounds.maxBytes` of JSON as a whole (for any bound of at least a few KiB): the latest run's
+ * prompt and text are cut to {@link MAX_RUN_TEXT_CHARS} (less when they would take more than
+ * half the bytes) and the events get the bytes left (see recentEvents).
+ */
 export function sessionDetail(record: SessionRecord, summary: SessionSummary, log: readonly RuntimeEvent[], bounds: { maxEvents: number; maxBytes: number }): SessionDetail {
-  const { events, truncated } = recentEvents(log, bounds);
   const latest = record.runs.at(-1);
-  return {
+  const questions = pendingQuestions(log, record.attention);
+  const head = (cap: number) => ({
     summary,
-    ...(latest ? { latestRun: runView(latest) } : {}),
-    events,
-    eventsTruncated: truncated,
-    pendingQuestions: pendingQuestions(log, record.attention),
-  };
+    ...(latest ? { latestRun: boundedRunView(latest, cap) } : {}),
+    pendingQuestions: questions.map((q) => cutText(q, Math.min(cap, MAX_EVENT_STRING_CHARS))),
+  });
+  let cap = MAX_RUN_TEXT_CHARS;
+  let fixed = head(cap);
+  while (jsonBytes({ ...fixed, events: [], eventsTruncated: false }) > bounds.maxBytes / 2 && cap > 128) {
+    cap = Math.floor(cap / 4);
+    fixed = head(cap);
+  }
+  // Commas between the events count too.
+  const room = bounds.maxBytes - jsonBytes({ ...fixed, events: [], eventsTruncated: false }) - (bounds.maxEvents - 1);
+  const { events, truncated } = recentEvents(log, { maxEvents: bounds.maxEvents, maxBytes: Math.max(0, room) });
+  return { ...fixed, events, eventsTruncated: truncated };
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
 /** Roots, limits, activity and the defaults of every adapter the deps name. */

@@ -23,6 +23,8 @@ export class FakeOrchestrator implements ToolOrchestrator {
   readonly calls: Array<{ method: string; args: unknown }> = [];
   readonly sessions = new Map<string, SessionSummary>();
   events: RuntimeEvent[] = [];
+  /** What readSession returns instead of the canned detail (e.g. core's sessionDetail over a record and log). */
+  detail: ((request: ReadSessionRequest) => SessionDetail) | undefined;
   readonly #failures = new Map<string, unknown>();
   #next = 1;
 
@@ -84,6 +86,7 @@ export class FakeOrchestrator implements ToolOrchestrator {
   async readSession(request: ReadSessionRequest): Promise<SessionDetail> {
     this.#record('readSession', request);
     const summary = this.#get(request.sessionId);
+    if (this.detail) return this.detail(request);
     return {
       summary,
       latestRun: { runId: 'r1', status: 'completed', prompt: 'hello', settings: { model: 'm-default', autonomy: 'low' }, text: 'done' },

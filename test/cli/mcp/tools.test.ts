@@ -141,6 +141,20 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(fake.calls[0]).toEqual({ method: 'readSession', args: { sessionId: 's-1', maxEvents: 10 } });
   });
 
+  it('read_session\'s text content is a short summary: a preview of the run text, never all of it again', async () => {
+    const { client, fake } = await connect();
+    const summary = fake.add({ sessionId: 's-1' });
+    const long = 'w'.repeat(20_000);
+    fake.detail = () => ({ summary, latestRun: { runId: 'r1', status: 'completed', prompt: 'go', settings: { autonomy: 'low' }, text: long }, events: [], eventsTruncated: true, pendingQuestions: [] });
+    const result = await client.callTool({ name: 'read_session', arguments: { session: 's-1' } });
+    expect((result.structuredContent as { latestRun: { text: string } }).latestRun.text).toBe(long);
+    const text = (result.content as { text: string }[])[0]!.text;
+    expect(text.length).toBeLessThan(1000);
+    expect(text).toContain('latest run r1 completed: www');
+    expect(text).toContain(`[${20_000 - 300} chars cut]`);
+    expect(text).toContain('0 recent event(s), older ones left out');
+  });
+
   it('maps orchestrator refusals to structured errors with their stable code, retryable flag and action', async () => {
     const { client, fake } = await connect();
     const cases = [

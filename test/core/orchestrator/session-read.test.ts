@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import type { RuntimeEvent } from '../../../core/events/index.js';
+import { MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, recentEvents } from '../../../core/orchestrator/session-detail.js';
+import { sessionDetail } from '../../../core/orchestrator/session-queries.js';
+import type { SessionSummary } from '../../../core/orchestrator/types.js';
+import type { SessionRecord } from '../../../core/store/index.js';
+
+// readSession's detail: the whole detail bounded.
+
+const NATIVE = '5b531cf0-1bbd-4b7b-9050-d836012c048c';
+const at = '2026-01-01T00:00:00.000Z';
+
+let seq = 0;
+const ev = (draft: Record<string, unknown>): RuntimeEvent => {
+  seq += 1;
+  return { key: `k${seq}`, sessionId: 's-1', seq, at, ...draft } as RuntimeEvent;
+};
+const logs = (n: number): RuntimeEvent[] => Array.from({ length: n }, (_, i) => ev({ type: 'log', level: 'info', message: `line ${i}` }));
+
+function record(run: { prompt?: string; text?: string } = {}): SessionRecord {
+  return {
+    id: 's-1',
+    adapter: 'droid',
+    workspace: '/w',
+    createdAt: at,
+    updatedAt: at,
+    status: 'idle',
+    nativeSessionId: NATIVE,
+    runs: [{ id: 'r1', prompt: run.prompt ?? 'go', autonomy: 'low', status: 'completed', text: run.text ?? 'done' }],
+  };
+}
+const summary: SessionSummary = { sessionId: 's-1', adapter: 'droid', workspace: '/w', createdAt: at, updatedAt: at, state: 'idle', queueDepth: 0 };
+const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+describe('sessionDetail: bounds', () => {
+  it('cuts a huge newest tool result so it and the events before it still fit, saying how much was cut', () => {
+    const huge = 'x'.repeat(2 * 1024 * 1024);
+    const log = [...logs(5), ev({ type: 'tool.result', toolUseId: 't1', isError: false, output: huge })];
+    const detail = sessionDetail(record(), summary, log, { maxEvents: 50, maxBytes: 64 * 1024 });
+    expect(detail.events).toHaveLength(6);
+    const output = (detail.events[5] as { output: string }).output;
+    expect(output).toBe(`${'x'.repeat(MAX_EVENT_STRING_CHARS)}… [${huge.length - MAX_EVENT_STRING_CHARS} chars cut]`);
+    expect(detail.eventsTruncated).toBe(false);
+    expect(bytes(detail)).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it('cuts an event\'s strings shorter than 8 KiB when that is what fits', () => {
+    const log = [ev({ type: 'tool.result', toolUseId: 't1', isError: false, output: 'y'.repeat(100_000) })];
+    const { events } = recentEvents(log, { maxEvents: 10, maxBytes: 3000 });
+    expect(events).toHaveLength(1);
+    expect((events[0] as { output: string }).output).toMatch(/^y+… \[\d+ chars cut\]$/);
+    expect(bytes(events[0])).toBeLessThanOrEqual(3000);
+  });
+
+  it('cuts a long latestRun prompt and text to 32 Ki characters with a marker and truncated: true, and keeps the whole detail within maxBytes', () => {
+    const long = 'z'.repeat(100_000);
+    const roomy = sessionDetail(record({ prompt: long, text: long }), summary, logs(10), { maxEvents: 50, maxBytes: 256 * 1024 });
+    expect(roomy.latestRun).toMatchObject({ truncated: true, prompt: `${'z'.repeat(MAX_RUN_TEXT_CHARS)}… [${long.length - MAX_RUN_TEXT_CHARS} chars cut]` });
+    expect(roomy.latestRun?.text).toBe(roomy.latestRun?.prompt);
+    expect(roomy.events).toHaveLength(10);
+    for (const maxBytes of [256 * 1024, 32 * 1024, 8 * 1024, 2048]) {
+      const detail = sessionDetail(record({ prompt: long, text: long }), summary, [...logs(30), ev({ type: 'tool.result', toolUseId: 't', isError: false, output: long })], { maxEvents: 200, maxBytes });
+      expect(bytes(detail), String(maxBytes)).toBeLessThanOrEqual(maxBytes);
+      expect(detail.events.length, String(maxBytes)).toBeGreaterThan(0);
+    }
+    const short = sessionDetail(record(), summary, logs(1), { maxEvents: 50, maxBytes: 256 * 1024 });
+    expect(short.latestRun).toEqual({ runId: 'r1', status: 'completed', prompt: 'go', text: 'done', settings: { autonomy: 'low' } });
+  });
+});
