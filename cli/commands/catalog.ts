@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { ResolvedCli } from '../../core/adapter.js';
-import { loadCatalog, validateModelAndEffort, type CachedValue, type Catalog, type CatalogModel, type ModelAndEffortCheck } from '../../core/catalog/index.js';
+import { loadCatalog, validateModelAndEffort, type CachedValue, type Catalog, type CatalogModel } from '../../core/catalog/index.js';
 import { collectSecrets } from '../../core/config/index.js';
 import { Redactor } from '../../core/redact.js';
 import { CONFIG_SCHEMA, createContext, type CliContext } from '../context.js';
@@ -30,25 +30,6 @@ export function registerCatalogCommands(program: Command, run: (body: CommandBod
     .option('-m, --model <id>', 'model whose tools to list')
     .option('--refresh', 'ask the CLI again even if the cached list is fresh')
     .action((flags: CatalogFlags, cmd: Command) => run(async () => listTools(await createContext(cmd.optsWithGlobals<GlobalOptions>()), flags)));
-}
-
-/**
- * Checks a turn's model and effort against the adapter's catalog (cached for a minute; a cold
- * cache starts the CLI once in a throwaway sandbox). Skips the check, without starting anything,
- * when the model is undefined or `inherit`, or when the adapter has no catalog. Throws
- * OneWorksError `model_unavailable` or `effort_unsupported`; prints the check's notes (ignored
- * effort, deprecated model) on stderr.
- */
-export async function checkTurnModel(
-  ctx: CliContext,
-  target: { adapterName: string; config: unknown; cli: ResolvedCli; model: string | undefined; effort: string | undefined },
-): Promise<ModelAndEffortCheck> {
-  const adapter = ctx.adapter(target.adapterName);
-  if (!adapter.catalog || target.model === undefined || target.model === 'inherit') return validateModelAndEffort([], { model: undefined });
-  const catalog = await fetchCatalog(ctx, target.adapterName, target.config, target.cli, {});
-  const check = validateModelAndEffort(catalog.value.models, { model: target.model, effort: target.effort });
-  for (const note of check.notes) ctx.out.info(`note: ${note}`);
-  return check;
 }
 
 async function fetchCatalog(ctx: CliContext, name: string, config: unknown, cli: ResolvedCli, options: { modelId?: string; force?: boolean }): Promise<CachedValue<Catalog>> {

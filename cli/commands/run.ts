@@ -9,7 +9,6 @@ import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { sessionPolicyFromFlags } from '../permissions.js';
 import { openStore } from '../state.js';
-import { checkTurnModel } from './catalog.js';
 import { followTurn, type TurnTarget } from './run-follow.js';
 
 export interface TurnFlags {
@@ -74,7 +73,8 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
 
 type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: string; flags: TurnFlags };
 
-// Everything that can be refused is checked here, before a server is started or a turn accepted.
+// Flags, workspace and CLI are checked here, before a server is started; the turn's settings
+// are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
   const store = await openStore(ctx, { own: false });
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
@@ -94,15 +94,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     lock: await ctx.lockEntries(adapterName),
     onProgress: ctx.progress,
   });
-  const cfg = adapterConfig as { model?: string; effort?: string };
-  const lastRun = existing?.runs.at(-1);
-  await checkTurnModel(ctx, {
-    adapterName,
-    config: adapterConfig,
-    cli,
-    model: target.kind === 'new' ? (target.flags.model ?? cfg.model) : (target.flags.model ?? lastRun?.model),
-    effort: target.kind === 'new' ? (target.flags.effort ?? cfg.effort) : (target.flags.effort ?? lastRun?.effort),
-  });
+  // Model and effort are resolved and checked by the orchestrator when it accepts the turn
+  // (launch-settings.ts): its refusals reach this command with their codes, its notes as events.
 
   const settings = {
     ...(target.flags.model ? { model: target.flags.model } : {}),

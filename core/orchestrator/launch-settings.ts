@@ -54,6 +54,15 @@ export function resolveSendSettings(request: TurnSettings, previous: EffectiveSe
   return checked({ model, effort, autonomy: request.autonomy ?? previous.autonomy }, models);
 }
 
+/**
+ * What a person should know about a turn's settings, one sentence each: a deprecated model, or
+ * an asked effort the model ignores. None without a catalog. Call after the settings resolved.
+ */
+export function launchNotes(asked: TurnSettings, settings: EffectiveSettings, models: readonly CatalogModel[] | undefined): string[] {
+  if (models === undefined) return [];
+  return validateModelAndEffort(models, { model: settings.model, effort: asked.effort }).notes;
+}
+
 // The effort the catalog gives a model run without one; undefined for a model with no effort
 // levels (['none']) or one the catalog cannot be asked about. A model that names no default
 // (its efforts listed, or unknown: []) leaves nothing safe to pick: `effort_required`.

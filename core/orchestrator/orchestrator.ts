@@ -9,7 +9,7 @@ import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
 import { ChangeSignal } from './change-signal.js';
 import { createAdmission, isWriter, type Admission } from './admission.js';
-import { chosenModel, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
+import { chosenModel, launchNotes, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
 import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
 import { requestKeyFile } from './request-key-file.js';
 import { RequestKeyRegistry, normalizeRequestArgs } from './request-keys.js';
@@ -89,10 +89,15 @@ class InProcessOrchestrator implements Orchestrator {
     const { labels } = checkMetadata(request);
     const { requestKey, ...args } = request;
     return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async () => {
-      const settings = await withCatalog(this.#deps, request.adapter, () => chosenModel(request, defaults), (models) => resolveCreateSettings(request, defaults, models));
+      let notes: string[] = [];
+      const settings = await withCatalog(this.#deps, request.adapter, () => chosenModel(request, defaults), (models) => {
+        const resolved = resolveCreateSettings(request, defaults, models);
+        notes = launchNotes(request, resolved, models);
+        return resolved;
+      });
       const record = newSessionRecord(await this.#newSessionId(), workspace, { ...request, labels }, settings);
       const slot = new SessionSlot(this.#newBook(record, 0));
-      return this.#accept(slot, request.prompt, settings, false);
+      return this.#accept(slot, request.prompt, settings, { interrupt: false, notes });
     });
   }
 
@@ -104,11 +109,14 @@ class InProcessOrchestrator implements Orchestrator {
       const adapter = slot.book.record.adapter;
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
       assertKnownOutcome(slot.book.record);
+      let notes: string[] = [];
       const settings = await withCatalog(this.#deps, adapter, () => chosenModel(request, previous()), (models) => {
         assertKnownOutcome(slot.book.record);
-        return resolveSendSettings(request, previous(), models);
+        const resolved = resolveSendSettings(request, previous(), models);
+        notes = launchNotes(request, resolved, models);
+        return resolved;
       });
-      return this.#accept(slot, request.prompt, settings, request.interrupt === true);
+      return this.#accept(slot, request.prompt, settings, { interrupt: request.interrupt === true, notes });
     });
   }
 
@@ -230,7 +238,8 @@ class InProcessOrchestrator implements Orchestrator {
   // refused turn (queue_full) leaves no trace; a started turn waits for its record to be written.
   // A failed write is undone in memory (admission, the slot's turns, the queued run, a new
   // session's slot), so nothing waits for a turn the caller was told failed.
-  async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, interrupt: boolean): Promise<TurnHandle> {
+  // `notes` (launchNotes) follow `turn.queued` as warn log events, for the client to show.
+  async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, options: { interrupt: boolean; notes: string[] }): Promise<TurnHandle> {
     const record = slot.book.record;
     const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
     this.#admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
@@ -240,6 +249,7 @@ class InProcessOrchestrator implements Orchestrator {
     const queued: RunRecord = { id: turn.runId, prompt: this.#redactor.redact(prompt), ...settings, status: 'queued' };
     turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }));
     slot.book.emit({ type: 'turn.queued', key: `turn:${turn.runId}:queued`, runId: turn.runId, prompt });
+    options.notes.forEach((note, index) => slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` }));
     try {
       await turn.recorded;
     } catch (error) {
@@ -251,7 +261,7 @@ class InProcessOrchestrator implements Orchestrator {
       this.#changed();
       throw error;
     }
-    if (interrupt) {
+    if (options.interrupt) {
       await this.#cancelQueued(slot, this.#admission.supersede(slot.id, turn.turnId), 'superseded');
       for (const other of slot.turns.values()) if (other !== turn && this.#admission.stateOf(other.turnId) === 'live') other.requestCancel();
     }

@@ -31,10 +31,22 @@ const AVAILABLE_MODELS = [
     noImageSupport: false,
     isCustom: false,
   },
+  {
+    id: 'gpt-5.6-sol-mini',
+    modelId: 'gpt-5.6-sol-mini',
+    modelProvider: 'openai',
+    displayName: 'GPT 5.6 Sol Mini',
+    shortDisplayName: 'GPT 5.6 Sol Mini',
+    supportedReasoningEfforts: ['low', 'high'],
+    defaultReasoningEffort: 'low',
+    deprecated: false,
+    noImageSupport: false,
+    isCustom: false,
+  },
 ];
 // Methods of droid 0.225.2 that this fake does not play; they fail loudly instead of pretending.
 const UNSIMULATED = new Set(
-  ['fork_session', 'compact_session', 'rename_session', 'list_tools', 'list_skills', 'list_commands']
+  ['fork_session', 'compact_session', 'rename_session', 'list_skills', 'list_commands']
     .concat(['list_mcp_servers', 'list_mcp_tools', 'append_messages', 'change_working_directory', 'get_context_stats'])
     .map((name) => `droid.${name}`),
 );
@@ -191,6 +203,9 @@ export class FakeDroid {
         return { result: {} };
       case 'droid.list_models':
         return { result: { models: AVAILABLE_MODELS.map((model) => ({ ...model, disabled: false })) } };
+      // The fake runs no tools, so it lists none (a catalog listing asks for models and tools).
+      case 'droid.list_tools':
+        return { result: { tools: [] } };
       default:
         if (UNSIMULATED.has(method)) {
           return { error: { code: -32603, message: `fake-droid does not simulate ${method}` } };

@@ -34,6 +34,20 @@ async function launchHarness() {
 }
 
 describe('orchestrator: launch defaults', () => {
+  it('follows turn.queued with a warn note when an asked effort does not apply to the model', async () => {
+    const { h } = await launchHarness();
+    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'custom:byok', effort: 'high' });
+    expect(created.settings).toEqual({ model: 'custom:byok', autonomy: 'low' });
+    await h.orchestrator.waitForRun(created.sessionId, created.runId);
+    const logged = await h.session.logged(created.sessionId);
+    const queued = logged.findIndex((event) => event.type === 'turn.queued');
+    expect(logged[queued + 1]).toMatchObject({
+      type: 'log',
+      level: 'warn',
+      message: 'note: model custom:byok has no reasoning effort levels; effort "high" does not apply and is ignored',
+    });
+  });
+
   it('records the settings each turn resolved at acceptance and returns them in the handle', async () => {
     const { h } = await launchHarness();
     const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', autonomy: 'off' });
