@@ -5,7 +5,7 @@ import type { SessionRecord } from '../store/index.js';
 import { needsCatalog } from './launch-settings.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import { pendingQuestions } from './pending-questions.js';
-import { boundedRunView, cutText, MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, recentEvents } from './session-detail.js';
+import { boundedRunView, cutText, mapStrings, MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, recentEvents } from './session-detail.js';
 import type { EffectiveSettings, OrchestratorInfo, SessionDetail, SessionSummary } from './types.js';
 
 /**
@@ -13,19 +13,29 @@ import type { EffectiveSettings, OrchestratorInfo, SessionDetail, SessionSummary
  * functions of what the orchestrator holds, so that orchestrator.ts keeps only the state.
  */
 
+/** What a native session id (the agent's own, or one of its child sessions') reads as in a read. */
+export const NATIVE_ID_MASK = '[native-id]';
+
+// Fields of agent-supplied payloads that hold a native session id.
+const NATIVE_KEY = /^(native_?session_?id|child_?session_?id|session_?id)$/i;
+
 /**
  * What readSession returns for a session's record, summary and persisted event log, within
  * `bounds.maxBytes` of JSON as a whole (for any bound of at least a few KiB): the latest run's
  * prompt and text are cut to {@link MAX_RUN_TEXT_CHARS} (less when they would take more than
- * half the bytes) and the events get the bytes left (see recentEvents).
+ * half the bytes) and the events get the bytes left (see recentEvents). Native session ids never
+ * appear: the record's own, every child session's and every session id in native payloads of the
+ * whole log ({@link nativeSessionIds}) are replaced by {@link NATIVE_ID_MASK} everywhere in the
+ * detail, before anything is cut (so a cut never leaves part of one).
  */
 export function sessionDetail(record: SessionRecord, summary: SessionSummary, log: readonly RuntimeEvent[], bounds: { maxEvents: number; maxBytes: number }): SessionDetail {
+  const mask = masker(nativeSessionIds(record, log));
   const latest = record.runs.at(-1);
   const questions = pendingQuestions(log, record.attention);
   const head = (cap: number) => ({
-    summary,
-    ...(latest ? { latestRun: boundedRunView(latest, cap) } : {}),
-    pendingQuestions: questions.map((q) => cutText(q, Math.min(cap, MAX_EVENT_STRING_CHARS))),
+    summary: mask(summary),
+    ...(latest ? { latestRun: boundedRunView(mask(latest), cap) } : {}),
+    pendingQuestions: questions.map((q) => cutText(mask(q), Math.min(cap, MAX_EVENT_STRING_CHARS))),
   });
   let cap = MAX_RUN_TEXT_CHARS;
   let fixed = head(cap);
@@ -35,8 +45,43 @@ export function sessionDetail(record: SessionRecord, summary: SessionSummary, lo
   }
   // Commas between the events count too.
   const room = bounds.maxBytes - jsonBytes({ ...fixed, events: [], eventsTruncated: false }) - (bounds.maxEvents - 1);
-  const { events, truncated } = recentEvents(log, { maxEvents: bounds.maxEvents, maxBytes: Math.max(0, room) });
+  const { events, truncated } = recentEvents(log, { maxEvents: bounds.maxEvents, maxBytes: Math.max(0, room) }, mask);
   return { ...fixed, events, eventsTruncated: truncated };
+}
+
+/**
+ * Every native session id a session's record and log name: the record's nativeSessionId, each
+ * child_session's childSessionId, and the string values of session-id fields (sessionId,
+ * session_id, nativeSessionId, childSessionId…) at any depth of native payloads and settings
+ * snapshots.
+ */
+export function nativeSessionIds(record: Pick<SessionRecord, 'nativeSessionId'>, log: readonly RuntimeEvent[]): Set<string> {
+  const ids = new Set<string>();
+  if (record.nativeSessionId) ids.add(record.nativeSessionId);
+  for (const event of log) {
+    if (event.type === 'child_session') ids.add(event.childSessionId);
+    else if (event.type === 'native') collectIds(event.payload, ids);
+    else if (event.type === 'settings.changed') collectIds(event.settings, ids);
+  }
+  return ids;
+}
+
+function collectIds(value: unknown, ids: Set<string>): void {
+  if (Array.isArray(value)) for (const item of value) collectIds(item, ids);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [name, item] of Object.entries(value)) {
+      if (NATIVE_KEY.test(name) && typeof item === 'string') ids.add(item);
+      else collectIds(item, ids);
+    }
+  }
+}
+
+// Replaces every id (longest first) in every string of a value. Ids shorter than the mask are
+// left alone: masking never makes a string longer, so it cannot push a read over its bound.
+function masker(ids: ReadonlySet<string>): <T>(value: T) => T {
+  const needles = [...ids].filter((id) => id.length >= NATIVE_ID_MASK.length).sort((a, b) => b.length - a.length);
+  if (needles.length === 0) return (value) => value;
+  return (value) => mapStrings(value, (text) => needles.reduce((out, needle) => out.split(needle).join(NATIVE_ID_MASK), text));
 }
 
 function jsonBytes(value: unknown): number {

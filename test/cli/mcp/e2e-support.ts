@@ -107,16 +107,17 @@ interface Waited {
 /**
  * The whole tool surface against the real droid, through one MCP client: orientation, an
  * idempotent create and a request-key conflict, parallel sessions, wait, read, a follow-up,
- * metadata, a cancel during a long `sleep` tool, usage. Returns every result seen, for checks
- * on what left the server (native ids).
+ * metadata, a cancel during a long `sleep` tool, usage. Returns every whole result seen
+ * (structuredContent, text content, error results), for checks on what left the server (native ids).
  */
 export async function exerciseTools(client: Client, rig: CliRig): Promise<unknown[]> {
   const seen: unknown[] = [];
-  const use = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
-    const result = await call<T>(client, name, args);
+  const watched = { callTool: async (...args: Parameters<Client['callTool']>) => {
+    const result = await client.callTool(...args);
     seen.push(result);
     return result;
-  };
+  } } as Client;
+  const use = <T>(name: string, args: Record<string, unknown>): Promise<T> => call<T>(watched, name, args);
   const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map(async (name) => {
     const dir = join(rig.workspace, name);
     await mkdir(dir);
@@ -132,8 +133,8 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
   const first = await use<Handle>('create_session', createA);
   expect(first).toMatchObject({ runId: 'r1', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'high' } });
   expect(await use<Handle>('create_session', createA)).toEqual(first);
-  expect(await callError(client, 'create_session', { ...createA, prompt: 'job B' })).toMatchObject({ code: 'request_key_conflict', retryable: false });
-  expect(await callError(client, 'create_session', { workspace: '/', prompt: 'job B' })).toMatchObject({ code: 'workspace_not_approved' });
+  expect(await callError(watched, 'create_session', { ...createA, prompt: 'job B' })).toMatchObject({ code: 'request_key_conflict', retryable: false });
+  expect(await callError(watched, 'create_session', { workspace: '/', prompt: 'job B' })).toMatchObject({ code: 'workspace_not_approved' });
 
   // Parallel sessions in two workspaces.
   const [second, third] = await Promise.all([use<Handle>('create_session', { workspace: b, prompt: 'job B' }), use<Handle>('create_session', { workspace: c, prompt: 'job C' })]);

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, OneWorksError } from '../../../core/errors.js';
 import type { RuntimeEvent } from '../../../core/events/index.js';
+import { readBounds } from '../../../core/orchestrator/session-detail.js';
+import { sessionDetail } from '../../../core/orchestrator/session-queries.js';
+import type { SessionRecord } from '../../../core/store/index.js';
 import { connectFake } from './connect-fake.js';
 
 type Connected = Awaited<ReturnType<typeof connectFake>>;
@@ -139,6 +142,46 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(events[1]).toMatchObject({ payload: { nested: { keep: 'yes' } } });
     expect(events[4]).toMatchObject({ text: 'the child was [native-id]' });
     expect(fake.calls[0]).toEqual({ method: 'readSession', args: { sessionId: 's-1', maxEvents: 10 } });
+  });
+
+  it('read_session over the orchestrator\'s own detail: no native id in structured or text content, even outside the event window and in the run text', async () => {
+    const { client, fake } = await connect();
+    const summary = fake.add({ sessionId: 's-1' });
+    const at = '2026-01-01T00:00:00Z';
+    const log = [
+      { type: 'child_session', key: 'c1', sessionId: 's-1', seq: 1, at, childSessionId: CHILD },
+      ...Array.from({ length: 10 }, (_, i) => ({ type: 'log', key: `l${i}`, sessionId: 's-1', seq: i + 2, at, level: 'info', message: `line ${i}` })),
+      { type: 'tool.result', key: 't1', sessionId: 's-1', seq: 20, at, toolUseId: 't1', isError: false, output: `spawned ${CHILD}` },
+    ] as RuntimeEvent[];
+    const record: SessionRecord = {
+      id: 's-1', adapter: 'droid', workspace: '/ws', createdAt: at, updatedAt: at, status: 'idle', nativeSessionId: NATIVE,
+      runs: [{ id: 'r1', prompt: 'go', autonomy: 'low', status: 'completed', text: `session ${NATIVE} spawned ${CHILD}` }],
+    };
+    fake.detail = (request) => sessionDetail(record, summary, log, readBounds(request));
+    const result = await client.callTool({ name: 'read_session', arguments: { session: 's-1', maxEvents: 2 } });
+    expect(result.isError).toBeFalsy();
+    const everything = JSON.stringify([result.structuredContent, result.content]);
+    expect(everything).not.toContain(NATIVE);
+    expect(everything).not.toContain(CHILD);
+    expect(result.structuredContent).toMatchObject({ latestRun: { text: 'session [native-id] spawned [native-id]' }, events: [{ type: 'log' }, { type: 'tool.result', output: 'spawned [native-id]' }] });
+  });
+
+  it('read_session masks an echoed native id in its text content as well', async () => {
+    const { client, fake } = await connect();
+    const summary = fake.add({ sessionId: 's-1' });
+    const at = '2026-01-01T00:00:00Z';
+    fake.detail = () => ({
+      summary,
+      latestRun: { runId: 'r1', status: 'completed', prompt: 'go', settings: { autonomy: 'low' }, text: `child ${CHILD} done` },
+      events: [{ type: 'child_session', key: 'c', sessionId: 's-1', seq: 1, at, childSessionId: CHILD }] as RuntimeEvent[],
+      eventsTruncated: false,
+      pendingQuestions: [`answer for ${CHILD}?`],
+    });
+    const result = await client.callTool({ name: 'read_session', arguments: { session: 's-1' } });
+    const text = (result.content as { text: string }[]).map((c) => c.text).join('\n');
+    expect(text).toContain('child [native-id] done');
+    expect(text).toContain('answer for [native-id]?');
+    expect(JSON.stringify(result)).not.toContain(CHILD);
   });
 
   it('read_session\'s text content is a short summary: a preview of the run text, never all of it again', async () => {
