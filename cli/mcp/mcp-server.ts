@@ -18,7 +18,7 @@ export interface McpServerOptions {
   version: string;
   /** Redacts every string that leaves: results, error messages, log lines. */
   redact: (text: string) => string;
-  /** The local log (stderr): details of unexpected failures, already redacted by the caller. */
+  /** The local log (stderr): details of unexpected failures; every line passes through `redact` before it is given here. */
   log: (line: string) => void;
   /** Default: {@link MCP_TOOLS}. */
   tools?: readonly AnyMcpTool[];
@@ -58,7 +58,7 @@ export function createMcpServer(options: McpServerOptions): Server {
 }
 
 async function callTool(tool: AnyMcpTool, args: unknown, options: McpServerOptions): Promise<CallToolResult> {
-  const fail = (error: unknown): CallToolResult => toolErrorResult(error, options.redact, (line) => options.log(`${tool.name}: ${line}`));
+  const fail = (error: unknown): CallToolResult => toolErrorResult(error, options.redact, (line) => options.log(options.redact(`${tool.name}: ${line}`)));
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) return fail(new OneWorksError(ERROR_CODES.USAGE, `invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`));
   try {

@@ -223,7 +223,8 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     const result = await client.callTool({ name: 'find_sessions', arguments: {} });
     expect(result.structuredContent).toMatchObject({ error: { code: 'internal', retryable: false } });
     expect(JSON.stringify(result)).not.toContain('boom');
-    expect(logs.join('\n')).toContain('boom');
+    expect(logs.join('\n')).toContain('boom with [REDACTED]');
+    expect(logs.join('\n')).not.toContain('sk-secret-123');
     fake.fail('status', new OneWorksError(ERROR_CODES.USAGE, 'bad token sk-secret-123 here'));
     const redacted = await client.callTool({ name: 'session_status', arguments: { session: 's-1' } });
     expect(redacted.structuredContent).toMatchObject({ error: { code: 'usage', message: 'bad token [REDACTED] here' } });
