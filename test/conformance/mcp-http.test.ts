@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, type CliRig } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
-import { MCP_SCRIPT, exerciseTools, expectReaped, freePort, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
+import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, freePort, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
 import { until } from './orchestrator-rig.js';
 
 // `one-works mcp --http 127.0.0.1:PORT --token-file F`, driven by the real MCP SDK client over
@@ -30,7 +30,7 @@ const post = (url: string, headers: Record<string, string>, body = initialize): 
 describe('one-works mcp over authenticated HTTP with the real droid', () => {
   it('drives sessions end to end for a client with the token; refuses a missing or wrong token (401), an oversized body (413) and a foreign Origin (403)', async () => {
     const model = await rigs.model({ steps: MCP_SCRIPT });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: { autonomy: 'high' }, orchestrator: { cancelGraceMs: 2_000 } });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: MCP_RIG_DROID, orchestrator: MCP_RIG_ORCHESTRATOR });
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/mcp`;
     const server = rig.start(['mcp', '--http', `127.0.0.1:${port}`, '--token-file', await tokenFile(rig)]);

@@ -8,7 +8,7 @@ import { CliRigs, ONE_WORKS_BIN } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import { until } from './orchestrator-rig.js';
 import { adviceFor } from '../../cli/mcp/tool-errors.js';
-import { MCP_SCRIPT, exerciseTools, expectReaped, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
+import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
 
 // `one-works mcp` over stdio, driven by the real MCP SDK client, with the real droid and a
 // scripted model behind the orchestrator the MCP server auto-starts.
@@ -19,7 +19,7 @@ afterEach(() => rigs.dispose());
 describe('one-works mcp over stdio with the real droid', () => {
   it('creates, waits, reads, sends, finds, archives and cancels sessions; replays a request key, refuses a conflict; runs sessions in parallel; never shows native ids', async () => {
     const model = await rigs.model({ steps: MCP_SCRIPT });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: { autonomy: 'high' }, orchestrator: { cancelGraceMs: 2_000 } });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: MCP_RIG_DROID, orchestrator: MCP_RIG_ORCHESTRATOR });
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'],

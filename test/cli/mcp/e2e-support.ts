@@ -26,14 +26,24 @@ export function freePort(): Promise<number> {
 const sleeper = (id: string, seconds: number) => (request: Parameters<typeof toolResults>[0]) =>
   toolResults(request).length > 0 ? { text: `${id} slept` } : executeStep(id, `sleep ${seconds}`);
 
-/** The scripted model's replies, chosen by prompt: short jobs, and a long job running `sleep 30`. */
+/** How long the model takes to answer jobs B and C, so that the two runs surely overlap. */
+const PARALLEL_REPLY_MS = 3_000;
+
+/**
+ * The scripted model's replies, chosen by prompt: short jobs (B and C answer after a wait), and a
+ * long job running `sleep 30`. Rigs for exerciseTools use {@link MCP_RIG_ORCHESTRATOR}.
+ */
 export const MCP_SCRIPT = byPrompt({
   'job A follow-up': () => ({ text: 'A again' }),
   'job A': () => ({ text: 'A done' }),
-  'job B': () => ({ text: 'B done' }),
-  'job C': () => ({ text: 'C done' }),
+  'job B': () => ({ text: 'B done', delayMs: PARALLEL_REPLY_MS }),
+  'job C': () => ({ text: 'C done', delayMs: PARALLEL_REPLY_MS }),
   'long job': sleeper('call_mcp_long_1', 30),
 });
+
+/** The rig settings exerciseTools expects: droid's default autonomy high, two runs at once. */
+export const MCP_RIG_DROID = { autonomy: 'high' };
+export const MCP_RIG_ORCHESTRATOR = { cancelGraceMs: 2_000, maxConcurrentRuns: 2 };
 
 /** Calls a tool and returns its structuredContent, failing the test on an isError result. */
 export async function call<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
@@ -98,6 +108,14 @@ interface Summary {
   title?: string;
   labels?: string[];
 }
+interface Run {
+  runId: string;
+  status: string;
+  text?: string;
+  startedAt?: string;
+  endedAt?: string;
+  settings: { autonomy: string };
+}
 interface Waited {
   settled: Summary[];
   pending: Summary[];
@@ -125,34 +143,44 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
   })) as [string, string, string, string];
 
   expect((await client.listTools()).tools).toHaveLength(11);
-  expect(await use('list_workspaces', {})).toMatchObject({ approvedRoots: [rig.workspace], adapters: [{ name: 'droid', model: SCRIPTED_MODEL_ID }] });
+  expect(await use('list_workspaces', {})).toMatchObject({
+    approvedRoots: [rig.workspace],
+    capacity: { limits: { maxConcurrentRuns: MCP_RIG_ORCHESTRATOR.maxConcurrentRuns } },
+    adapters: [{ name: 'droid', model: SCRIPTED_MODEL_ID, autonomy: 'high' }],
+  });
   expect((await use<{ models: { id: string }[] }>('models', {})).models.map((m) => m.id)).toContain(SCRIPTED_MODEL_ID);
 
   // Idempotent create: the same key and arguments replay the handle; other arguments conflict.
-  const createA = { requestKey: 'key-a', workspace: a, prompt: 'job A', title: 'Job A', labels: ['mcp'] };
+  // Autonomy off, unlike the host default (high), so that the follow-up shows inheritance.
+  const createA = { requestKey: 'key-a', workspace: a, prompt: 'job A', title: 'Job A', labels: ['mcp'], autonomy: 'off' };
   const first = await use<Handle>('create_session', createA);
-  expect(first).toMatchObject({ runId: 'r1', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'high' } });
+  expect(first).toMatchObject({ runId: 'r1', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'off' } });
   expect(await use<Handle>('create_session', createA)).toEqual(first);
   expect(await callError(watched, 'create_session', { ...createA, prompt: 'job B' })).toMatchObject({ code: 'request_key_conflict', retryable: false });
   expect(await callError(watched, 'create_session', { workspace: '/', prompt: 'job B' })).toMatchObject({ code: 'workspace_not_approved' });
 
-  // Parallel sessions in two workspaces.
+  // Parallel sessions in two workspaces: both runs started before either ended.
   const [second, third] = await Promise.all([use<Handle>('create_session', { workspace: b, prompt: 'job B' }), use<Handle>('create_session', { workspace: c, prompt: 'job C' })]);
   const ids = [first.sessionId, second.sessionId, third.sessionId];
   expect(new Set(ids).size).toBe(3);
   const done = await waitSettled(use, ids);
   expect(done.settled.map((s) => [s.sessionId, s.latestRun?.status]).sort()).toEqual(ids.map((id) => [id, 'completed']).sort());
+  const runs = await Promise.all([second, third].map(async (h) => (await use<{ latestRun: Run }>('read_session', { session: h.sessionId })).latestRun));
+  const starts = runs.map((r) => r.startedAt ?? 'missing');
+  const ends = runs.map((r) => r.endedAt ?? 'missing');
+  expect([...starts, ...ends]).not.toContain('missing');
+  for (const start of starts) for (const end of ends) expect(start < end, `started ${start}, ended ${end}`).toBe(true);
 
-  const read = await use<{ latestRun: { text: string; status: string }; events: { type: string }[] }>('read_session', { session: first.sessionId, maxEvents: 20 });
-  expect(read.latestRun).toMatchObject({ status: 'completed', text: 'A done' });
+  const read = await use<{ latestRun: Run; events: { type: string }[] }>('read_session', { session: first.sessionId, maxEvents: 20 });
+  expect(read.latestRun).toMatchObject({ status: 'completed', text: 'A done', settings: { autonomy: 'off' } });
   expect(read.events.map((e) => e.type)).toContain('turn.completed');
   expect(read.events.every((e) => !('key' in e))).toBe(true);
 
-  // A follow-up inherits the session's settings.
+  // A follow-up inherits the session's settings (autonomy off), not the host default (high).
   const follow = await use<Handle>('send_message', { session: first.sessionId, prompt: 'job A follow-up', requestKey: 'key-a2' });
-  expect(follow).toMatchObject({ sessionId: first.sessionId, runId: 'r2', settings: first.settings });
+  expect(follow).toMatchObject({ sessionId: first.sessionId, runId: 'r2', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'off' } });
   await waitSettled(use, [first.sessionId]);
-  expect(await use('read_session', { session: first.sessionId })).toMatchObject({ latestRun: { runId: 'r2', status: 'completed', text: 'A again' } });
+  expect(await use('read_session', { session: first.sessionId })).toMatchObject({ latestRun: { runId: 'r2', status: 'completed', text: 'A again', settings: { autonomy: 'off' } } });
 
   // Metadata: find by label, archive hides it.
   expect((await use<{ sessions: Summary[] }>('find_sessions', { label: 'mcp' })).sessions.map((s) => s.sessionId)).toEqual([first.sessionId]);
@@ -165,6 +193,8 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
   const short = await use<Waited>('wait_for_sessions', { sessions: [long.sessionId], timeoutSeconds: 0.5 });
   expect(short).toMatchObject({ timedOut: true, pending: [{ sessionId: long.sessionId, state: 'working' }] });
   expect(await use('cancel_session', { session: long.sessionId })).toMatchObject({ sessionId: long.sessionId, state: 'idle', latestRun: { runId: 'r1', status: 'interrupted' } });
+  // The tool's process is gone once cancel_session has returned (the orchestrator still runs).
+  expect(rig.processes().filter((p) => p.args === 'sleep 30')).toEqual([]);
   expect(await use('session_status', { session: long.sessionId })).toMatchObject({ latestRun: { status: 'interrupted' } });
 
   expect(await use('usage', {})).toMatchObject({ total: { reported: expect.any(Boolean) } });
@@ -173,7 +203,8 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
 
 async function waitSettled(use: <T>(name: string, args: Record<string, unknown>) => Promise<T>, sessions: string[]): Promise<Waited> {
   for (;;) {
-    const result = await use<Waited>('wait_for_sessions', { sessions, timeoutSeconds: 60 });
+    // Under the SDK client's 60 s request timeout.
+    const result = await use<Waited>('wait_for_sessions', { sessions, timeoutSeconds: 45 });
     if (!result.timedOut) return result;
   }
 }
