@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
 import { AutonomySchema } from './schemas.js';
 
 // Input pieces shared by several tools. Every tool input is a z.strictObject: an unknown
@@ -29,6 +30,6 @@ export const WorkspaceInput = z
   .refine(isAbsolute, 'must be an absolute path')
   .describe('absolute path of the working directory; must be inside an approved root (list_workspaces)');
 
-export const TitleInput = z.string().min(1).max(200).describe('a short title for the session');
+export const TitleInput = z.string().min(1).max(MAX_TITLE_LENGTH).describe('a short title for the session');
 
-export const LabelsInput = z.array(z.string().min(1).max(64)).max(32).describe('labels (One Works metadata; sent to droid as session tags at creation)');
+export const LabelsInput = z.array(z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN)).max(MAX_LABELS).describe('labels (One Works metadata; sent to droid as session tags at creation)');

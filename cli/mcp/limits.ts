@@ -10,3 +10,5 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const HANDLING_TIMEOUT_MS = (MAX_WAIT_SECONDS + 15) * 1000;
 /** Shortest accepted bearer token, in characters. */
 export const MIN_TOKEN_LENGTH = 32;
+/** Smallest read_session maxBytes: room for the summary and a few cut events. */
+export const MIN_READ_BYTES = 1024;

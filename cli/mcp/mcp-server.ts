@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
+import { mapStrings } from '../../core/orchestrator/session-detail.js';
 import { advertisedOutputSchema, toolJsonSchema } from './json-schema.js';
 import { toolErrorResult } from './tool-errors.js';
 import type { AnyMcpTool, ToolOrchestrator } from './tool.js';
@@ -40,13 +41,7 @@ const INSTRUCTIONS =
 export function createMcpServer(options: McpServerOptions): Server {
   const tools = options.tools ?? MCP_TOOLS;
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listed: Tool[] = tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: toolJsonSchema(tool.input, 'input'),
-    outputSchema: advertisedOutputSchema(tool.output),
-    annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
-  }));
+  const listed = listingOf(tools);
   const server = new Server({ name: 'one-works', version: options.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
@@ -57,6 +52,28 @@ export function createMcpServer(options: McpServerOptions): Server {
   return server;
 }
 
+// The tools/list entries (with their JSON Schemas) of a tool set, built once per set: the HTTP
+// server makes an MCP server per request, and the schemas never change.
+const LISTINGS = new WeakMap<readonly AnyMcpTool[], Tool[]>();
+
+function listingOf(tools: readonly AnyMcpTool[]): Tool[] {
+  let listed = LISTINGS.get(tools);
+  if (!listed) {
+    listed = tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: toolJsonSchema(tool.input, 'input'),
+      outputSchema: advertisedOutputSchema(tool.output),
+      annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+    }));
+    LISTINGS.set(tools, listed);
+  }
+  return listed;
+}
+
+// Built at module load for the default tools.
+listingOf(MCP_TOOLS);
+
 async function callTool(tool: AnyMcpTool, args: unknown, options: McpServerOptions): Promise<CallToolResult> {
   const fail = (error: unknown): CallToolResult => toolErrorResult(error, options.redact, (line) => options.log(options.redact(`${tool.name}: ${line}`)));
   const parsed = tool.input.safeParse(args);
@@ -64,15 +81,8 @@ async function callTool(tool: AnyMcpTool, args: unknown, options: McpServerOptio
   try {
     const { result, text } = await options.orchestrator.use((orchestrator) => tool.run(orchestrator, parsed.data));
     const structured = tool.output.parse(result) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: options.redact(text) }], structuredContent: redactDeep(structured, options.redact) };
+    return { content: [{ type: 'text', text: options.redact(text) }], structuredContent: mapStrings(structured, options.redact) };
   } catch (error) {
     return fail(error);
   }
-}
-
-function redactDeep<T>(value: T, redact: (text: string) => string): T {
-  if (typeof value === 'string') return redact(value) as T;
-  if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact)) as T;
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, redactDeep(item, redact)])) as T;
 }

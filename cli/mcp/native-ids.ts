@@ -8,8 +8,10 @@
  * settings snapshots, log and error messages).
  */
 
-/** What a masked native id reads as. */
-export const NATIVE_ID_MASK = '[native-id]';
+import { mapStrings } from '../../core/orchestrator/session-detail.js';
+import { NATIVE_ID_MASK } from '../../core/orchestrator/session-queries.js';
+
+export { NATIVE_ID_MASK };
 
 const NATIVE_KEY = /^(native_?session_?id|child_?session_?id|session_?id)$/i;
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
@@ -45,7 +47,7 @@ export function scrubEvents(events: readonly Record<string, unknown>[]): { event
 export function maskValues<T>(value: T, needles: ReadonlySet<string>): T {
   const list = [...needles].filter((n) => n.length >= 8).sort((a, b) => b.length - a.length);
   if (list.length === 0) return value;
-  return mapStrings(value, (s) => list.reduce((text, needle) => text.split(needle).join(NATIVE_ID_MASK), s)) as T;
+  return mapStrings(value, (s) => list.reduce((text, needle) => text.split(needle).join(NATIVE_ID_MASK), s));
 }
 
 // Agent-supplied JSON: drop session-id keys (remembering their values) and mask UUIDs in strings.
@@ -62,11 +64,4 @@ function scrubDeep(value: unknown, removed: Set<string>): unknown {
     out[name] = scrubDeep(item, removed);
   }
   return out;
-}
-
-function mapStrings(value: unknown, map: (s: string) => string): unknown {
-  if (typeof value === 'string') return map(value);
-  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, mapStrings(item, map)]));
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { CatalogModelSchema } from '../../core/catalog/index.js';
+import { AutonomySchema as StoredAutonomySchema, RunStatusSchema, SessionStatusSchema } from '../../core/store/records.js';
 
 /**
  * Output shapes of the MCP tools: plain `z.object`s, so that parsing a value the orchestrator
@@ -7,10 +9,8 @@ import { z } from 'zod';
  * what `tools/list` advertises and what docs/TOOLS.md shows.
  */
 
-export const AutonomySchema = z.enum(['off', 'low', 'medium', 'high']).describe('how much the agent may do without asking: off | low | medium | high');
-
-const RunStatusSchema = z.enum(['queued', 'running', 'completed', 'failed', 'interrupted', 'unknown', 'cancelled']);
-const SessionStateSchema = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
+/** The store's autonomy levels, described for assistants. */
+export const AutonomySchema = StoredAutonomySchema.describe('how much the agent may do without asking: off | low | medium | high');
 
 export const UsageOutSchema = z.object({
   reported: z.boolean().describe('false when the agent reported no usage (never zeros that look free)'),
@@ -36,7 +36,7 @@ export const SessionSummaryOutSchema = z.object({
   archived: z.boolean().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
-  state: SessionStateSchema.describe('working: a turn is live; every other state is settled'),
+  state: SessionStatusSchema.describe('working: a turn is live; every other state is settled'),
   queueDepth: z.number().int(),
   latestRun: z.object({ runId: z.string(), status: RunStatusSchema, reason: z.string().optional() }).optional(),
   attention: z.array(z.string()).optional().describe('why the session needs attention'),
@@ -75,16 +75,10 @@ export const WaitOutSchema = z.object({
   timedOut: z.boolean().describe('true when the wait ended on its timeout; not a failure'),
 });
 
-export const CatalogModelOutSchema = z.object({
-  id: z.string().describe('the id to pass as `model`'),
-  displayName: z.string(),
-  provider: z.string().optional(),
-  custom: z.boolean(),
-  deprecated: z.boolean(),
-  disabled: z.boolean(),
-  disabledReason: z.string().optional(),
-  efforts: z.array(z.string()).describe('reasoning efforts the model accepts; empty when unknown'),
-  defaultEffort: z.string().optional(),
+/** The catalog's model shape (a plain object, so undocumented fields are stripped), described for assistants. */
+export const CatalogModelOutSchema = z.object(CatalogModelSchema.shape).extend({
+  id: CatalogModelSchema.shape.id.describe('the id to pass as `model`'),
+  efforts: CatalogModelSchema.shape.efforts.describe('reasoning efforts the model accepts; empty when unknown'),
 });
 
 /** The structured content of every failed tool call (`isError: true`). */

@@ -1,12 +1,15 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { SessionSummary } from '../../core/orchestrator/index.js';
+import { DEFAULT_READ_EVENTS, LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_READ_BYTES, MAX_READ_EVENTS, MAX_TITLE_LENGTH, type SessionSummary } from '../../core/orchestrator/index.js';
+import { SessionStatusSchema, type SessionStatus } from '../../core/store/records.js';
+import { canonicalWorkspace, isWithin } from '../../core/workspace/index.js';
 import { LabelsInput, SessionIdInput, TitleInput } from './inputs.js';
+import { MIN_READ_BYTES } from './limits.js';
 import { maskValues, scrubEvents } from './native-ids.js';
 import { EventOutSchema, RunViewOutSchema, SessionSummaryOutSchema } from './schemas.js';
 import { detailText, summaryText } from './text.js';
 import { defineTool, type AnyMcpTool } from './tool.js';
 
-const StateFilter = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
 
 /** Tools that look at sessions and change their metadata. */
 export const SESSION_TOOLS: readonly AnyMcpTool[] = [
@@ -27,8 +30,14 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
       'A session\'s latest run (prompt, status, assistant text, usage, effective settings), its most recent recorded events (bounded in count and bytes, oldest first, no deltas), needs-attention reasons and unanswered questions. Long strings are cut to fit, ending with "… [N chars cut]" (8 KiB per event field, 32 KiB for the run\'s prompt and text).',
     input: z.strictObject({
       session: SessionIdInput,
-      maxEvents: z.number().int().min(1).max(200).optional().describe('at most this many recent events (1–200, default 50)'),
-      maxBytes: z.number().int().min(1024).max(262_144).optional().describe('at most this many bytes of JSON for the whole result (1024–262144, default 262144); long strings are cut first, then older events are dropped'),
+      maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional().describe(`at most this many recent events (1–${MAX_READ_EVENTS}, default ${DEFAULT_READ_EVENTS})`),
+      maxBytes: z
+        .number()
+        .int()
+        .min(MIN_READ_BYTES)
+        .max(MAX_READ_BYTES)
+        .optional()
+        .describe(`at most this many bytes of JSON for the whole result (${MIN_READ_BYTES}–${MAX_READ_BYTES}, default ${MAX_READ_BYTES}); long strings are cut first, then older events are dropped`),
     }),
     output: z.object({
       summary: SessionSummaryOutSchema,
@@ -49,17 +58,19 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
     name: 'find_sessions',
     description: 'List sessions, newest activity first, filtered by title substring (case-insensitive), label, workspace (the directory or inside it) and state. Archived sessions are left out unless includeArchived.',
     input: z.strictObject({
-      title: z.string().min(1).max(200).optional().describe('substring of the title, case-insensitive'),
-      label: z.string().min(1).max(64).optional().describe('a label the session carries'),
+      title: z.string().min(1).max(MAX_TITLE_LENGTH).optional().describe('substring of the title, case-insensitive'),
+      label: z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN).optional().describe('a label the session carries'),
       workspace: z.string().min(1).max(4096).optional().describe('absolute path: sessions in this directory or below it'),
-      state: StateFilter.optional().describe('only sessions in this state'),
+      state: SessionStatusSchema.optional().describe('only sessions in this state'),
       includeArchived: z.boolean().default(false).describe('include archived sessions (default false)'),
       limit: z.number().int().min(1).max(500).default(100).describe('at most this many sessions (default 100)'),
     }),
     output: z.object({ sessions: z.array(SessionSummaryOutSchema), more: z.boolean().describe('true when more sessions matched than limit') }),
     readOnly: true,
     async run(orchestrator, filter) {
-      const all = (await orchestrator.list()).filter((s) => matches(s, filter)).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      // Session workspaces are canonical: compare with the filter's canonical form (symlinks resolved).
+      const workspace = filter.workspace === undefined ? undefined : await canonicalWorkspace(filter.workspace).catch(() => resolve(filter.workspace!));
+      const all = (await orchestrator.list()).filter((s) => matches(s, { ...filter, workspace })).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
       const sessions = all.slice(0, filter.limit);
       const text = sessions.length === 0 ? 'no matching sessions' : sessions.map(summaryText).join('\n');
       return { result: { sessions, more: all.length > sessions.length }, text };
@@ -89,7 +100,7 @@ interface Filter {
   title?: string | undefined;
   label?: string | undefined;
   workspace?: string | undefined;
-  state?: z.infer<typeof StateFilter> | undefined;
+  state?: SessionStatus | undefined;
   includeArchived: boolean;
 }
 
@@ -98,9 +109,5 @@ function matches(s: SessionSummary, f: Filter): boolean {
   if (f.title !== undefined && !(s.title ?? '').toLowerCase().includes(f.title.toLowerCase())) return false;
   if (f.label !== undefined && !(s.labels ?? []).includes(f.label)) return false;
   if (f.state !== undefined && s.state !== f.state) return false;
-  if (f.workspace !== undefined) {
-    const dir = f.workspace.replace(/\/+$/, '');
-    if (s.workspace !== dir && !s.workspace.startsWith(`${dir}/`)) return false;
-  }
-  return true;
+  return f.workspace === undefined || isWithin(s.workspace, f.workspace);
 }

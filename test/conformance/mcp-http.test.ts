@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, type CliRig } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
-import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, freePort, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
+import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, freePort, nativeIds, stopOrchestrator } from './mcp-e2e-support.js';
 import { until } from './orchestrator-rig.js';
 
 // `one-works mcp --http 127.0.0.1:PORT --token-file F`, driven by the real MCP SDK client over

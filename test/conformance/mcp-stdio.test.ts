@@ -8,7 +8,7 @@ import { CliRigs, ONE_WORKS_BIN } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import { until } from './orchestrator-rig.js';
 import { adviceFor } from '../../cli/mcp/tool-errors.js';
-import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, nativeIds, stopOrchestrator } from '../cli/mcp/e2e-support.js';
+import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, nativeIds, stopOrchestrator } from './mcp-e2e-support.js';
 
 // `one-works mcp` over stdio, driven by the real MCP SDK client, with the real droid and a
 // scripted model behind the orchestrator the MCP server auto-starts.

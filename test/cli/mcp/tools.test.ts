@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, OneWorksError } from '../../../core/errors.js';
 import type { RuntimeEvent } from '../../../core/events/index.js';
@@ -87,6 +90,30 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(await find({ workspace: '/ws/app', includeArchived: true })).toEqual(['s-b', 's-a']);
     expect(await find({ state: 'working' })).toEqual(['s-b']);
     expect(await find({ limit: 1 })).toEqual(['s-b']);
+  });
+
+  it('find_sessions matches a workspace given through a symlink against the sessions\' canonical paths', async () => {
+    const root = await realpath(await mkdtemp(join(tmpdir(), 'mcp-find-')));
+    try {
+      await mkdir(join(root, 'real', 'app', 'sub'), { recursive: true });
+      await symlink(join(root, 'real'), join(root, 'link'));
+      const { client, fake } = await connect();
+      fake.add({ sessionId: 's-in', workspace: join(root, 'real', 'app', 'sub') });
+      fake.add({ sessionId: 's-out', workspace: join(root, 'real', 'application') });
+      const result = await client.callTool({ name: 'find_sessions', arguments: { workspace: join(root, 'link', 'app') } });
+      expect((result.structuredContent as { sessions: { sessionId: string }[] }).sessions.map((s) => s.sessionId)).toEqual(['s-in']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a title, label or label count over the orchestrator\'s limits before calling it', async () => {
+    const { client, fake } = await connect();
+    for (const extra of [{ title: 't'.repeat(201) }, { labels: ['has space'] }, { labels: ['l'.repeat(65)] }, { labels: Array.from({ length: 33 }, (_, i) => `l${i}`) }]) {
+      const result = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws', prompt: 'hi', ...extra } });
+      expect(result.structuredContent, JSON.stringify(extra)).toMatchObject({ error: { code: 'usage' } });
+    }
+    expect(fake.calls).toEqual([]);
   });
 
   it('update_session needs at least one change and passes title, labels and archived through', async () => {

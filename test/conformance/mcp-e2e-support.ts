@@ -3,12 +3,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { expect } from 'vitest';
-import type { CliRig } from '../../support/one-works-cli.js';
-import { SCRIPTED_MODEL_ID, toolResults } from '../../support/scripted-model.js';
-import { waitForExit } from '../../support/rig-processes.js';
-import { byPrompt, executeStep, until } from '../../conformance/orchestrator-rig.js';
+import type { CliRig } from '../support/one-works-cli.js';
+import { SCRIPTED_MODEL_ID, toolResults } from '../support/scripted-model.js';
+import { waitForExit } from '../support/rig-processes.js';
+import { byPrompt, executeStep, until } from './orchestrator-rig.js';
 
-// Shared by the end-to-end MCP tests (test/conformance/mcp-*.test.ts): scripted replies, tool
+// Shared by the end-to-end MCP tests (mcp-*.test.ts): scripted replies, tool
 // calls through a real SDK client, and stopping the orchestrator the MCP server auto-started.
 
 /** A free TCP port on 127.0.0.1 (bound once on :0, then released). */
