@@ -22,7 +22,7 @@ import { catalogModels, orchestratorInfo, sessionDetail, withCatalog } from './s
 import { SessionSlot, Turn } from './session-slot.js';
 import { assertKnownOutcome, cancelRuns, isTerminal, outcomeOfRun, summarize } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
-import { StoredHandleSchema, completeHandle, type StoredHandle } from './turn-handles.js';
+import { PendingTurnSchema, StoredHandleSchema, completeHandle, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
 import type {
   CreateSessionRequest,
   EffectiveSettings,
@@ -55,13 +55,23 @@ export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orches
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
   await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir });
-  const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema);
+  const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema, PendingTurnSchema);
+  // A key reserved by a dead owner: its handle when the turn was recorded, else unclaimed.
+  await keys.settlePending((pending) => settledHandle(deps.store, pending));
   return new InProcessOrchestrator({ ...deps, limits: limits.data }, keys);
+}
+
+type Reserve = (pending: PendingTurn) => Promise<void>;
+
+interface AcceptOptions {
+  interrupt: boolean;
+  notes: string[];
+  reserve?: Reserve | undefined;
 }
 
 class InProcessOrchestrator implements Orchestrator {
   readonly #deps: OrchestratorDeps;
-  readonly #keys: RequestKeyRegistry<StoredHandle>;
+  readonly #keys: RequestKeyRegistry<StoredHandle, PendingTurn>;
   readonly #admission: Admission;
   readonly #redactor = new Redactor();
   readonly #slots = new Map<string, SessionSlot>();
@@ -70,7 +80,7 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #signal = new ChangeSignal();
   #closing = false;
 
-  constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle>) {
+  constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
     this.#deps = deps;
     this.#keys = keys;
     const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession } = deps.limits;
@@ -88,7 +98,7 @@ class InProcessOrchestrator implements Orchestrator {
     const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
     const { labels } = checkMetadata(request);
     const { requestKey, ...args } = request;
-    return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async () => {
+    return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
       let notes: string[] = [];
       const settings = await withCatalog(this.#deps, request.adapter, () => chosenModel(request, defaults), (models) => {
         const resolved = resolveCreateSettings(request, defaults, models);
@@ -97,7 +107,7 @@ class InProcessOrchestrator implements Orchestrator {
       });
       const record = newSessionRecord(await this.#newSessionId(), workspace, { ...request, labels }, settings);
       const slot = new SessionSlot(this.#newBook(record, 0));
-      return this.#accept(slot, request.prompt, settings, { interrupt: false, notes });
+      return this.#accept(slot, request.prompt, settings, { interrupt: false, notes, reserve });
     });
   }
 
@@ -105,7 +115,7 @@ class InProcessOrchestrator implements Orchestrator {
     this.#assertOpen();
     const slot = await this.#slot(request.sessionId);
     const { requestKey, ...args } = request;
-    return this.#withKey(requestKey, { op: 'send', ...args }, async () => {
+    return this.#withKey(requestKey, { op: 'send', ...args }, async (reserve) => {
       const adapter = slot.book.record.adapter;
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
       assertKnownOutcome(slot.book.record);
@@ -116,7 +126,7 @@ class InProcessOrchestrator implements Orchestrator {
         notes = launchNotes(request, resolved, models);
         return resolved;
       });
-      return this.#accept(slot, request.prompt, settings, { interrupt: request.interrupt === true, notes });
+      return this.#accept(slot, request.prompt, settings, { interrupt: request.interrupt === true, notes, reserve });
     });
   }
 
@@ -239,7 +249,8 @@ class InProcessOrchestrator implements Orchestrator {
   // A failed write is undone in memory (admission, the slot's turns, the queued run, a new
   // session's slot), so nothing waits for a turn the caller was told failed.
   // `notes` (launchNotes) follow `turn.queued` as warn log events, for the client to show.
-  async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, options: { interrupt: boolean; notes: string[] }): Promise<TurnHandle> {
+  // `reserve` (a request key's) makes the turn's ids durable before its record is written.
+  async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, options: AcceptOptions): Promise<TurnHandle> {
     const record = slot.book.record;
     const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
     this.#admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
@@ -247,7 +258,8 @@ class InProcessOrchestrator implements Orchestrator {
     this.#slots.set(slot.id, slot);
     slot.turns.set(turn.runId, turn);
     const queued: RunRecord = { id: turn.runId, prompt: this.#redactor.redact(prompt), ...settings, status: 'queued' };
-    turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }));
+    const reserved = options.reserve?.({ sessionId: slot.id, runId: turn.runId });
+    turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }), reserved);
     slot.book.emit({ type: 'turn.queued', key: `turn:${turn.runId}:queued`, runId: turn.runId, prompt });
     options.notes.forEach((note, index) => slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` }));
     try {
@@ -327,7 +339,7 @@ class InProcessOrchestrator implements Orchestrator {
     return new SessionBook({ store: this.#deps.store, record, lastSeq, redactor: this.#redactor, onChange: () => this.#changed() });
   }
 
-  async #withKey(requestKey: string | undefined, args: Record<string, unknown>, make: () => Promise<TurnHandle>): Promise<TurnHandle> {
+  async #withKey(requestKey: string | undefined, args: Record<string, unknown>, make: (reserve?: Reserve) => Promise<TurnHandle>): Promise<TurnHandle> {
     if (requestKey === undefined) return make();
     const handle = await this.#keys.claim(requestKey, normalizeRequestArgs(args), make);
     if (handle.settings) return { ...handle, settings: handle.settings };

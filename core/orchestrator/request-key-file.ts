@@ -8,7 +8,7 @@ import type { RequestKeyEntry, RequestKeyPersistence } from './request-keys.js';
 export const REQUEST_KEYS_FILE = 'request-keys.json';
 
 /**
- * Request-key persistence in one JSON object (key → { argsHash, handle }), replaced atomically
+ * Request-key persistence in one JSON object (key → { argsHash, handle | pending }), replaced atomically
  * (temp file, fsync, rename) on every claim, so a claim is durable before its handle is returned.
  * Saves are serialised. A file that is not a JSON object is `state_corrupt` and never rewritten.
  */
@@ -36,9 +36,10 @@ export function requestKeyFile(stateDir: string): RequestKeyPersistence {
     return (claims = parsed as Record<string, unknown>);
   };
 
-  const save = (entry: RequestKeyEntry): Promise<void> => {
+  // Every change rewrites the whole file, one at a time.
+  const change = (edit: (current: Record<string, unknown>) => Record<string, unknown>): Promise<void> => {
     const write = saves.then(async () => {
-      const next = { ...(await load()), [entry.key]: { argsHash: entry.argsHash, handle: entry.handle } };
+      const next = edit({ ...(await load()) });
       await writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`);
       claims = next;
     });
@@ -46,7 +47,19 @@ export function requestKeyFile(stateDir: string): RequestKeyPersistence {
     return write;
   };
 
-  return { load, save };
+  const save = (entry: RequestKeyEntry): Promise<void> =>
+    change((current) => ({
+      ...current,
+      [entry.key]: entry.pending === undefined ? { argsHash: entry.argsHash, handle: entry.handle } : { argsHash: entry.argsHash, pending: entry.pending },
+    }));
+
+  const remove = (key: string): Promise<void> =>
+    change((current) => {
+      delete current[key];
+      return current;
+    });
+
+  return { load, save, remove };
 }
 
 function corrupt(file: string, cause?: unknown): OneWorksError {

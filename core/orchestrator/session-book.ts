@@ -44,8 +44,12 @@ export class SessionBook {
     return this.#record.id;
   }
 
-  /** Applies `change` now and persists the result after every earlier change; rejects when that write fails. */
-  update(change: (record: SessionRecord) => SessionRecord): Promise<void> {
+  /**
+   * Applies `change` now and persists the result after every earlier change (and after `after`,
+   * when given: a write that must wait for something else to be durable); rejects when that
+   * write fails or `after` rejects (then nothing is written).
+   */
+  update(change: (record: SessionRecord) => SessionRecord, after?: Promise<unknown>): Promise<void> {
     let changed: SessionRecord;
     try {
       changed = change(this.#record);
@@ -55,7 +59,8 @@ export class SessionBook {
     const next = { ...changed, updatedAt: new Date().toISOString() };
     for (const [key, value] of Object.entries(next)) if (value === undefined) delete (next as Record<string, unknown>)[key];
     this.#record = next;
-    const write = this.#writes.then(() => this.#store.writeSession(next));
+    const ready = after === undefined ? this.#writes : Promise.all([this.#writes, after]);
+    const write = ready.then(() => this.#store.writeSession(next));
     this.#writes = write.catch(() => undefined);
     this.#onChange();
     return write;

@@ -167,7 +167,7 @@ function measureMemory(n: number): { gc: 'exposed' | 'enabled at runtime'; idleS
 // Heap kept per session by the request-key registry: one `create` key each (persistence excluded).
 async function requestKeyBytes(n: number): Promise<number> {
   const { gc } = collector();
-  const registry = await RequestKeyRegistry.open({ load: () => ({}), save: () => undefined }, z.strictObject({ sessionId: z.string() }));
+  const registry = await RequestKeyRegistry.open({ load: () => ({}), save: () => undefined, remove: () => undefined }, z.strictObject({ sessionId: z.string() }));
   const before = heapAfterGc(gc);
   for (let i = 0; i < n; i++) {
     await registry.claim(`create-key-${i}`, { op: 'create', workspace: `/bench/ws/${i % 50}`, autonomy: 'low' }, () => ({ sessionId: `session-${i}` }));

@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createOrchestrator, REQUEST_KEYS_FILE, type Orchestrator } from '../../../core/orchestrator/index.js';
+import { createOrchestrator, hashRequestArgs, REQUEST_KEYS_FILE, type Orchestrator } from '../../../core/orchestrator/index.js';
+import { normalizeRequestArgs } from '../../../core/orchestrator/request-keys.js';
 import type { RunRecord, SessionRecord } from '../../../core/store/index.js';
 import { useOrchestratorHarnesses } from './orchestrator-harness.js';
 
@@ -67,6 +68,50 @@ describe('orchestrator: start after a crash', () => {
       },
     );
     expect(await h.session.store.listSessions()).toHaveLength(1);
+  });
+
+  it('makes a request key durable (pending, with the turn ids) before the turn is recorded', async () => {
+    const h = await harnesses();
+    const store = h.session.store;
+    const writeSession = store.writeSession.bind(store);
+    const keysAtFirstWrite: unknown[] = [];
+    store.writeSession = async (record: SessionRecord) => {
+      if (keysAtFirstWrite.length === 0) keysAtFirstWrite.push(JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8').catch(() => '{}')));
+      return writeSession(record);
+    };
+    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'early' });
+    expect(keysAtFirstWrite).toEqual([{ early: { argsHash: expect.any(String), pending: { sessionId: handle.sessionId, runId: 'r1' } } }]);
+    const saved = JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')) as Record<string, unknown>;
+    expect(saved.early).toEqual({ argsHash: expect.any(String), handle });
+  });
+
+  it('settles pending request keys at start: a recorded turn completes to its handle, an unrecorded one is dropped', async () => {
+    const h = await harnesses();
+    const request = { adapter: 'droid', workspace: h.root, prompt: 'once', autonomy: 'off' as const };
+    const done = await h.orchestrator.createSession(request);
+    await h.orchestrator.waitForRun(done.sessionId, done.runId);
+    await h.orchestrator.shutdown();
+    // What a crash right after the turn was recorded (k-done) or before (k-lost) leaves behind.
+    const argsHash = hashRequestArgs(normalizeRequestArgs({ op: 'create', ...request }));
+    await writeFile(
+      join(h.deps.stateDir, REQUEST_KEYS_FILE),
+      JSON.stringify({
+        'k-done': { argsHash, pending: { sessionId: done.sessionId, runId: 'r1' } },
+        'k-lost': { argsHash, pending: { sessionId: 's-0000000001', runId: 'r1' } },
+      }),
+    );
+    await withSecond(
+      () => createOrchestrator(h.deps),
+      async (o) => {
+        const saved = JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')) as Record<string, unknown>;
+        expect(saved).toEqual({ 'k-done': { argsHash, handle: { ...done, state: 'running' } } });
+        expect(await o.createSession({ ...request, requestKey: 'k-done' })).toEqual({ ...done, state: 'running' });
+        expect(await h.session.store.listSessions()).toHaveLength(1);
+        const retried = await o.createSession({ ...request, requestKey: 'k-lost' });
+        expect(retried.sessionId).not.toBe(done.sessionId);
+        await o.waitForRun(retried.sessionId, retried.runId);
+      },
+    );
   });
 
   it('refuses to start over a malformed request-key file, and refuses new turns once shut down', async () => {

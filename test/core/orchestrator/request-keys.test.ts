@@ -23,7 +23,10 @@ function memoryPersistence(initial: Record<string, unknown> = {}): RequestKeyPer
     load: async () => JSON.parse(JSON.stringify(data)),
     save: async (entry) => {
       saved.push(entry);
-      data[entry.key] = JSON.parse(JSON.stringify({ argsHash: entry.argsHash, handle: entry.handle }));
+      data[entry.key] = JSON.parse(JSON.stringify({ argsHash: entry.argsHash, handle: entry.handle, pending: entry.pending }));
+    },
+    remove: async (key) => {
+      delete data[key];
     },
   };
 }
@@ -89,6 +92,7 @@ describe('RequestKeyRegistry', () => {
         if (failSave) throw new Error('disk full');
         await persistence.save(entry);
       },
+      remove: persistence.remove,
     };
     const registry = await RequestKeyRegistry.open(flaky, HandleSchema);
     await expect(registry.claim('k', { op: 'create' }, () => Promise.reject(new Error('spawn failed')))).rejects.toThrow('spawn failed');
@@ -142,5 +146,67 @@ describe('canonicalJson', () => {
 
   it('drops undefined members as JSON does', () => {
     expect(canonicalJson({ b: 1, a: undefined, c: [undefined, 2] })).toBe('{"b":1,"c":[null,2]}');
+  });
+});
+
+describe('RequestKeyRegistry: pending claims across a crash', () => {
+  const PendingSchema = z.strictObject({ sessionId: z.string() });
+
+  // A claim that reserves, takes effect (`effects`), and then hangs before its handle is saved:
+  // the process "dies" in that window, and a new registry is opened over what was persisted.
+  async function crashAfterReserve(persistence: ReturnType<typeof memoryPersistence>, effects: string[], sessionId: string): Promise<void> {
+    const registry = await RequestKeyRegistry.open(persistence, HandleSchema, PendingSchema);
+    let reserved!: () => void;
+    const reservedNow = new Promise<void>((resolve) => (reserved = resolve));
+    void registry.claim('k', { op: 'create' }, async (reserve) => {
+      await reserve({ sessionId });
+      effects.push(sessionId);
+      reserved();
+      return new Promise<Handle>(() => undefined);
+    });
+    await reservedNow;
+  }
+
+  it('completes a pending claim whose request took effect, so a retry gets the original handle', async () => {
+    const persistence = memoryPersistence();
+    const effects: string[] = [];
+    await crashAfterReserve(persistence, effects, 'sess-1');
+    expect(persistence.data.k).toMatchObject({ pending: { sessionId: 'sess-1' } });
+
+    const reopened = await RequestKeyRegistry.open(persistence, HandleSchema, PendingSchema);
+    await reopened.settlePending(async (pending) => (effects.includes(pending.sessionId) ? { sessionId: pending.sessionId } : undefined));
+    expect(persistence.data.k).toEqual({ argsHash: hashRequestArgs({ op: 'create' }), handle: { sessionId: 'sess-1' } });
+    const handles = counter();
+    expect(await reopened.claim('k', { op: 'create' }, handles.make)).toEqual({ sessionId: 'sess-1' });
+    expect(handles.calls()).toBe(0);
+  });
+
+  it('drops a pending claim whose request never took effect, so a retry makes a new handle', async () => {
+    const persistence = memoryPersistence();
+    await crashAfterReserve(persistence, [], 'sess-1');
+    const reopened = await RequestKeyRegistry.open(persistence, HandleSchema, PendingSchema);
+    await reopened.settlePending(async () => undefined);
+    expect(persistence.data).toEqual({});
+    const handles = counter();
+    expect(await reopened.claim('k', { op: 'create' }, handles.make)).toEqual({ sessionId: 'sess-1' });
+    expect(handles.calls()).toBe(1);
+  });
+
+  it('removes the pending claim when the request fails after reserving', async () => {
+    const persistence = memoryPersistence();
+    const registry = await RequestKeyRegistry.open(persistence, HandleSchema, PendingSchema);
+    await expect(
+      registry.claim('k', { op: 'create' }, async (reserve) => {
+        await reserve({ sessionId: 'sess-1' });
+        throw new Error('queue full');
+      }),
+    ).rejects.toThrow('queue full');
+    expect(persistence.data).toEqual({});
+  });
+
+  it('refuses a pending claim it cannot read back as state_corrupt', async () => {
+    const persistence = memoryPersistence({ k: { argsHash: hashRequestArgs({}), pending: { other: 1 } } });
+    await expect(RequestKeyRegistry.open(persistence, HandleSchema, PendingSchema)).rejects.toMatchObject({ code: 'state_corrupt' });
+    await expect(RequestKeyRegistry.open(memoryPersistence({ k: { argsHash: hashRequestArgs({}) } }), HandleSchema, PendingSchema)).rejects.toMatchObject({ code: 'state_corrupt' });
   });
 });
