@@ -37,6 +37,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   spawn_failed: EXIT.cli,
   protocol_mismatch: EXIT.agent,
   probe_failed: EXIT.agent,
+  catalog_unavailable: EXIT.agent,
   process_exited: EXIT.agent,
   request_timeout: EXIT.agent,
   request_cancelled: EXIT.agent,

@@ -63,6 +63,8 @@ export const ERROR_CODES = {
   ORCHESTRATOR_MISMATCH: 'orchestrator_mismatch',
   /** The orchestrator is shutting down and accepts no new turns; retry (a new one starts). */
   ORCHESTRATOR_STOPPING: 'orchestrator_stopping',
+  /** The adapter's model catalog could not be listed in time; nothing was accepted. Retryable. */
+  CATALOG_UNAVAILABLE: 'catalog_unavailable',
   /** The requested model is not in the live catalog. */
   MODEL_UNAVAILABLE: 'model_unavailable',
   /** The requested reasoning effort is not accepted. */

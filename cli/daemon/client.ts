@@ -58,6 +58,15 @@ export interface ServerHello {
   queued: number;
 }
 
+/**
+ * Deadlines of control requests that outlast the connection's default (30 s). Accepting a turn
+ * (create, send) and listing models may list a cold catalog first, which the orchestrator bounds
+ * at 60 s (`catalog_unavailable`). Cancel waits for the grace period and cleanup, which the
+ * config may make as long as it likes: it has no deadline of its own, the connection's close
+ * (the server gone) ends it.
+ */
+export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1 } as const;
+
 /** How long {@link connectOrchestrator} keeps retrying after starting a server. */
 const AUTO_START_DEADLINE_MS = 10_000;
 
@@ -88,8 +97,11 @@ export async function connectOrchestrator(
   throw new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `the orchestrator did not start within ${AUTO_START_DEADLINE_MS / 1000} s; see ${ctx.stateDir}/orchestrator.log`);
 }
 
-/** Connects to a control socket; `undefined` when nothing listens there. */
-export async function tryConnect(path: string): Promise<OrchestratorClient | undefined> {
+/**
+ * Connects to a control socket; `undefined` when nothing listens there. `defaultTimeoutMs` is
+ * the deadline of requests without one of their own (default the connection's 30 s).
+ */
+export async function tryConnect(path: string, options: { defaultTimeoutMs?: number } = {}): Promise<OrchestratorClient | undefined> {
   const socket = await new Promise<Socket | undefined>((resolve) => {
     const s = connectSocket(path);
     s.once('connect', () => {
@@ -100,7 +112,10 @@ export async function tryConnect(path: string): Promise<OrchestratorClient | und
   });
   if (!socket) return undefined;
   socket.on('error', () => undefined);
-  const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, { idPrefix: 'c' });
+  const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, {
+    idPrefix: 'c',
+    ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+  });
   connection.onProblem(() => undefined);
   void connection.closed.then(() => socket.destroy());
   await connection.start();
@@ -129,16 +144,16 @@ class SocketClient implements OrchestratorClient {
   }
 
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
-    return TurnHandleSchema.parse(await this.#call('createSession', request));
+    return TurnHandleSchema.parse(await this.#call('createSession', request, CONTROL_DEADLINES_MS.accept));
   }
 
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
-    return TurnHandleSchema.parse(await this.#call('sendMessage', request));
+    return TurnHandleSchema.parse(await this.#call('sendMessage', request, CONTROL_DEADLINES_MS.accept));
   }
 
   // Results below are the server's own OrchestratorApi values, passed through as sent.
   cancel(sessionId: string, runId?: string): Promise<SessionSummary> {
-    return this.#call('cancel', runId === undefined ? { sessionId } : { sessionId, runId }) as Promise<SessionSummary>;
+    return this.#call('cancel', runId === undefined ? { sessionId } : { sessionId, runId }, CONTROL_DEADLINES_MS.cancel) as Promise<SessionSummary>;
   }
 
   status(sessionId: string): Promise<SessionSummary> {
@@ -166,7 +181,7 @@ class SocketClient implements OrchestratorClient {
   }
 
   models(adapter: string): Promise<CatalogModel[]> {
-    return this.#call('models', { adapter }) as Promise<CatalogModel[]>;
+    return this.#call('models', { adapter }, CONTROL_DEADLINES_MS.models) as Promise<CatalogModel[]>;
   }
 
   wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {

@@ -28,6 +28,7 @@ const ADVICE: Record<string, CodeAdvice> = {
   [ERROR_CODES.REQUEST_TIMEOUT]: { retryable: true, action: 'Retry the call; use a requestKey so that a repeated create or send is not run twice.' },
   [ERROR_CODES.STATE_LOCKED]: { retryable: true, action: 'Another One Works process owns the state directory; retry shortly, or stop the other process.' },
   [ERROR_CODES.STATE_CORRUPT]: { retryable: false, action: 'A state file is malformed; the host owner must inspect the state directory named in the message.' },
+  [ERROR_CODES.CATALOG_UNAVAILABLE]: { retryable: true, action: 'Nothing was accepted: the model catalog could not be listed in time; retry the same call with the same requestKey.' },
   [ERROR_CODES.ORCHESTRATOR_STOPPING]: { retryable: true, action: 'The orchestrator is shutting down: retry shortly with the same requestKey (the next call starts a new one).' },
   [ERROR_CODES.ORCHESTRATOR_MISMATCH]: { retryable: false, action: 'The running orchestrator was started with a different configuration or environment than this MCP server: stop it once its turns are done (the message says how), or run the MCP server with the same config and environment, then retry.' },
   [ERROR_CODES.CONFIG_INVALID]: { retryable: false, action: 'Fix one-works.yaml as the message says, then restart the MCP server.' },

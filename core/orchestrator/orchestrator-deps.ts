@@ -47,6 +47,8 @@ export interface OrchestratorDeps {
    * Without it, nothing is checked and `models()` fails with `usage`.
    */
   modelsFor?(adapter: string): Promise<CatalogModel[] | undefined>;
+  /** Longest the orchestrator waits for `modelsFor`, in ms (default 60 s); then `catalog_unavailable`. */
+  catalogDeadlineMs?: number | undefined;
   /**
    * The runtime a session's runner uses (prepared CLI, config, secrets, permission decider).
    * Called whenever a runner is opened, i.e. when a session becomes busy. The orchestrator

@@ -7,6 +7,7 @@ import { Redactor } from '../redact.js';
 import { recoverInterruptedRuns } from '../session/index.js';
 import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
+import { CATALOG_DEADLINE_MS, boundedModelsFor } from './catalog-deadline.js';
 import { ChangeSignal } from './change-signal.js';
 import { createAdmission, isWriter, type Admission } from './admission.js';
 import { chosenModel, launchNotes, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
@@ -58,7 +59,8 @@ export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orches
   const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema, PendingTurnSchema);
   // A key reserved by a dead owner: its handle when the turn was recorded, else unclaimed.
   await keys.settlePending((pending) => settledHandle(deps.store, pending));
-  return new InProcessOrchestrator({ ...deps, limits: limits.data }, keys);
+  const modelsFor = deps.modelsFor && boundedModelsFor(deps.modelsFor.bind(deps), deps.catalogDeadlineMs ?? CATALOG_DEADLINE_MS);
+  return new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) }, keys);
 }
 
 type Reserve = (pending: PendingTurn) => Promise<void>;

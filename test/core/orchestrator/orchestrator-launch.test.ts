@@ -34,6 +34,26 @@ async function launchHarness() {
 }
 
 describe('orchestrator: launch defaults', () => {
+  it('bounds the catalog listing at acceptance: catalog_unavailable, nothing accepted, and a retry once it answers', async () => {
+    let answer: (() => void) | undefined;
+    const h = await harnesses({
+      deps: {
+        defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
+        modelsFor: () => new Promise((resolve) => (answer = () => resolve(CATALOG))),
+        catalogDeadlineMs: 100,
+      },
+    });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' })).rejects.toMatchObject({ code: 'catalog_unavailable' });
+    expect(await h.orchestrator.list()).toEqual([]);
+    expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
+    answer = undefined;
+    const retried = h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    await h.until(() => answer !== undefined);
+    answer!();
+    const handle = await retried;
+    expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
+  });
+
   it('follows turn.queued with a warn note when an asked effort does not apply to the model', async () => {
     const { h } = await launchHarness();
     const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'custom:byok', effort: 'high' });

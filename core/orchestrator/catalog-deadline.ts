@@ -1,0 +1,30 @@
+import type { CatalogModel } from '../catalog/index.js';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+
+/** How long acceptance waits for an adapter's catalog listing by default. */
+export const CATALOG_DEADLINE_MS = 60_000;
+
+type ModelsFor = (adapter: string) => Promise<CatalogModel[] | undefined>;
+
+/**
+ * `modelsFor` bounded by `deadlineMs`: a listing that takes longer rejects with OneWorksError
+ * `catalog_unavailable` (retryable; the turn is not accepted). The listing itself goes on in the
+ * host, whose cache a retry may then hit. Other results and errors pass through unchanged.
+ */
+export function boundedModelsFor(modelsFor: ModelsFor, deadlineMs: number): ModelsFor {
+  return (adapter) => {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new OneWorksError(ERROR_CODES.CATALOG_UNAVAILABLE, `the model catalog of ${adapter} did not answer within ${deadlineMs >= 1000 ? `${Math.round(deadlineMs / 1000)} s` : `${deadlineMs} ms`}; nothing was accepted, retry shortly`, {
+              data: { adapter, deadlineMs },
+            }),
+          ),
+        deadlineMs,
+      );
+    });
+    return Promise.race([modelsFor(adapter), expired]).finally(() => clearTimeout(timer));
+  };
+}
