@@ -22,6 +22,7 @@ export interface TurnFlags {
   deny?: string[];
   detach?: boolean;
   requestKey?: string;
+  interrupt?: boolean;
 }
 
 // Commander collector of a repeatable option.
@@ -31,7 +32,9 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
  * `run` and `send`: clients of the state directory's orchestrator (started in the background
  * when none runs, see connect-matching.ts). They submit one turn, stream its live view and exit
  * with its outcome; Ctrl-C cancels the turn through the orchestrator. `run --detach` only
- * submits and prints the session id.
+ * submits and prints the session id. `send --interrupt` steers: the orchestrator supersedes the
+ * session's queued turns and interrupts its live one before this turn runs; the command follows
+ * its own run (the interrupted one ends `interrupted`).
  */
 export function registerRunCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   program
@@ -63,6 +66,8 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('-m, --model <id>', 'model id for this turn')
     .option('-e, --effort <level>', 'reasoning effort for this turn')
     .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
+    .option('-i, --interrupt', "steer: supersede the session's queued turns and interrupt its live one, then run this message on the same native session")
+    .option('--request-key <key>', 'idempotency key: repeating the same send returns (and follows) the original turn')
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
@@ -116,7 +121,16 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
             ...(target.flags.requestKey ? { requestKey: target.flags.requestKey } : {}),
           },
         }
-      : { kind: 'resume', request: { sessionId: target.sessionId, prompt, ...settings } };
+      : {
+          kind: 'resume',
+          request: {
+            sessionId: target.sessionId,
+            prompt,
+            ...settings,
+            ...(target.flags.interrupt ? { interrupt: true } : {}),
+            ...(target.flags.requestKey ? { requestKey: target.flags.requestKey } : {}),
+          },
+        };
 
   const client = await connectMatchingOrchestrator(ctx);
   try {
