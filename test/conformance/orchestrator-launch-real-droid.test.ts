@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tryConnect, type OrchestratorClient } from '../../cli/daemon/client.js';
 import { socketPath } from '../../cli/daemon/wire.js';
-import type { CatalogModel } from '../../core/catalog/index.js';
 import { CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import { droidCustomModel, lastUserText, SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
@@ -15,20 +16,29 @@ import { byPrompt, until } from './orchestrator-rig.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
-// What the catalog implies for a model picked without an effort: its default, none for a model
-// without effort levels, or a refusal (effort_required) when it lists efforts but no default.
-function impliedEffort(model: CatalogModel): { effort: string | undefined } | 'effort_required' {
-  if (model.efforts.length === 0 || (model.efforts.length === 1 && model.efforts[0] === 'none')) return { effort: undefined };
-  return model.defaultEffort === undefined ? 'effort_required' : { effort: model.defaultEffort };
+// droid 0.225.2's settings file of a native session, under the session's HOME.
+async function nativeSettings(home: string, nativeId: string): Promise<Record<string, unknown>> {
+  const sessions = join(home, '.factory', 'sessions');
+  const found = (await readdir(sessions, { recursive: true })).filter((name) => name.endsWith(`${nativeId}.settings.json`));
+  expect(found, `settings files under ${sessions}`).toHaveLength(1);
+  return JSON.parse(await readFile(join(sessions, found[0]!), 'utf8')) as Record<string, unknown>;
 }
+
+// What the scripted model reports for each turn's main request (droid adds side requests, such
+// as the session title's, whose default usage it may count into the same turn).
+const USAGE = [
+  { prompt_tokens: 101, completion_tokens: 11 },
+  { prompt_tokens: 102, completion_tokens: 12 },
+  { prompt_tokens: 103, completion_tokens: 13 },
+] as const;
 
 describe('orchestrator launch defaults and session metadata with the real droid', () => {
   it('keeps title and labels, inherits a read-only autonomy, gives a new model its catalog effort, replays settings, reads bounded events and sums usage', async () => {
     const model = await rigs.model({
       steps: byPrompt({
-        'first job': () => ({ text: 'first done' }),
-        'second job': () => ({ text: 'second done' }),
-        'third job': () => ({ text: 'third done' }),
+        'first job': () => ({ text: 'first done', usage: USAGE[0] }),
+        'second job': () => ({ text: 'second done', usage: USAGE[1] }),
+        'third job': () => ({ text: 'third done', usage: USAGE[2] }),
       }),
     });
     const scripted = droidCustomModel(model.baseUrl, { apiKey: RIG_API_KEY });
@@ -43,18 +53,18 @@ describe('orchestrator launch defaults and session metadata with the real droid'
     try {
       // The live catalog, as acceptance checks it.
       const models = await client.models('droid');
-      const otherModel = models.find((m) => m.id === other.modelId);
-      expect(otherModel, JSON.stringify(models.map((m) => m.id))).toMatchObject({ custom: true, disabled: false });
+      expect(models.find((m) => m.id === other.modelId), JSON.stringify(models.map((m) => m.id))).toMatchObject({ custom: true, disabled: false });
       expect(models.some((m) => m.id === SCRIPTED_MODEL_ID)).toBe(true);
       expect(await client.info()).toMatchObject({ approvedRoots: [rig.workspace], adapters: expect.arrayContaining([expect.objectContaining({ name: 'droid', model: SCRIPTED_MODEL_ID, autonomy: 'high' })]) });
-      const scriptedModel = models.find((m) => m.id === SCRIPTED_MODEL_ID)!;
-      const configured = (await client.info()).adapters.find((a) => a.name === 'droid')!;
-      // The default model at the configured effort, unless the catalog says it has no effort levels.
-      const firstEffort = impliedEffort(scriptedModel) === 'effort_required' || scriptedModel.efforts.some((e) => e !== 'none') ? configured.effort : undefined;
+      // droid 0.225.2 lists BYOK custom models with the single effort "none": no effort levels,
+      // so no effort is part of their turns' settings (whatever is configured).
+      for (const id of [SCRIPTED_MODEL_ID, other.modelId]) {
+        expect(models.find((m) => m.id === id)).toMatchObject({ custom: true, efforts: ['none'], defaultEffort: 'none' });
+      }
 
       const create = { adapter: 'droid', workspace: rig.workspace, prompt: 'first job', title: 'Launch check', labels: ['team:infra', 'conformance'], autonomy: 'off' as const, requestKey: 'create-launch-1' };
       const first = await client.createSession(create);
-      expect(first.settings).toEqual({ model: SCRIPTED_MODEL_ID, ...(firstEffort === undefined ? {} : { effort: firstEffort }), autonomy: 'off' });
+      expect(first.settings).toEqual({ model: SCRIPTED_MODEL_ID, autonomy: 'off' });
       const id = first.sessionId;
       expect(await client.waitForRun(id, first.runId)).toMatchObject({ runStatus: 'completed', text: 'first done' });
       expect(await rig.readSession(id)).toMatchObject({ title: 'Launch check', labels: ['team:infra', 'conformance'] });
@@ -64,21 +74,19 @@ describe('orchestrator launch defaults and session metadata with the real droid'
       expect(second.settings).toEqual(first.settings);
       expect(await client.waitForRun(id, second.runId)).toMatchObject({ runStatus: 'completed', text: 'second done' });
 
-      // A new model without an effort: what the catalog says about that model, never the old effort.
-      const implied = impliedEffort(otherModel!);
-      const switching = { sessionId: id, prompt: 'third job', model: other.modelId };
-      if (implied === 'effort_required') {
-        await expect(client.sendMessage(switching)).rejects.toMatchObject({ code: 'effort_required' });
-        return;
-      }
-      const third = await client.sendMessage(switching);
-      expect(third.settings).toEqual({ model: other.modelId, ...(implied.effort === undefined ? {} : { effort: implied.effort }), autonomy: 'off' });
+      // droid itself ran the follow-up read-only: its per-session settings file says so.
+      const native = (await rig.readSession(id)).nativeSessionId!;
+      expect(await nativeSettings(rig.sessionHome(id), native)).toMatchObject({ autonomyLevel: 'off' });
+
+      // A new model without an effort: what the catalog says about that model (no levels).
+      const third = await client.sendMessage({ sessionId: id, prompt: 'third job', model: other.modelId });
+      expect(third.settings).toEqual({ model: other.modelId, autonomy: 'off' });
       expect(await client.waitForRun(id, third.runId)).toMatchObject({ runStatus: 'completed', text: 'third done' });
       const record = await rig.readSession(id);
       expect(record.runs.map((run) => [run.id, run.status, run.model, run.effort, run.autonomy])).toEqual([
-        ['r1', 'completed', SCRIPTED_MODEL_ID, firstEffort, 'off'],
-        ['r2', 'completed', SCRIPTED_MODEL_ID, firstEffort, 'off'],
-        ['r3', 'completed', other.modelId, implied.effort, 'off'],
+        ['r1', 'completed', SCRIPTED_MODEL_ID, undefined, 'off'],
+        ['r2', 'completed', SCRIPTED_MODEL_ID, undefined, 'off'],
+        ['r3', 'completed', other.modelId, undefined, 'off'],
       ]);
       // What droid itself was told: each turn's model reached the model server.
       const usedModel = (prompt: string): unknown =>
@@ -104,13 +112,17 @@ describe('orchestrator launch defaults and session metadata with the real droid'
       expect(all.events.some((e) => e.type.endsWith('.delta'))).toBe(false);
       expect(all.events.filter((e) => e.type === 'turn.completed')).toHaveLength(3);
 
-      // Usage: the sum of what the runs recorded.
-      const runsWithUsage = record.runs.filter((run) => run.usage?.reported);
+      // Usage: every run reported at least what the scripted model sent for it, and the report
+      // is the exact sum of what the runs recorded.
+      record.runs.forEach((run, index) => {
+        expect(run.usage?.reported, run.id).toBe(true);
+        expect(run.usage?.inputTokens).toBeGreaterThanOrEqual(USAGE[index]!.prompt_tokens);
+        expect(run.usage?.outputTokens).toBeGreaterThanOrEqual(USAGE[index]!.completion_tokens);
+      });
       const usage = await client.usage([id]);
-      expect(usage.sessions).toEqual([expect.objectContaining({ sessionId: id, runs: runsWithUsage.length })]);
-      const summed = (field: 'inputTokens' | 'outputTokens'): number => runsWithUsage.reduce((sum, run) => sum + (run.usage?.[field] ?? 0), 0);
-      if (runsWithUsage.length > 0) expect(usage.total).toMatchObject({ reported: true, inputTokens: summed('inputTokens'), outputTokens: summed('outputTokens') });
-      else expect(usage.total).toEqual({ reported: false });
+      expect(usage.sessions).toEqual([expect.objectContaining({ sessionId: id, runs: 3 })]);
+      const summed = (field: 'inputTokens' | 'outputTokens'): number => record.runs.reduce((sum, run) => sum + (run.usage?.[field] ?? 0), 0);
+      expect(usage.total).toMatchObject({ reported: true, inputTokens: summed('inputTokens'), outputTokens: summed('outputTokens') });
 
       expect(await client.updateSession({ sessionId: id, archived: true })).toMatchObject({ archived: true, title: 'Launch check' });
       expect((await client.list()).find((s) => s.sessionId === id)).toMatchObject({ archived: true });
