@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
-import { MAX_LABELS, MAX_LABEL_LENGTH, MAX_READ_BYTES, MAX_READ_EVENTS, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
+import { MAX_LABELS, MAX_LABEL_LENGTH, MAX_READ_BYTES, MAX_READ_EVENTS, MAX_TITLE_LENGTH, RequestKeySchema } from '../../core/orchestrator/index.js';
+import { AutonomySchema } from '../../core/store/index.js';
 import { PermissionPolicySchema } from '../../core/permissions/index.js';
 import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
 
@@ -22,9 +23,8 @@ export const MAX_WAIT_MS = 60_000;
 export const ONE_WORKS_WIRE_ERROR = -32000;
 export const EVENT_NOTIFICATION = 'events.event';
 
-const AutonomySchema = z.enum(['off', 'low', 'medium', 'high']);
 const SettingsShape = { model: z.string().min(1).optional(), effort: z.string().min(1).optional(), autonomy: AutonomySchema.optional() };
-const RequestKey = z.string().min(1).max(200).optional();
+const RequestKey = RequestKeySchema.optional();
 const SessionId = z.string().min(1).max(200);
 
 export const CreateSessionParamsSchema = z.strictObject({
@@ -62,13 +62,8 @@ export const ReadSessionParamsSchema = z.strictObject({
 });
 export const UsageParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).optional() });
 export const AdapterParamsSchema = z.strictObject({ adapter: z.string().min(1) });
-export const EffectiveSettingsSchema = z.strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema });
-export const TurnHandleSchema = z.strictObject({
-  sessionId: z.string(),
-  runId: z.string(),
-  state: z.enum(['queued', 'running']),
-  settings: EffectiveSettingsSchema,
-});
+/** Handles are the orchestrator's own schema (core/orchestrator/turn-handle-schema.ts). */
+export { TurnHandleSchema } from '../../core/orchestrator/index.js';
 
 /** The JSON-RPC 2.0 envelope of the control socket. */
 export const controlEnvelope: Envelope = {

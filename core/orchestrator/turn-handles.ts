@@ -1,20 +1,15 @@
 import { z } from 'zod';
 import type { Autonomy } from '../adapter.js';
 import { isOneWorksError } from '../errors.js';
-import { AutonomySchema, type SessionRecord, type Store } from '../store/index.js';
+import type { SessionRecord, Store } from '../store/index.js';
 import { runView } from './session-detail.js';
-import type { TurnHandle } from './types.js';
+import { EffectiveSettingsSchema, TurnHandleSchema, type TurnHandle } from './turn-handle-schema.js';
 
 /**
  * A turn handle as request keys keep it. Handles saved before handles carried settings have
  * none: {@link completeHandle} fills them from the run.
  */
-export const StoredHandleSchema = z.strictObject({
-  sessionId: z.string().min(1),
-  runId: z.string().min(1),
-  state: z.enum(['queued', 'running']),
-  settings: z.strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema }).optional(),
-});
+export const StoredHandleSchema = TurnHandleSchema.extend({ settings: EffectiveSettingsSchema.optional() });
 export type StoredHandle = z.infer<typeof StoredHandleSchema>;
 
 /**

@@ -3,6 +3,9 @@ import type { CatalogModel } from '../catalog/index.js';
 import type { RuntimeEvent, TurnOutcome, Usage } from '../events/index.js';
 import type { PermissionPolicy } from '../permissions/index.js';
 import type { RunStatus, SessionStatus } from '../store/index.js';
+import type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
+
+export type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
 
 /**
  * The orchestrator's public surface: what `one-works serve` exposes over its control socket and
@@ -37,22 +40,6 @@ export interface SendMessageRequest extends TurnSettings {
   prompt: string;
   /** Steering: supersede this session's queued turns, interrupt the live one, then run this. */
   interrupt?: boolean | undefined;
-}
-
-/** The settings a turn runs with, resolved once at acceptance (recorded on its run). */
-export interface EffectiveSettings {
-  model?: string | undefined;
-  effort?: string | undefined;
-  autonomy: Autonomy;
-}
-
-/** What accepting a turn returns. A request key replays the original handle, settings included. */
-export interface TurnHandle {
-  sessionId: string;
-  runId: string;
-  /** Queued (waiting for admission) or already running. */
-  state: 'queued' | 'running';
-  settings: EffectiveSettings;
 }
 
 /** Metadata changes; absent fields stay as they are. Labels replace the whole set. */
