@@ -31,6 +31,8 @@ export const FAKE_DROID_FAULTS = [
   'unrelated-turn-id',
   'double-response',
   'ignore-sigterm',
+  /** droid.list_tools fails as an unsimulated method (by default the fake lists no tools). */
+  'list-tools-fails',
 ] as const;
 
 export type FakeDroidFault = (typeof FAKE_DROID_FAULTS)[number];

@@ -205,6 +205,7 @@ export class FakeDroid {
         return { result: { models: AVAILABLE_MODELS.map((model) => ({ ...model, disabled: false })) } };
       // The fake runs no tools, so it lists none (a catalog listing asks for models and tools).
       case 'droid.list_tools':
+        if (this.#config.faults.has('list-tools-fails')) return { error: { code: -32603, message: `fake-droid does not simulate ${method}` } };
         return { result: { tools: [] } };
       default:
         if (UNSIMULATED.has(method)) {

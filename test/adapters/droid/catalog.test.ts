@@ -11,6 +11,7 @@ import { CatalogModelSchema, CatalogToolSchema } from '../../../core/catalog/ind
 import { withThrowawaySandbox } from '../../../core/session/throwaway.js';
 import { expectGone } from '../../peers/fake-droid-harness.js';
 import { writeFakeDroidBinary } from '../../peers/fake-droid-binary.js';
+import type { FakeDroidFault } from '../../peers/fake-droid-config.js';
 
 const CAPTURE = fileURLToPath(new URL('../../fixtures/droid/0.225.2/misc-methods.jsonl', import.meta.url));
 
@@ -113,9 +114,9 @@ describe('listDroidCatalog against the fake droid', () => {
   });
 
   // Runs listDroidCatalog in a throwaway sandbox, keeping the pids it started and the frames droid read.
-  async function list(modelId: string | undefined): Promise<{ result: PromiseSettledResult<unknown>; pids: (number | undefined)[]; sent: Record<string, unknown>[] }> {
+  async function list(modelId: string | undefined, faults: FakeDroidFault[] = []): Promise<{ result: PromiseSettledResult<unknown>; pids: (number | undefined)[]; sent: Record<string, unknown>[] }> {
     const recordPath = join(dir, 'stdin.jsonl');
-    const binary = await writeFakeDroidBinary(dir, { recordPath });
+    const binary = await writeFakeDroidBinary(dir, { recordPath, faults });
     const pids: (number | undefined)[] = [];
     const config = DroidConfigSchema.parse({ autonomy: 'medium', startupTimeoutMs: 15_000, requestTimeoutMs: 15_000 });
     const [result] = await Promise.allSettled([
@@ -138,6 +139,7 @@ describe('listDroidCatalog against the fake droid', () => {
     expect(catalog.tools).toEqual([]);
     expect(catalog.models).toEqual([
       { id: 'gpt-5.6-sol', displayName: 'GPT 5.6 Sol', provider: 'openai', custom: false, deprecated: false, disabled: false, efforts: ['low', 'medium', 'high'], defaultEffort: 'high' },
+      { id: 'gpt-5.6-sol-mini', displayName: 'GPT 5.6 Sol Mini', provider: 'openai', custom: false, deprecated: false, disabled: false, efforts: ['low', 'high'], defaultEffort: 'low' },
     ]);
     expect(sent.map((frame) => frame.method)).toEqual(['droid.initialize_session', 'droid.list_models']);
     expect(sent[1]?.params).toEqual({ includeDisabled: true });
@@ -146,7 +148,7 @@ describe('listDroidCatalog against the fake droid', () => {
   });
 
   it('fails with probe_failed when droid rejects list_tools, and still stops droid', async () => {
-    const { result, pids, sent } = await list(undefined);
+    const { result, pids, sent } = await list(undefined, ['list-tools-fails']);
     expect(result.status).toBe('rejected');
     const error = (result as PromiseRejectedResult).reason as { code: string; message: string };
     expect(error.code).toBe('probe_failed');
