@@ -106,9 +106,10 @@ describe('one-works run through the orchestrator', () => {
     expect((await rig.run(['sessions', 'list'])).stdout).toMatch(new RegExp(`${queuedId} .* queue 1 `));
 
     // Cancelling the long turn frees the slot; the queued one runs, then the server goes idle.
+    // Its pid is read while it surely runs: once idle it may exit (and remove owner.json) at once.
+    const server = await ownerPid(rig);
     expect((await rig.run(['cancel', longId])).exitCode).toBe(0);
     expect((await rig.run(['wait', queuedId, '--timeout', '120'])).exitCode).toBe(0);
-    const server = await ownerPid(rig);
     expect(await waitForExit([server], 15_000)).toEqual([]);
 
     // Without an orchestrator, reading does not start one.
