@@ -92,6 +92,11 @@ export class TurnFeed {
     return event.type === 'turn.queued' && event.runId === this.#runId;
   }
 
+  // The orchestrator's notes about this turn's settings follow its turn.queued (`turn:<runId>:note:<n>`).
+  #isOurNote(event: RuntimeEvent): boolean {
+    return event.type === 'log' && event.key.startsWith(`turn:${this.#runId}:note:`);
+  }
+
   #handle(event: RuntimeEvent): void {
     if (this.#ended) return;
     if (event.type === 'assistant.delta') {
@@ -105,7 +110,7 @@ export class TurnFeed {
       return;
     }
     this.#last = event.seq;
-    if (this.#behind && event.type !== 'turn.queued') {
+    if (this.#behind && event.type !== 'turn.queued' && !this.#isOurNote(event)) {
       if (event.type !== 'session.started' && !(event.type === 'turn.started' && event.runId === this.#runId)) return;
       this.#behind = false;
     }

@@ -44,6 +44,20 @@ describe('TurnFeed', () => {
     expect(shown()).toEqual(['11:turn.queued', '13:turn.started', '14:turn.completed', '15:log']);
   });
 
+  it("shows the orchestrator's notes about a queued turn while the previous turn is still live", async () => {
+    const { feed: f, shown } = feed([]);
+    f.push(ev(10, 'tool.call', { runId: 'r1' }));
+    f.push(ev(11, 'turn.queued', { runId: 'r2' }));
+    f.push({ ...ev(12, 'log', { level: 'warn', message: 'note: x' }), key: 'turn:r2:note:0' } as RuntimeEvent);
+    f.push(ev(13, 'log', { level: 'warn', message: 'about r1' }));
+    f.start('r2', undefined, { queued: true });
+    f.push(ev(14, 'turn.completed', { runId: 'r1' }));
+    f.push(ev(15, 'turn.started', { runId: 'r2' }));
+    f.push(ev(16, 'turn.completed', { runId: 'r2' }));
+    await f.finish();
+    expect(shown()).toEqual(['11:turn.queued', '12:log', '15:turn.started', '16:turn.completed']);
+  });
+
   it('at the end, adds what only the log has', async () => {
     const log = [ev(1, 'turn.queued', { runId: 'r1' }), ev(2, 'turn.completed', { runId: 'r1' }), ev(3, 'session.closed')];
     const { feed: f, shown } = feed(log);
