@@ -17,7 +17,7 @@ describe('droid session without faults', () => {
     }
     await first.close();
     expect(h.children).toHaveLength(1);
-    expectNoProcessLeft(h.pid(0));
+    await expectNoProcessLeft(h.pid(0));
     const nativeSessionId = (await h.store.readSession(first.id)).nativeSessionId;
     expect(nativeSessionId).toBeTypeOf('string');
     const seqBeforeResume = (await h.logged(first.id)).at(-1)!.seq;
@@ -28,7 +28,7 @@ describe('droid session without faults', () => {
     const logged = await expectTurnRecorded(h, first.id, outcome, { status: 'completed', reason: 'completed' });
     expect(h.children).toHaveLength(2);
     expect(h.pid(1)).not.toBe(h.pid(0));
-    expectNoProcessLeft(h.pid(1));
+    await expectNoProcessLeft(h.pid(1));
 
     // One initialize, then a load of the same native session by the second child; no replacement.
     const requests = (await h.received()).filter((frame) => frame.type === 'request');

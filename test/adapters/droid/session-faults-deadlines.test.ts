@@ -20,7 +20,7 @@ describe('droid session: deadlines and cancellation', () => {
     expect(await h.children[0]!.exited).toMatchObject({ signal: 'SIGTERM', forced: false });
     expect(ofType(logged, 'error')).toEqual([expect.objectContaining({ code: 'process_exited' })]);
     await runner.close();
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('unrelated-turn-id: another turn\'s completion is logged and ignored; the turn ends by timeout', async () => {
@@ -36,7 +36,7 @@ describe('droid session: deadlines and cancellation', () => {
     expect(await h.receivedMethods()).toContain('droid.interrupt_session');
     expect(probe(h.pid())).toBe('ESRCH');
     await runner.close();
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('an AbortSignal passed to runTurn interrupts the running turn through the protocol', async () => {
@@ -56,6 +56,6 @@ describe('droid session: deadlines and cancellation', () => {
     // The protocol interrupt ended the turn: the child was not stopped for it.
     expect(probe(h.pid())).toBeUndefined();
     await runner.close();
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 });

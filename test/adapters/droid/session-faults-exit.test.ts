@@ -23,7 +23,7 @@ describe('droid session: the child goes away', () => {
     const turnCompleted = ofType(logged, 'turn.completed')[0]!;
     expect(ofType(logged, 'tool.result')[0]!.seq).toBeLessThan(turnCompleted.seq);
     expect(await h.children[0]!.exited).toMatchObject({ exitCode: 1, stopReason: undefined, forced: false });
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('stdout-closed-before-exit: the outcome is recorded without waiting for the exit', async () => {
@@ -40,7 +40,7 @@ describe('droid session: the child goes away', () => {
     // The lingering child was stopped by the runtime, not left to exit on its own.
     expect(await h.children[0]!.exited).toMatchObject({ stopReason: 'crash', exitCode: null });
     await runner.close();
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('ignore-sigterm: close() escalates to SIGKILL and nothing is left running', async () => {
@@ -53,7 +53,7 @@ describe('droid session: the child goes away', () => {
 
     await runner.close();
     expect(await h.children[0]!.exited).toEqual({ exitCode: null, signal: 'SIGKILL', stopReason: 'shutdown', forced: true });
-    expectNoProcessLeft(pid);
+    await expectNoProcessLeft(pid);
     const logged = await h.logged(runner.id);
     expect(ofType(logged, 'session.closed')).toEqual([expect.objectContaining({ reason: 'shutdown' })]);
     expect(logged.at(-1)?.type).toBe('session.closed');

@@ -22,7 +22,7 @@ describe('droid session: bad frames mid-turn', () => {
     // Frames after the bad line were still decoded: the committed message comes later.
     const message = ofType(logged, 'assistant.message').find((event) => event.text === REPLY);
     expect(message?.seq).toBeGreaterThan(errors[0]!.seq);
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('oversized-frame: records an error for the line, discards it, and the turn still completes', async () => {
@@ -44,7 +44,7 @@ describe('droid session: bad frames mid-turn', () => {
     expect(log.size).toBeLessThan(256 * 1024);
     const message = ofType(logged, 'assistant.message').find((event) => event.text === REPLY);
     expect(message?.seq).toBeGreaterThan(errors[0]!.seq);
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('double-response: each duplicate response is reported as a problem and the turn completes normally', async () => {
@@ -60,7 +60,7 @@ describe('droid session: bad frames mid-turn', () => {
     const duplicates = ofType(logged, 'error').filter((event) => /already settled request/.test(event.message));
     expect(duplicates.map((event) => event.code)).toEqual(requests.map(() => 'protocol_error'));
     for (const request of requests) expect(duplicates.some((event) => event.message.includes(`request ${String(request.id)} `))).toBe(true);
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('idle-before-message: an early idle does not end the turn; the text is the committed message', async () => {
@@ -80,6 +80,6 @@ describe('droid session: bad frames mid-turn', () => {
     expect(message!.seq).toBeLessThan(completed!.seq);
     expect(outcome.text).toBe(message!.text);
     expect(outcome.usage).toMatchObject({ reported: true, inputTokens: 60, outputTokens: 4 });
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 });

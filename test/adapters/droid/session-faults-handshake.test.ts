@@ -23,7 +23,7 @@ describe('droid session: version negotiation faults', () => {
       expect(ofType(logged, 'session.started')).toEqual([]);
       expect(await h.receivedMethods()).toEqual(['droid.initialize_session']);
       expect((await h.store.readSession(runner.id)).status).toBe('needs_attention');
-      expectNoProcessLeft(h.pid());
+      await expectNoProcessLeft(h.pid());
     });
   }
 });
@@ -43,7 +43,7 @@ describe('droid session: handshake faults', () => {
     expect(methods).toContain('droid.initialize_session');
     expect(methods).not.toContain('droid.add_user_message');
     expect((await h.store.readSession(runner.id)).nativeSessionId).toBeUndefined();
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('resume of an unknown native session fails as session_load_failed and never initializes a new one', async () => {
@@ -64,6 +64,6 @@ describe('droid session: handshake faults', () => {
     expect(await h.receivedMethods()).toEqual(['droid.load_session']);
     expect((await h.store.readSession(runner.id)).nativeSessionId).toBe('no-such-native-session');
     expect(h.children).toHaveLength(1);
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 });

@@ -42,7 +42,7 @@ describe('droid session: session parameters in the handshake', () => {
     expect(Object.keys(init!).filter((key) => key.startsWith('worktree') || key === 'missionSettings')).toEqual([]);
     const logged = await h.logged(runner.id);
     expect(ofType(logged, 'log').filter((e) => e.message.startsWith('plugin'))).toMatchObject([{ level: 'warn', message: 'plugin p1 skipped: no session-scoped injection' }]);
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('loads a resumed session with disableBuiltinSkills and no systemPrompt', async () => {
@@ -61,7 +61,7 @@ describe('droid session: session parameters in the handshake', () => {
     expect(loads).toHaveLength(1);
     expect(loads[0]).toMatchObject({ disableBuiltinSkills: true });
     expect(loads[0]).not.toHaveProperty('systemPrompt');
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('fails the turn as config_invalid when a rules file is missing, and stops the child', async () => {
@@ -77,6 +77,6 @@ describe('droid session: session parameters in the handshake', () => {
       expect.stringContaining('rules file /nonexistent/one-works/RULES.md (adapters.droid.rules[0]) does not exist'),
     ]);
     expect(await h.receivedMethods()).not.toContain('droid.add_user_message');
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 });

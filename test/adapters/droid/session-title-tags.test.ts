@@ -22,7 +22,7 @@ describe('droid session: title and tags', () => {
     expect(init).toMatchObject({ title: 'My title', tags: [{ name: 'team:core' }, { name: 'demo' }] });
     const record = await h.store.readSession(runner.id);
     expect(record).toMatchObject({ title: 'My title', labels: ['team:core', 'demo', 'demo'] });
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('sends no tags without labels, and none when a later process loads the session', async () => {
@@ -43,7 +43,7 @@ describe('droid session: title and tags', () => {
     expect(loads).toHaveLength(1);
     expect(loads[0]).not.toHaveProperty('tags');
     expect(h.children).toHaveLength(3);
-    for (const index of [0, 1, 2]) expectNoProcessLeft(h.pid(index));
+    for (const index of [0, 1, 2]) await expectNoProcessLeft(h.pid(index));
   });
 
   it('renameNative after a turn: droid refuses the rename, the runner returns false, logs it, and the turn stays as recorded', async () => {
@@ -64,7 +64,7 @@ describe('droid session: title and tags', () => {
     const logs = ofType(await h.logged(runner.id), 'log').filter((event) => event.message.startsWith('native rename'));
     expect(logs).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringContaining('(peer_error)') })]);
     expect(logs[0]?.message).toContain('fake-droid does not simulate droid.rename_session');
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 
   it('renameNative starts no droid: false before the first turn and after close', async () => {
@@ -80,6 +80,6 @@ describe('droid session: title and tags', () => {
     expect(await runner.renameNative('Too late')).toBe(false);
     expect(await h.receivedMethods()).not.toContain('droid.rename_session');
     expect(h.children).toHaveLength(1);
-    expectNoProcessLeft(h.pid());
+    await expectNoProcessLeft(h.pid());
   });
 });
