@@ -1,43 +1,37 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { CatalogModel } from '../catalog/index.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { recoverInterruptedRuns } from '../session/index.js';
-import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
+import type { RunRecord, RunStatus } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
+import { acceptTurn, withRequestKey } from './acceptance.js';
+import { createAdmission, type Admission } from './admission.js';
+import { cancelQueued, cancelTurns } from './cancellation.js';
 import { CATALOG_DEADLINE_MS, boundedModelsFor } from './catalog-deadline.js';
 import { ChangeSignal } from './change-signal.js';
-import { createAdmission, isWriter, type Admission } from './admission.js';
 import { chosenModel, launchNotes, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
+import { lastAcceptedSettings, newSessionRecord } from './new-turn.js';
+import { loadSlot, newBook, newSessionId, slotSummary, subscribeSlot, type OrchestratorContext } from './orchestrator-context.js';
 import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
 import { requestKeyFile } from './request-key-file.js';
-import { RequestKeyRegistry, normalizeRequestArgs } from './request-keys.js';
+import { RequestKeyRegistry } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
-import { SessionBook } from './session-book.js';
-import { readBounds, usageReport } from './session-detail.js';
 import { applyMetadata, checkMetadata } from './session-metadata.js';
-import { lastAcceptedSettings, newSessionRecord } from './new-turn.js';
-import { catalogModels, orchestratorInfo, sessionDetail, withCatalog } from './session-queries.js';
-import { SessionSlot, Turn } from './session-slot.js';
-import { assertKnownOutcome, cancelRuns, isTerminal, outcomeOfRun, summarize } from './session-summary.js';
+import { catalogModels, listSummaries, orchestratorInfo, readSessionDetail, sessionUsage, withCatalog } from './session-queries.js';
+import { SessionSlot } from './session-slot.js';
+import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
-import { PendingTurnSchema, StoredHandleSchema, completeHandle, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
-import type {
-  CreateSessionRequest,
-  EffectiveSettings,
-  OrchestratorApi,
-  OrchestratorInfo,
-  ReadSessionRequest,
-  SendMessageRequest,
-  SessionDetail,
-  SessionSummary,
-  TurnHandle,
-  UpdateSessionRequest,
-  UsageReport,
-  WaitResult,
-} from './types.js';
+import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
+import type { CreateSessionRequest, EffectiveSettings, OrchestratorApi, OrchestratorInfo, ReadSessionRequest, SendMessageRequest, SessionDetail, SessionSummary, TurnHandle, UpdateSessionRequest, UsageReport, WaitResult } from './types.js';
+
+/**
+ * The in-process orchestrator: a thin coordinator over its state (an OrchestratorContext). It
+ * owns the state, turn start-up (`#pump`), waiting and shutdown; accepting turns and request
+ * keys live in acceptance.ts, cancelling in cancellation.ts, the slot table in
+ * orchestrator-context.ts and the read side in session-queries.ts.
+ */
 
 /** The in-process orchestrator: the API plus `shutdown`. */
 export interface Orchestrator extends OrchestratorApi {
@@ -63,31 +57,31 @@ export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orches
   return new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) }, keys);
 }
 
-type Reserve = (pending: PendingTurn) => Promise<void>;
-
-interface AcceptOptions {
-  interrupt: boolean;
-  notes: string[];
-  reserve?: Reserve | undefined;
-}
-
 class InProcessOrchestrator implements Orchestrator {
   readonly #deps: OrchestratorDeps;
-  readonly #keys: RequestKeyRegistry<StoredHandle, PendingTurn>;
   readonly #admission: Admission;
-  readonly #redactor = new Redactor();
   readonly #slots = new Map<string, SessionSlot>();
-  readonly #loading = new Map<string, Promise<SessionSlot>>();
+  readonly #ctx: OrchestratorContext;
   readonly #runnerStore: RunnerStore;
   readonly #signal = new ChangeSignal();
   #closing = false;
 
   constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
     this.#deps = deps;
-    this.#keys = keys;
     const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession } = deps.limits;
     this.#admission = createAdmission({ maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession });
-    for (const secret of deps.secrets ?? []) this.#redactor.register(secret);
+    const redactor = new Redactor();
+    for (const secret of deps.secrets ?? []) redactor.register(secret);
+    this.#ctx = {
+      deps,
+      keys,
+      admission: this.#admission,
+      redactor,
+      slots: this.#slots,
+      loading: new Map(),
+      changed: () => this.#signal.changed(),
+      pump: () => this.#pump(),
+    };
     this.#runnerStore = new RunnerStore(deps.store, (sessionId) => {
       const slot = this.#slots.get(sessionId);
       return slot ? { book: slot.book, base: slot.runnerBase } : undefined;
@@ -100,16 +94,16 @@ class InProcessOrchestrator implements Orchestrator {
     const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
     const { labels } = checkMetadata(request);
     const { requestKey, ...args } = request;
-    return this.#withKey(requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
+    return withRequestKey(this.#ctx, requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
       let notes: string[] = [];
       const settings = await withCatalog(this.#deps, request.adapter, () => chosenModel(request, defaults), (models) => {
         const resolved = resolveCreateSettings(request, defaults, models);
         notes = launchNotes(request, resolved, models);
         return resolved;
       });
-      const record = newSessionRecord(await this.#newSessionId(), workspace, { ...request, labels }, settings);
-      const slot = new SessionSlot(this.#newBook(record, 0));
-      return this.#accept(slot, request.prompt, settings, { interrupt: false, notes, reserve });
+      const record = newSessionRecord(await newSessionId(this.#ctx), workspace, { ...request, labels }, settings);
+      const slot = new SessionSlot(newBook(this.#ctx, record, 0));
+      return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve });
     });
   }
 
@@ -117,7 +111,7 @@ class InProcessOrchestrator implements Orchestrator {
     this.#assertOpen();
     const slot = await this.#slot(request.sessionId);
     const { requestKey, ...args } = request;
-    return this.#withKey(requestKey, { op: 'send', ...args }, async (reserve) => {
+    return withRequestKey(this.#ctx, requestKey, { op: 'send', ...args }, async (reserve) => {
       const adapter = slot.book.record.adapter;
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
       assertKnownOutcome(slot.book.record);
@@ -128,23 +122,13 @@ class InProcessOrchestrator implements Orchestrator {
         notes = launchNotes(request, resolved, models);
         return resolved;
       });
-      return this.#accept(slot, request.prompt, settings, { interrupt: request.interrupt === true, notes, reserve });
+      return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: request.interrupt === true, notes, reserve });
     });
   }
 
   async cancel(sessionId: string, runId?: string): Promise<SessionSummary> {
     const slot = await this.#slot(sessionId);
-    if (runId !== undefined && !slot.book.record.runs.some((run) => run.id === runId)) {
-      throw new OneWorksError(ERROR_CODES.USAGE, `session ${sessionId} has no run ${runId}`, { data: { sessionId, runId } });
-    }
-    const only = runId === undefined ? undefined : slot.turns.get(runId);
-    if (runId !== undefined && !only) return this.#summary(slot);
-    const queued = only ? [this.#admission.cancelQueued(only.turnId)].filter((r) => r !== undefined) : this.#admission.dropSession(sessionId);
-    await this.#cancelQueued(slot, queued, 'cancelled');
-    const live = only ? (slot.turns.has(only.runId) ? [only] : []) : [...slot.turns.values()];
-    for (const turn of live) turn.requestCancel();
-    await Promise.all(live.map((turn) => turn.done));
-    await slot.book.flush();
+    await cancelTurns(this.#admission, slot, sessionId, runId);
     return this.#summary(slot);
   }
 
@@ -153,20 +137,12 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   async list(): Promise<SessionSummary[]> {
-    const records = await this.#deps.store.listSessions();
-    const seen = new Set<string>();
-    const out = records.map((record) => {
-      seen.add(record.id);
-      const slot = this.#slots.get(record.id);
-      return slot ? this.#summary(slot) : summarize(record, { live: false, queued: 0 });
-    });
-    for (const slot of this.#slots.values()) if (!seen.has(slot.id)) out.push(this.#summary(slot));
-    return out;
+    return listSummaries(this.#ctx);
   }
 
   async wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {
     const slots = await Promise.all(sessionIds.map((id) => this.#slot(id)));
-    const timedOut = !(await this.#until(() => slots.every((slot) => slot.turns.size === 0), timeoutMs));
+    const timedOut = !(await this.#signal.until(() => slots.every((slot) => slot.turns.size === 0), timeoutMs));
     const summaries = slots.map((slot) => this.#summary(slot));
     return {
       settled: summaries.filter((summary) => summary.state !== 'working'),
@@ -179,25 +155,12 @@ class InProcessOrchestrator implements Orchestrator {
     const slot = await this.#slot(sessionId);
     const run = (): RunRecord | undefined => slot.book.record.runs.find((r) => r.id === runId);
     if (!run()) throw new OneWorksError(ERROR_CODES.USAGE, `session ${sessionId} has no run ${runId}`, { data: { sessionId, runId } });
-    await this.#until(() => isTerminal(run()!.status) && !slot.turns.has(runId), Infinity);
+    await this.#signal.until(() => isTerminal(run()!.status) && !slot.turns.has(runId), Infinity);
     return outcomeOfRun(run()!);
   }
 
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): () => void {
-    const loaded = this.#slots.get(sessionId);
-    if (loaded) return loaded.book.subscribe(listener);
-    let unsubscribe: (() => void) | undefined;
-    let cancelled = false;
-    this.#slot(sessionId).then(
-      (slot) => {
-        if (!cancelled) unsubscribe = slot.book.subscribe(listener);
-      },
-      () => undefined,
-    );
-    return () => {
-      cancelled = true;
-      unsubscribe?.();
-    };
+    return subscribeSlot(this.#ctx, sessionId, listener);
   }
 
   activity(): { live: number; queued: number } {
@@ -214,19 +177,11 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   async readSession(request: ReadSessionRequest): Promise<SessionDetail> {
-    const bounds = readBounds(request);
-    const slot = await this.#slot(request.sessionId);
-    // Persisted events only: the log may lag the live stream by the events in flight.
-    const log = await this.#deps.store.readEvents(request.sessionId);
-    return sessionDetail(slot.book.record, this.#summary(slot), log, bounds);
+    return readSessionDetail(this.#ctx, request);
   }
 
   async usage(sessionIds?: string[]): Promise<UsageReport> {
-    if (sessionIds) return usageReport(await Promise.all(sessionIds.map(async (id) => (await this.#slot(id)).book.record)));
-    const stored = await this.#deps.store.listSessions();
-    const records = stored.map((record) => this.#slots.get(record.id)?.book.record ?? record);
-    for (const slot of this.#slots.values()) if (!stored.some((r) => r.id === slot.id)) records.push(slot.book.record);
-    return usageReport(records);
+    return sessionUsage(this.#ctx, sessionIds);
   }
 
   async info(): Promise<OrchestratorInfo> {
@@ -246,43 +201,6 @@ class InProcessOrchestrator implements Orchestrator {
     }));
   }
 
-  // Records the turn as queued and hands it to admission. The bounds are checked first, so a
-  // refused turn (queue_full) leaves no trace; a started turn waits for its record to be written.
-  // A failed write is undone in memory (admission, the slot's turns, the queued run, a new
-  // session's slot), so nothing waits for a turn the caller was told failed.
-  // `notes` (launchNotes) follow `turn.queued` as warn log events, for the client to show.
-  // `reserve` (a request key's) makes the turn's ids durable before its record is written.
-  async #accept(slot: SessionSlot, prompt: string, settings: EffectiveSettings, options: AcceptOptions): Promise<TurnHandle> {
-    const record = slot.book.record;
-    const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
-    this.#admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
-    const isNew = !this.#slots.has(slot.id);
-    this.#slots.set(slot.id, slot);
-    slot.turns.set(turn.runId, turn);
-    const queued: RunRecord = { id: turn.runId, prompt: this.#redactor.redact(prompt), ...settings, status: 'queued' };
-    const reserved = options.reserve?.({ sessionId: slot.id, runId: turn.runId });
-    turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }), reserved);
-    slot.book.emit({ type: 'turn.queued', key: `turn:${turn.runId}:queued`, runId: turn.runId, prompt });
-    options.notes.forEach((note, index) => slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` }));
-    try {
-      await turn.recorded;
-    } catch (error) {
-      // A turn admission started meanwhile releases itself (executeTurn sees `recorded` reject).
-      this.#admission.cancelQueued(turn.turnId);
-      slot.turns.delete(turn.runId);
-      slot.book.forgetRun(turn.runId);
-      if (isNew) this.#slots.delete(slot.id);
-      this.#changed();
-      throw error;
-    }
-    if (options.interrupt) {
-      await this.#cancelQueued(slot, this.#admission.supersede(slot.id, turn.turnId), 'superseded');
-      for (const other of slot.turns.values()) if (other !== turn && this.#admission.stateOf(other.turnId) === 'live') other.requestCancel();
-    }
-    this.#pump();
-    return { sessionId: slot.id, runId: turn.runId, state: this.#admission.stateOf(turn.turnId) === 'live' ? 'running' : 'queued', settings };
-  }
-
   // Starts every turn admission lets start now.
   #pump(): void {
     for (const request of this.#admission.next()) {
@@ -295,76 +213,24 @@ class InProcessOrchestrator implements Orchestrator {
         store: this.#runnerStore,
         deps: this.#deps,
         closing: () => this.#closing,
-        cancelQueued: (requests, reason) => this.#cancelQueued(slot, requests, reason),
+        cancelQueued: (requests, reason) => cancelQueued(slot, requests, reason),
       }).finally(() => {
-        this.#changed();
+        this.#signal.changed();
         this.#pump();
       });
     }
-    this.#changed();
-  }
-
-  async #cancelQueued(slot: SessionSlot, requests: ReadonlyArray<{ turnId: string }>, reason: string): Promise<void> {
-    if (requests.length === 0) return;
-    const runIds = new Set([...slot.turns.values()].filter((t) => requests.some((r) => r.turnId === t.turnId)).map((t) => t.runId));
-    for (const runId of runIds) slot.turns.delete(runId);
-    const write = slot.book.update((record) => cancelRuns(record, runIds, reason, new Date().toISOString()));
-    slot.book.emit({ type: 'log', key: `runs:${[...runIds].join(',')}:${reason}`, level: 'info', message: `run ${[...runIds].join(', ')} cancelled: ${reason}` });
-    await write;
-    // A runner kept open for these turns is no longer needed.
-    if (slot.turns.size === 0) await slot.closeRunner('idle');
+    this.#signal.changed();
   }
 
   #summary(slot: SessionSlot): SessionSummary {
-    const live = [...slot.turns.values()].some((turn) => this.#admission.stateOf(turn.turnId) === 'live');
-    return summarize(slot.book.record, { live, queued: slot.turns.size - (live ? 1 : 0) });
+    return slotSummary(this.#ctx, slot);
   }
 
-  async #slot(sessionId: string): Promise<SessionSlot> {
-    const known = this.#slots.get(sessionId);
-    if (known) return known;
-    let loading = this.#loading.get(sessionId);
-    if (!loading) {
-      loading = (async () => {
-        const record = await this.#deps.store.readSession(sessionId);
-        const { lastSeq } = await this.#deps.store.eventIndex(sessionId);
-        const slot = this.#slots.get(sessionId) ?? new SessionSlot(this.#newBook(record, lastSeq));
-        this.#slots.set(sessionId, slot);
-        return slot;
-      })().finally(() => this.#loading.delete(sessionId));
-      this.#loading.set(sessionId, loading);
-    }
-    return loading;
-  }
-
-  #newBook(record: SessionRecord, lastSeq: number): SessionBook {
-    return new SessionBook({ store: this.#deps.store, record, lastSeq, redactor: this.#redactor, onChange: () => this.#changed() });
-  }
-
-  async #withKey(requestKey: string | undefined, args: Record<string, unknown>, make: (reserve?: Reserve) => Promise<TurnHandle>): Promise<TurnHandle> {
-    if (requestKey === undefined) return make();
-    const handle = await this.#keys.claim(requestKey, normalizeRequestArgs(args), make);
-    if (handle.settings) return { ...handle, settings: handle.settings };
-    const { record } = (await this.#slot(handle.sessionId)).book;
-    return completeHandle(handle, record, () => this.#deps.defaultsFor(record.adapter).autonomy);
-  }
-
-  async #newSessionId(): Promise<string> {
-    for (;;) {
-      const id = `s-${randomBytes(5).toString('hex')}`;
-      if (!this.#slots.has(id) && !(await this.#deps.store.hasSession(id))) return id;
-    }
+  #slot(sessionId: string): Promise<SessionSlot> {
+    return loadSlot(this.#ctx, sessionId);
   }
 
   #assertOpen(): void {
     if (this.#closing) throw new OneWorksError(ERROR_CODES.ORCHESTRATOR_STOPPING, 'the orchestrator is shutting down and accepts no new turns; retry shortly (the next command starts a new one)');
-  }
-
-  #changed(): void {
-    this.#signal.changed();
-  }
-
-  #until(done: () => boolean, timeoutMs: number): Promise<boolean> {
-    return this.#signal.until(done, timeoutMs);
   }
 }

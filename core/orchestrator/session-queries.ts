@@ -3,15 +3,49 @@ import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
 import type { SessionRecord } from '../store/index.js';
 import { needsCatalog } from './launch-settings.js';
+import { loadSlot, slotSummary, type OrchestratorContext } from './orchestrator-context.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import { pendingQuestions } from './pending-questions.js';
-import { boundedRunView, cutText, mapStrings, MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, recentEvents } from './session-detail.js';
-import type { EffectiveSettings, OrchestratorInfo, SessionDetail, SessionSummary } from './types.js';
+import { boundedRunView, cutText, mapStrings, MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, readBounds, recentEvents, usageReport } from './session-detail.js';
+import { summarize } from './session-summary.js';
+import type { EffectiveSettings, OrchestratorInfo, ReadSessionRequest, SessionDetail, SessionSummary, UsageReport } from './types.js';
 
 /**
- * The read side of the orchestrator (readSession, info, models) and its catalog lookups, as
- * functions of what the orchestrator holds, so that orchestrator.ts keeps only the state.
+ * The read side of the orchestrator (list, readSession, usage, info, models) and its catalog
+ * lookups, as functions of what the orchestrator holds, so that orchestrator.ts keeps only the
+ * state.
  */
+
+/** `list`: every stored session (a loaded one as its slot has it), then loaded ones not stored yet. */
+export async function listSummaries(ctx: OrchestratorContext): Promise<SessionSummary[]> {
+  const records = await ctx.deps.store.listSessions();
+  const seen = new Set<string>();
+  const out = records.map((record) => {
+    seen.add(record.id);
+    const slot = ctx.slots.get(record.id);
+    return slot ? slotSummary(ctx, slot) : summarize(record, { live: false, queued: 0 });
+  });
+  for (const slot of ctx.slots.values()) if (!seen.has(slot.id)) out.push(slotSummary(ctx, slot));
+  return out;
+}
+
+/** `readSession`: the session's {@link sessionDetail} within the request's bounds (readBounds). */
+export async function readSessionDetail(ctx: OrchestratorContext, request: ReadSessionRequest): Promise<SessionDetail> {
+  const bounds = readBounds(request);
+  const slot = await loadSlot(ctx, request.sessionId);
+  // Persisted events only: the log may lag the live stream by the events in flight.
+  const log = await ctx.deps.store.readEvents(request.sessionId);
+  return sessionDetail(slot.book.record, slotSummary(ctx, slot), log, bounds);
+}
+
+/** `usage`: the report over the named sessions, else over every stored and loaded one. */
+export async function sessionUsage(ctx: OrchestratorContext, sessionIds?: string[]): Promise<UsageReport> {
+  if (sessionIds) return usageReport(await Promise.all(sessionIds.map(async (id) => (await loadSlot(ctx, id)).book.record)));
+  const stored = await ctx.deps.store.listSessions();
+  const records = stored.map((record) => ctx.slots.get(record.id)?.book.record ?? record);
+  for (const slot of ctx.slots.values()) if (!stored.some((r) => r.id === slot.id)) records.push(slot.book.record);
+  return usageReport(records);
+}
 
 /** What a native session id (the agent's own, or one of its child sessions') reads as in a read. */
 export const NATIVE_ID_MASK = '[native-id]';
