@@ -53,10 +53,15 @@ export const EscalationReplySchema = z.strictObject({
 });
 export type EscalationReply = z.infer<typeof EscalationReplySchema>;
 
+/** What an ask still open when its turn is cancelled is answered with. */
+const ABANDONED: EscalationReply = { decision: 'deny', by: 'policy', reason: 'the prompt was abandoned (the turn was cancelled)', abandoned: true };
+
 /** The server's side: which connection answers the asks of which session (and run). */
 export class EscalationRouter {
   readonly #attached = new Map<string, Array<{ runId: string | undefined; connection: Connection }>>();
   readonly #abandoned = new Set<string>();
+  // Asks sent to a client and not answered yet, per session: cancel() settles them locally.
+  readonly #open = new Map<string, Set<{ runId: string | undefined; abandon: () => void }>>();
   readonly #timeoutMs: number;
 
   /** `timeoutMs`: how long an attached client may take to answer before the ask is declined. */
@@ -89,19 +94,39 @@ export class EscalationRouter {
     return this.#abandoned.delete(requestId);
   }
 
+  /**
+   * Declines, as abandoned, the asks of `sessionId` (of run `runId` only, when given) that a
+   * client has not answered yet. Called before a cancel interrupts the agent, so the decision
+   * is the session's own (declined by policy, abandoned) rather than the agent dropping the ask
+   * when the interrupt reaches it first, whichever message the client's answer races with.
+   */
+  abandon(sessionId: string, runId?: string): void {
+    for (const ask of this.#open.get(sessionId) ?? []) if (runId === undefined || ask.runId === undefined || ask.runId === runId) ask.abandon();
+  }
+
   /** The escalator of one session's runner; `liveRun()` names the run being decided. Never rejects (failures decline). */
   escalatorFor(sessionId: string, liveRun: () => string | undefined = () => undefined): Escalator {
     return {
       ask: async (ask: PermissionAsk, proposal: { reason: string }): Promise<EscalationAnswer> => {
-        const connection = this.#answerer(sessionId, liveRun());
+        const runId = liveRun();
+        const connection = this.#answerer(sessionId, runId);
         if (!connection) return declineEscalator.ask(ask, proposal);
+        let abandon!: () => void;
+        const abandoned = new Promise<EscalationReply>((resolve) => (abandon = () => resolve({ ...ABANDONED })));
+        const entry = { runId, abandon };
+        const open = this.#open.get(sessionId) ?? new Set();
+        this.#open.set(sessionId, open.add(entry));
         try {
-          const raw = await connection.requestRaw(ESCALATION_REQUEST, { sessionId, reason: proposal.reason, ask }, { timeoutMs: this.#timeoutMs });
-          const { abandoned, ...answer } = EscalationReplySchema.parse(raw);
-          if (abandoned) this.#abandoned.add(ask.requestId);
+          const asked = connection.requestRaw(ESCALATION_REQUEST, { sessionId, reason: proposal.reason, ask }, { timeoutMs: this.#timeoutMs });
+          asked.catch(() => undefined);
+          const { abandoned: wasAbandoned, ...answer } = EscalationReplySchema.parse(await Promise.race([asked, abandoned]));
+          if (wasAbandoned) this.#abandoned.add(ask.requestId);
           return answer;
         } catch {
           return { decision: 'deny', by: 'policy', reason: 'the terminal that runs this turn did not answer (disconnected or timed out)' };
+        } finally {
+          open.delete(entry);
+          if (open.size === 0 && this.#open.get(sessionId) === open) this.#open.delete(sessionId);
         }
       },
     };

@@ -103,6 +103,8 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   handle('sendMessage', (p) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
   handle('cancel', (p) => {
     const { sessionId, runId } = parseParams(CancelParamsSchema, p);
+    // An open terminal prompt of the cancelled turn is declined here first, not raced by the interrupt.
+    options.escalations?.abandon(sessionId, runId);
     return orchestrator.cancel(sessionId, runId);
   });
   handle('status', (p) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));

@@ -97,6 +97,26 @@ describe('escalations through the control socket', () => {
     expect(router.takeAbandoned(ASK.requestId)).toBe(false);
   });
 
+  it('a cancel through the socket declines the open ask of the cancelled run as abandoned, without waiting for the client', async () => {
+    const { router, client, sessionId } = await setup(await harnesses());
+    const second = await client.sendMessage({ sessionId, prompt: 'again' });
+    await client.waitForRun(sessionId, second.runId);
+    // The person never answers: only the cancel can settle the ask.
+    const never: Escalator = { ask: () => new Promise<EscalationAnswer>(() => undefined) };
+    await client.attachEscalator(sessionId, second.runId, never);
+    await client.attachEscalator(sessionId, undefined, never);
+    const other = router.escalatorFor(sessionId, () => 'r1').ask({ ...ASK, requestId: 'req-other' }, PROPOSAL);
+    const asked = router.escalatorFor(sessionId, () => second.runId).ask(ASK, PROPOSAL);
+    await client.cancel(sessionId, second.runId);
+    expect(await asked).toMatchObject({ decision: 'deny', by: 'policy', reason: expect.stringContaining('abandoned') });
+    expect(router.takeAbandoned(ASK.requestId)).toBe(true);
+    // An ask of another run is not touched by this run's cancel; a session-wide cancel settles it.
+    const pending = await Promise.race([other.then(() => 'settled'), new Promise((resolve) => setTimeout(() => resolve('open'), 100))]);
+    expect(pending).toBe('open');
+    await client.cancel(sessionId);
+    expect(await other).toMatchObject({ decision: 'deny', reason: expect.stringContaining('abandoned') });
+  });
+
   it('declines once the attached client disconnected, and when it does not answer in time', async () => {
     const h = await harnesses();
     const { router, client, connect, sessionId } = await setup(h, 200);
