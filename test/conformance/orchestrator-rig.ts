@@ -1,13 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Adapter, ResolvedCli } from '../../core/adapter.js';
 import { createOrchestrator, type Orchestrator, type OrchestratorDeps, type OrchestratorLimits } from '../../core/orchestrator/index.js';
-import type { SessionRuntime } from '../../core/session/index.js';
 import { createFileStore, type FileStore } from '../../core/store/index.js';
-import { droidAdapter, DroidConfigSchema } from '../../adapters/droid/index.js';
 import { type CliRig, type CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
-import { droidCustomModel, lastUserText, SCRIPTED_MODEL_ID, type RecordedRequest, type ScriptedModel, type StaticStep, type Step } from '../support/scripted-model.js';
+import { realDroidRuntime } from '../support/real-droid-runtime.js';
+import { lastUserText, SCRIPTED_MODEL_ID, type RecordedRequest, type ScriptedModel, type StaticStep, type Step } from '../support/scripted-model.js';
 
 /**
  * An in-process orchestrator driving the REAL droid (ONE_WORKS_TEST_DROID) against a scripted
@@ -45,32 +43,15 @@ export async function createOrchestratorRig(rigs: CliRigs, steps: Step[], limits
   const model = await rigs.model({ steps });
   const rig = await rigs.create({ baseUrl: model.baseUrl });
   const store = await createFileStore(rig.stateDir);
-  const cli: ResolvedCli = {
-    source: 'path',
-    binaryPath: binary,
-    version: '0.225.2',
-    range: '>=0.225.0 <0.226.0',
-    expected: { apiVersion: '1.0.0', protocolVersion: '1.220.0', qualifiedBy: 'table' },
-  };
-  const adapterConfig = DroidConfigSchema.parse({
-    cli: { source: 'path', path: binary },
-    model: SCRIPTED_MODEL_ID,
-    autonomy: 'high',
-    env: { FACTORY_AIRGAP_ENABLED: 'true' },
-    customModels: [droidCustomModel(model.baseUrl, { apiKey: RIG_API_KEY }).entry],
-  });
-  const runtime: SessionRuntime = {
+  const runtime = realDroidRuntime({
     store,
     stateDir: rig.stateDir,
-    adapter: droidAdapter as Adapter<unknown>,
-    adapterConfig,
-    cli,
-    secrets: [RIG_API_KEY],
+    baseUrl: model.baseUrl,
+    droid: { binaryPath: binary, version: '0.225.2', range: '>=0.225.0 <0.226.0', protocolVersion: '1.220.0' },
+    config: { cli: { source: 'path', path: binary }, autonomy: 'high' },
     decide: () => Promise.resolve({ decision: 'allow', by: 'policy' }),
-    parentEnv: { PATH: process.env.PATH ?? '' },
-    interruptGraceMs: 2_000,
-    runTimeoutMs: 120_000,
-  };
+    runtime: { parentEnv: { PATH: process.env.PATH ?? '' }, runTimeoutMs: 120_000 },
+  });
   const deps: OrchestratorDeps = {
     store,
     stateDir: rig.stateDir,

@@ -1,10 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Adapter, ResolvedCli } from '../../core/adapter.js';
 import { createFileStore } from '../../core/store/index.js';
 import { SessionRunner } from '../../core/session/index.js';
-import { droidAdapter, DroidConfigSchema } from '../../adapters/droid/index.js';
-import { CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
-import { droidCustomModel, SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
+import { CliRigs } from '../support/one-works-cli.js';
+import { realDroidRuntime } from '../support/real-droid-runtime.js';
+import { SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
 
 // A droid that announces a protocol other than the one recorded for its version ends the
@@ -32,30 +31,13 @@ describe('protocol negotiation with the real droid', () => {
     const model = await rigs.model({ steps: [{ text: 'must never be sent' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
     const store = await createFileStore(rig.stateDir);
-    const cli: ResolvedCli = {
-      source: 'path',
-      binaryPath: binaries[version]!,
-      version,
-      range,
-      expected: { apiVersion: '1.0.0', protocolVersion: pinned, qualifiedBy: 'table' },
-    };
-    const adapterConfig = DroidConfigSchema.parse({
-      model: SCRIPTED_MODEL_ID,
-      env: { FACTORY_AIRGAP_ENABLED: 'true' },
-      customModels: [droidCustomModel(model.baseUrl, { apiKey: RIG_API_KEY }).entry],
-    });
     const runner = await SessionRunner.create(
-      {
+      realDroidRuntime({
         store,
         stateDir: rig.stateDir,
-        adapter: droidAdapter as Adapter<unknown>,
-        adapterConfig,
-        cli,
-        secrets: [RIG_API_KEY],
-        decide: async () => ({ decision: 'deny', by: 'policy', reason: 'no permission expected in this test' }),
-        interruptGraceMs: 2_000,
-        runTimeoutMs: 60_000,
-      },
+        baseUrl: model.baseUrl,
+        droid: { binaryPath: binaries[version]!, version, range, protocolVersion: pinned },
+      }),
       { workspace: rig.workspace, model: SCRIPTED_MODEL_ID, autonomy: 'low' },
     );
     let outcome;

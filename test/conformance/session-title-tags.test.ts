@@ -1,14 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Adapter, ResolvedCli } from '../../core/adapter.js';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import { SessionRunner } from '../../core/session/index.js';
 import { createFileStore } from '../../core/store/index.js';
-import { droidAdapter, DroidConfigSchema } from '../../adapters/droid/index.js';
-import { CliRigs, RIG_API_KEY, type CliRig } from '../support/one-works-cli.js';
+import { CliRigs, type CliRig } from '../support/one-works-cli.js';
+import { realDroidRuntime } from '../support/real-droid-runtime.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
-import { droidCustomModel, SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
+import { SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
 
 // Titles and labels with the real droid (0.225.2 and 0.215.0): labels become droid session tags at creation,
 // renameNative after the first turn renames the native session, and droid's own files (and a
@@ -42,30 +41,13 @@ const TAGS = ['team:core', 'demo'];
 const NATIVE_TAGS = [{ name: 'team:core' }, { name: 'demo' }];
 
 async function createRunner(droid: DroidVersion, rig: CliRig, baseUrl: string, options: { title?: string }): Promise<SessionRunner> {
-  const cli: ResolvedCli = {
-    source: 'path',
-    binaryPath: binaries.get(droid.version)!,
-    version: droid.version,
-    range: droid.range,
-    expected: { apiVersion: '1.0.0', protocolVersion: droid.protocolVersion, qualifiedBy: 'table' },
-  };
-  const adapterConfig = DroidConfigSchema.parse({
-    model: SCRIPTED_MODEL_ID,
-    env: { FACTORY_AIRGAP_ENABLED: 'true' },
-    customModels: [droidCustomModel(baseUrl, { apiKey: RIG_API_KEY }).entry],
-  });
   return SessionRunner.create(
-    {
+    realDroidRuntime({
       store: await createFileStore(rig.stateDir),
       stateDir: rig.stateDir,
-      adapter: droidAdapter as Adapter<unknown>,
-      adapterConfig,
-      cli,
-      secrets: [RIG_API_KEY],
-      decide: async () => ({ decision: 'deny', by: 'policy', reason: 'no permission expected in this test' }),
-      interruptGraceMs: 2_000,
-      runTimeoutMs: 60_000,
-    },
+      baseUrl,
+      droid: { binaryPath: binaries.get(droid.version)!, version: droid.version, range: droid.range, protocolVersion: droid.protocolVersion },
+    }),
     { workspace: rig.workspace, model: SCRIPTED_MODEL_ID, autonomy: 'low', tags: TAGS, ...options },
   );
 }
