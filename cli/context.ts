@@ -77,7 +77,8 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
       return adapter;
     },
     adapterConfig(name) {
-      if (!ADAPTERS[name]) throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
+      if (!ADAPTERS[name])
+        throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
       return (config.adapters as Record<string, unknown>)[name];
     },
     async lockEntries(name) {

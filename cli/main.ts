@@ -38,7 +38,12 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('one-works')
     .description('One Works: run coding-agent CLIs (Factory droid) in isolated, pinned, observable sessions')
     .version(await packageVersion(), '-V, --version')
-    .addOption(new Option('-c, --config <file>', 'path to one-works.yaml (default ./one-works.yaml, then $XDG_CONFIG_HOME/one-works/one-works.yaml)'))
+    .addOption(
+      new Option(
+        '-c, --config <file>',
+        'path to one-works.yaml (default ./one-works.yaml, then $XDG_CONFIG_HOME/one-works/one-works.yaml)',
+      ),
+    )
     .option('--json', 'machine-readable output: one JSON value per line on stdout')
     .option('--verbose', 'show stack traces for errors')
     .showHelpAfterError()

@@ -66,7 +66,12 @@ export function createDecider(
   const escalator =
     options.escalator ??
     (isInteractive(out, terminal)
-      ? createTtyEscalator({ input: terminal.input, output: terminal.output, redact: (text) => out.redact(text), ...(options.signal ? { signal: options.signal } : {}) })
+      ? createTtyEscalator({
+          input: terminal.input,
+          output: terminal.output,
+          redact: (text) => out.redact(text),
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
       : declineEscalator);
   const deciders = new Map<string, (ask: PermissionAsk) => Promise<PermissionDecision>>();
   // Attention notes by request id, attached to the decision they belong to (asks may overlap).

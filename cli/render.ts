@@ -62,7 +62,9 @@ export function createLiveRenderer(out: Output, options: { showThinking?: boolea
         if (event.level === 'warn' || event.level === 'error') say(`! ${event.message}`);
         return;
       case 'turn.completed':
-        say(`— ${event.outcome.status}${event.outcome.reason !== event.outcome.status ? ` (${event.outcome.reason})` : ''} · ${formatUsage(event.outcome.usage)}`);
+        say(
+          `— ${event.outcome.status}${event.outcome.reason !== event.outcome.status ? ` (${event.outcome.reason})` : ''} · ${formatUsage(event.outcome.usage)}`,
+        );
         return;
       default:
         return;

@@ -14,17 +14,19 @@ import { socketPath } from './daemon/wire.js';
 export async function openStore(ctx: CliContext, options: { own?: boolean } = { own: true }): Promise<FileStore> {
   const store = await createFileStore(ctx.stateDir);
   if (options.own !== false) {
-    const owner = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() }).catch((error: unknown) => {
-      // While `serve` owns the state directory, say how to reach it instead.
-      if (isOneWorksError(error, 'state_locked') && existsSync(socketPath(ctx.stateDir))) {
-        throw new OneWorksError(
-          'state_locked',
-          `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: \`run\`, \`send\`, \`wait\` and \`cancel\` talk to it while it runs; stop it first for anything else.`,
-          { data: error.data, cause: error },
-        );
-      }
-      throw error;
-    });
+    const owner = await store
+      .acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() })
+      .catch((error: unknown) => {
+        // While `serve` owns the state directory, say how to reach it instead.
+        if (isOneWorksError(error, 'state_locked') && existsSync(socketPath(ctx.stateDir))) {
+          throw new OneWorksError(
+            'state_locked',
+            `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: \`run\`, \`send\`, \`wait\` and \`cancel\` talk to it while it runs; stop it first for anything else.`,
+            { data: error.data, cause: error },
+          );
+        }
+        throw error;
+      });
     if (owner.recovered) {
       ctx.out.info(`recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone)`);
       const changed = await recoverInterruptedRuns(store, { stateDir: ctx.stateDir });

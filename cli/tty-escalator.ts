@@ -61,12 +61,18 @@ export function createTtyEscalator(options: TtyEscalatorOptions): Escalator {
   };
 }
 
-async function askPermission(ask: PermissionAsk, reason: string, reader: LineReader, write: (text: string) => void): Promise<EscalationAnswer> {
+async function askPermission(
+  ask: PermissionAsk,
+  reason: string,
+  reader: LineReader,
+  write: (text: string) => void,
+): Promise<EscalationAnswer> {
   const count = ask.tools.length === 1 ? 'a tool call' : `${ask.tools.length} tool calls`;
   const lines = [`\n[one-works] permission needed for ${count}:`];
   for (const tool of ask.tools) {
     lines.push(`  • ${tool.label}${tool.impact ? `  (impact: ${tool.impact})` : ''}`);
-    if (tool.command !== undefined && !tool.label.endsWith(tool.command)) lines.push(`    command: ${tool.command.replace(/\n/g, '\n             ')}`);
+    if (tool.command !== undefined && !tool.label.endsWith(tool.command))
+      lines.push(`    command: ${tool.command.replace(/\n/g, '\n             ')}`);
     if (tool.paths?.length) lines.push(`    paths: ${tool.paths.join(', ')}`);
   }
   lines.push(`  asked because ${reason}`, `  ${CHOICES}`);
@@ -76,8 +82,10 @@ async function askPermission(ask: PermissionAsk, reason: string, reader: LineRea
     const line = await reader.next();
     if (line === undefined) return abandoned(reader, write);
     const choice = line.trim().toLowerCase();
-    if (choice === 'y' || choice === 'yes') return { decision: 'allow', remember: false, by: 'human', reason: 'allowed once by the person at the terminal' };
-    if (choice === 'a' || choice === 'always') return { decision: 'allow', remember: true, by: 'human', reason: 'allowed for this session by the person at the terminal' };
+    if (choice === 'y' || choice === 'yes')
+      return { decision: 'allow', remember: false, by: 'human', reason: 'allowed once by the person at the terminal' };
+    if (choice === 'a' || choice === 'always')
+      return { decision: 'allow', remember: true, by: 'human', reason: 'allowed for this session by the person at the terminal' };
     if (choice === 'n' || choice === 'no') return { decision: 'deny', by: 'human', reason: 'denied by the person at the terminal' };
     write(`  please answer y, a or n: ${CHOICES}\n`);
   }
@@ -93,7 +101,12 @@ async function askQuestions(ask: PermissionAsk, reader: LineReader, write: (text
     const of = questions.length > 1 ? ` (${position + 1} of ${questions.length})` : '';
     const lines = [`\n[one-works] question from the agent${of}${question.topic ? ` — ${question.topic}` : ''}`, `  ${question.question}`];
     question.options.forEach((option, i) => lines.push(`    ${i + 1}) ${option}`));
-    const how = question.options.length === 0 ? 'type your answer' : question.multiSelect ? 'answer with numbers separated by commas (e.g. 1,2) or type your own answer' : 'answer with a number or type your own answer';
+    const how =
+      question.options.length === 0
+        ? 'type your answer'
+        : question.multiSelect
+          ? 'answer with numbers separated by commas (e.g. 1,2) or type your own answer'
+          : 'answer with a number or type your own answer';
     lines.push(`  ${how}; an empty line or Ctrl-D declines`);
     write(`${lines.join('\n')}\n  > `);
     const line = await reader.next();
@@ -106,7 +119,12 @@ async function askQuestions(ask: PermissionAsk, reader: LineReader, write: (text
 
 // Numbers pick options (several, comma-separated, for multi-select); anything else is free text.
 function answerText(question: Question, text: string): string {
-  const parts = question.multiSelect ? text.split(',').map((p) => p.trim()).filter((p) => p !== '') : [text];
+  const parts = question.multiSelect
+    ? text
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '')
+    : [text];
   const picked = parts.map((part) => (/^\d+$/.test(part) ? question.options[Number(part) - 1] : undefined));
   if (parts.length === 0 || picked.some((option) => option === undefined)) return text;
   return [...new Set(picked)].join(', ');

@@ -69,13 +69,15 @@ export class TurnFeed {
   }
 
   #drain(): void {
-    this.#draining = this.#draining.then(async () => {
-      while (this.#queue.length > 0) {
-        const event = this.#queue.shift()!;
-        if (event.type !== 'assistant.delta' && this.#last >= 0 && event.seq > this.#last + 1) await this.#fillGap(event.seq);
-        this.#handle(event);
-      }
-    }).catch(() => undefined);
+    this.#draining = this.#draining
+      .then(async () => {
+        while (this.#queue.length > 0) {
+          const event = this.#queue.shift()!;
+          if (event.type !== 'assistant.delta' && this.#last >= 0 && event.seq > this.#last + 1) await this.#fillGap(event.seq);
+          this.#handle(event);
+        }
+      })
+      .catch(() => undefined);
   }
 
   // Renders logged events before `seq` that the live stream did not deliver.

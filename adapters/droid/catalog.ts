@@ -19,7 +19,13 @@ import type { DroidModel, ListToolsResult } from './wire.js';
  * asked for (`tools: []`): callers validate the model against `models`.
  * Throws OneWorksError `probe_failed` (with droid's stderr tail) when droid fails.
  */
-export async function listDroidCatalog(config: DroidConfig, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string, request: CatalogRequest = {}): Promise<Catalog> {
+export async function listDroidCatalog(
+  config: DroidConfig,
+  cli: ResolvedCli,
+  launch: ThrowawayLauncher,
+  workdir: string,
+  request: CatalogRequest = {},
+): Promise<Catalog> {
   // Throwaway scope: no hooks, MCP servers or skills act during a listing. Credentials are
   // passed: which models droid lists as disabled depends on them.
   const settings = composeDroidSettings(config, { scope: 'throwaway' });
@@ -31,7 +37,11 @@ export async function listDroidCatalog(config: DroidConfig, cli: ResolvedCli, la
   );
   try {
     await conn.start();
-    await conn.request(InitializeSession, { machineId: 'one-works-catalog', cwd: workdir, autonomyLevel: config.autonomy }, { timeoutMs: config.startupTimeoutMs });
+    await conn.request(
+      InitializeSession,
+      { machineId: 'one-works-catalog', cwd: workdir, autonomyLevel: config.autonomy },
+      { timeoutMs: config.startupTimeoutMs },
+    );
     const models = (await conn.request(ListModels, { includeDisabled: true })).models.map(toCatalogModel);
     const toolsModel = request.modelId ?? (config.model === 'inherit' ? undefined : config.model);
     const known = toolsModel === undefined || models.some((m) => m.id === toolsModel);
@@ -103,4 +113,3 @@ export function toCatalogTool(tool: ListToolsResult['tools'][number]): CatalogTo
     ...(tool.currentlyAllowed === undefined ? {} : { allowed: tool.currentlyAllowed }),
   };
 }
-

@@ -156,23 +156,37 @@ async function locateBinary(cli: DroidCliSelection, ctx: ResolveCliContext): Pro
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(ctx.fetchOptions ? { fetchOptions: ctx.fetchOptions } : {}),
   });
-  return { binaryPath: installed.binaryPath, package: { name: packageName, integrity: installed.integrity, fromCache: installed.fromCache } };
+  return {
+    binaryPath: installed.binaryPath,
+    package: { name: packageName, integrity: installed.integrity, fromCache: installed.fromCache },
+  };
 }
 
 async function checkExecutable(binaryPath: string | undefined): Promise<string> {
   if (!binaryPath || !path.isAbsolute(binaryPath)) {
-    throw new OneWorksError('config_invalid', `adapters.droid.cli.path must be an absolute path when source is "path", got ${JSON.stringify(binaryPath)}`);
+    throw new OneWorksError(
+      'config_invalid',
+      `adapters.droid.cli.path must be an absolute path when source is "path", got ${JSON.stringify(binaryPath)}`,
+    );
   }
   const info = await stat(binaryPath).catch(() => undefined);
   if (!info) {
-    throw new OneWorksError('cli_not_found', `droid at ${binaryPath} does not exist (adapters.droid.cli.path); fix the path or use source: managed`, {
-      data: { binaryPath },
-    });
+    throw new OneWorksError(
+      'cli_not_found',
+      `droid at ${binaryPath} does not exist (adapters.droid.cli.path); fix the path or use source: managed`,
+      {
+        data: { binaryPath },
+      },
+    );
   }
   if (!info.isFile() || !(await isExecutable(binaryPath))) {
-    throw new OneWorksError('cli_not_found', `droid at ${binaryPath} is not an executable file (adapters.droid.cli.path); fix the path or its mode`, {
-      data: { binaryPath },
-    });
+    throw new OneWorksError(
+      'cli_not_found',
+      `droid at ${binaryPath} is not an executable file (adapters.droid.cli.path); fix the path or its mode`,
+      {
+        data: { binaryPath },
+      },
+    );
   }
   return binaryPath;
 }

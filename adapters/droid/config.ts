@@ -16,7 +16,14 @@ export const DROID_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 
 /** The providers droid accepts in a BYOK `customModels` entry (droid 0.225.x settings schema). */
 export const DROID_PROVIDERS = [
-  'anthropic', 'openai', 'generic-chat-completion-api', 'factory', 'google', 'xai', 'voyage', 'bedrock-converse',
+  'anthropic',
+  'openai',
+  'generic-chat-completion-api',
+  'factory',
+  'google',
+  'xai',
+  'voyage',
+  'bedrock-converse',
 ] as const;
 
 /**
@@ -38,7 +45,10 @@ const absolutePath = z.string().superRefine((value, ctx) => {
 const PinSchema = z.string().superRefine((value, ctx) => {
   if (semver.valid(value) === value) return;
   const hint = semver.validRange(value) ? ' (a range belongs in cli.range)' : '';
-  ctx.addIssue({ code: 'custom', message: `expected an exact semver version such as ${DROID_DEFAULT_PIN}, got ${JSON.stringify(value)}${hint}` });
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected an exact semver version such as ${DROID_DEFAULT_PIN}, got ${JSON.stringify(value)}${hint}`,
+  });
 });
 
 const RangeSchema = z.string().superRefine((value, ctx) => {
@@ -49,7 +59,9 @@ const RangeSchema = z.string().superRefine((value, ctx) => {
 
 export const DroidCliSchema = z
   .strictObject({
-    source: z.enum(['managed', 'system', 'path']).default('managed')
+    source: z
+      .enum(['managed', 'system', 'path'])
+      .default('managed')
       .describe('managed: installed by One Works; system: droid on PATH; path: the binary at cli.path.'),
     version: PinSchema.default(DROID_DEFAULT_PIN).describe('The pinned CLI version (exact semver).'),
     path: absolutePath.optional().describe('Absolute path of the droid binary; only with source: path.'),
@@ -60,17 +72,28 @@ export const DroidCliSchema = z
       ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path": the absolute path of the droid binary' });
     }
     if (cli.source !== 'path' && cli.path !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['path'], message: `only allowed when source is "path" (source is "${cli.source}"); set source: path or remove this key` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['path'],
+        message: `only allowed when source is "path" (source is "${cli.source}"); set source: path or remove this key`,
+      });
     }
     if (cli.source === 'managed' && cli.range !== undefined && semver.validRange(cli.range) && !semver.satisfies(cli.version, cli.range)) {
-      ctx.addIssue({ code: 'custom', path: ['range'], message: `expected a range that includes the pinned version ${cli.version}, got ${JSON.stringify(cli.range)}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['range'],
+        message: `expected a range that includes the pinned version ${cli.version}, got ${JSON.stringify(cli.range)}`,
+      });
     }
   })
   .transform((cli) => ({ ...cli, range: cli.range ?? defaultRange(cli.version) }));
 
 export const DroidCustomModelSchema = z.strictObject({
   model: z.string().min(1).describe('The model name sent to the provider.'),
-  displayName: z.string().regex(/\S/, 'expected a name with a non-blank character').optional()
+  displayName: z
+    .string()
+    .regex(/\S/, 'expected a name with a non-blank character')
+    .optional()
     .describe('Name shown by droid; the id becomes custom:<displayName>-<n>.'),
   id: z.string().min(1).optional().describe('Explicit droid model id; overrides the custom:<name>-<n> rule.'),
   baseUrl: z.url().describe('Provider endpoint, e.g. http://127.0.0.1:8000/v1.'),
@@ -86,7 +109,15 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The hook events droid fires (droid 0.225.x); YAML `hooks` keys map 1:1 to them. */
 export const DROID_HOOK_EVENTS = [
-  'PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart', 'SessionEnd', 'Notification', 'SubagentStop', 'PreCompact',
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'Stop',
+  'SessionStart',
+  'SessionEnd',
+  'Notification',
+  'SubagentStop',
+  'PreCompact',
 ] as const;
 
 const HookCommandSchema = z.strictObject({
@@ -101,8 +132,9 @@ const HookMatcherSchema = z.strictObject({
 });
 
 export const DroidHooksSchema = z.strictObject(
-  Object.fromEntries(DROID_HOOK_EVENTS.map((event) => [event, z.array(HookMatcherSchema).optional().describe(`Hooks of droid's ${event} event.`)])) as
-    Record<(typeof DROID_HOOK_EVENTS)[number], z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>>,
+  Object.fromEntries(
+    DROID_HOOK_EVENTS.map((event) => [event, z.array(HookMatcherSchema).optional().describe(`Hooks of droid's ${event} event.`)]),
+  ) as Record<(typeof DROID_HOOK_EVENTS)[number], z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>>,
 );
 
 /** An MCP server name: it prefixes the server's tools (`<name>___<tool>`), so keep it plain. */
@@ -114,10 +146,18 @@ export const DroidMcpServerSchema = z
     type: z.enum(['stdio', 'http', 'sse']).describe('stdio: a local command; http / sse: a remote server at url.'),
     command: z.string().min(1).optional().describe('stdio: the executable (no "=" in it).'),
     args: z.array(z.string()).optional().describe('stdio: its arguments.'),
-    env: z.record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string().meta({ secret: true, description: 'Value (a secret).' }))
-      .optional().describe('stdio: extra environment variables; the values are secrets.'),
+    env: z
+      .record(
+        z.string().regex(ENV_NAME, 'expected an environment variable name'),
+        z.string().meta({ secret: true, description: 'Value (a secret).' }),
+      )
+      .optional()
+      .describe('stdio: extra environment variables; the values are secrets.'),
     url: z.url().optional().describe('http / sse: the server URL.'),
-    headers: z.record(z.string().min(1), secret('Header value (a secret).')).optional().describe('http / sse: HTTP headers; the values are secrets.'),
+    headers: z
+      .record(z.string().min(1), secret('Header value (a secret).'))
+      .optional()
+      .describe('http / sse: HTTP headers; the values are secrets.'),
   })
   .superRefine((server, ctx) => {
     const local = server.type === 'stdio';
@@ -137,7 +177,8 @@ export const DroidMcpServerSchema = z
       forbid(['command', 'args', 'env']);
     }
     // The command is started through `env NAME=VALUE <command>`, which would read a "=" as an assignment.
-    if (server.command?.includes('=')) ctx.addIssue({ code: 'custom', path: ['command'], message: `expected a command without "=", got ${JSON.stringify(server.command)}` });
+    if (server.command?.includes('='))
+      ctx.addIssue({ code: 'custom', path: ['command'], message: `expected a command without "=", got ${JSON.stringify(server.command)}` });
   });
 
 export const DroidConfigSchema = z.strictObject({
@@ -145,10 +186,15 @@ export const DroidConfigSchema = z.strictObject({
   model: z.string().min(1).default('inherit').describe('Default model of new sessions; "inherit" keeps droid\'s own default.'),
   effort: z.enum(DROID_EFFORTS).default('high').describe('Default reasoning effort of new sessions.'),
   autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  customModels: z.array(DroidCustomModelSchema).default([]).superRefine(rejectDuplicateIds)
+  customModels: z
+    .array(DroidCustomModelSchema)
+    .default([])
+    .superRefine(rejectDuplicateIds)
     .describe('BYOK models written into the isolated settings.'),
   configContent: z.record(z.string(), z.unknown()).default({}).describe('Merged into the isolated .factory/settings.json.'),
-  env: z.record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string()).default({})
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+    .default({})
     .describe('Extra environment variables for the droid process.'),
   credentials: z
     .strictObject({
@@ -163,12 +209,21 @@ export const DroidConfigSchema = z.strictObject({
   interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
   systemPrompt: z.string().min(1).optional().describe("Text appended to droid's own system prompt in new sessions."),
   rules: z.array(absolutePath).default([]).describe('Instruction files (absolute paths) appended to the system prompt of new sessions.'),
-  skills: z.array(absolutePath).default([]).superRefine(rejectDuplicateSkillNames).describe('Skill directories (absolute paths, each with a SKILL.md) copied into the session home.'),
+  skills: z
+    .array(absolutePath)
+    .default([])
+    .superRefine(rejectDuplicateSkillNames)
+    .describe('Skill directories (absolute paths, each with a SKILL.md) copied into the session home.'),
   disableBuiltinSkills: z.boolean().default(false).describe("Hide droid's built-in skills."),
-  mcpServers: z.record(z.string().regex(MCP_SERVER_NAME, 'expected a server name of letters, digits, "_" and "-"'), DroidMcpServerSchema)
-    .default({}).describe('MCP servers of every session; the only ones droid may start.'),
+  mcpServers: z
+    .record(z.string().regex(MCP_SERVER_NAME, 'expected a server name of letters, digits, "_" and "-"'), DroidMcpServerSchema)
+    .default({})
+    .describe('MCP servers of every session; the only ones droid may start.'),
   hooks: DroidHooksSchema.prefault({}).describe("droid's native hooks, by event name."),
-  plugins: z.array(z.string().min(1)).default([]).describe('droid plugins; skipped with a warning (droid has no session-scoped plugin injection).'),
+  plugins: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('droid plugins; skipped with a warning (droid has no session-scoped plugin injection).'),
 });
 
 export type DroidConfig = z.output<typeof DroidConfigSchema>;
@@ -215,6 +270,11 @@ function rejectDuplicateSkillNames(dirs: string[], ctx: z.RefinementCtx): void {
     const name = basename(dir);
     const first = seen.get(name);
     if (first === undefined) seen.set(name, index);
-    else ctx.addIssue({ code: 'custom', path: [index], message: `duplicate skill name "${name}" (also skills[${first}]); skills are copied by directory name` });
+    else
+      ctx.addIssue({
+        code: 'custom',
+        path: [index],
+        message: `duplicate skill name "${name}" (also skills[${first}]); skills are copied by directory name`,
+      });
   });
 }

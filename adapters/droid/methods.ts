@@ -46,7 +46,11 @@ export const DROID_METHODS = {
 
 export type DroidMethod = (typeof DROID_METHODS)[keyof typeof DROID_METHODS];
 
-function describe<P, R>(method: DroidMethod, params: RequestDescriptor<P, R>['params'], result: RequestDescriptor<P, R>['result']): RequestDescriptor<P, R> {
+function describe<P, R>(
+  method: DroidMethod,
+  params: RequestDescriptor<P, R>['params'],
+  result: RequestDescriptor<P, R>['result'],
+): RequestDescriptor<P, R> {
   return Object.freeze({ method, params, result });
 }
 

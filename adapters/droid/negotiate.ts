@@ -2,12 +2,7 @@ import semver from 'semver';
 import type { z } from 'zod';
 import { OneWorksError } from '../../core/errors.js';
 import { describeZodError } from './notifications.js';
-import {
-  InitializeSessionResultSchema,
-  LoadSessionResultSchema,
-  type InitializeSessionResult,
-  type LoadSessionResult,
-} from './wire.js';
+import { InitializeSessionResultSchema, LoadSessionResultSchema, type InitializeSessionResult, type LoadSessionResult } from './wire.js';
 
 /**
  * The version contract with droid. droid writes `factoryApiVersion` and `factoryProtocolVersion`

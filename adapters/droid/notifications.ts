@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  DroidMcpServerStatusSchema,
-  DroidMessageSchema,
-  DroidTokenUsageSchema,
-  DroidToolUseSchema,
-} from './wire.js';
+import { DroidMcpServerStatusSchema, DroidMessageSchema, DroidTokenUsageSchema, DroidToolUseSchema } from './wire.js';
 
 /**
  * The notification union of `droid.session_notification` (37 types in droid 0.225.2; see
@@ -27,7 +22,11 @@ export const DROID_NOTIFICATION_SCHEMAS = {
   assistant_text_delta: member('assistant_text_delta', deltaShape),
   assistant_text_complete: member('assistant_text_complete', { messageId: z.string(), blockIndex: z.number().optional() }),
   thinking_text_delta: member('thinking_text_delta', deltaShape),
-  thinking_text_complete: member('thinking_text_complete', { messageId: z.string(), blockIndex: z.number().optional(), durationMs: z.number().optional() }),
+  thinking_text_complete: member('thinking_text_complete', {
+    messageId: z.string(),
+    blockIndex: z.number().optional(),
+    durationMs: z.number().optional(),
+  }),
   assistant_message_retracted: member('assistant_message_retracted', { messageId: z.string() }),
   tool_call: member('tool_call', { toolUse: DroidToolUseSchema }),
   tool_execution_phase_changed: member('tool_execution_phase_changed', { toolUseId: z.string(), toolName: str, phase: z.string() }),
@@ -45,7 +44,11 @@ export const DROID_NOTIFICATION_SCHEMAS = {
   }),
   tool_execution_heartbeat: member('tool_execution_heartbeat', { toolUseId: z.string(), toolName: str }),
   tool_result: member('tool_result', { toolUseId: z.string(), messageId: str, content: z.unknown(), isError: z.boolean().optional() }),
-  permission_resolved: member('permission_resolved', { requestId: z.string(), toolUseIds: z.array(z.string()).optional(), selectedOption: z.string() }),
+  permission_resolved: member('permission_resolved', {
+    requestId: z.string(),
+    toolUseIds: z.array(z.string()).optional(),
+    selectedOption: z.string(),
+  }),
   droid_working_state_changed: member('droid_working_state_changed', { newState: z.string() }),
   session_token_usage_changed: member('session_token_usage_changed', {
     sessionId: str,
@@ -76,7 +79,11 @@ export const DROID_NOTIFICATION_SCHEMAS = {
   }),
   llm_retry: member('llm_retry', { attempt: z.number(), reason: str }),
   structured_output: member('structured_output', { messageId: z.string(), structuredOutput: z.unknown() }),
-  session_compacted: member('session_compacted', { summaryId: str, removedCount: z.number().optional(), visibleBoundaryMessageId: z.string().nullable().optional() }),
+  session_compacted: member('session_compacted', {
+    summaryId: str,
+    removedCount: z.number().optional(),
+    visibleBoundaryMessageId: z.string().nullable().optional(),
+  }),
   hook_execution_started: member('hook_execution_started', {
     hookId: z.string(),
     hookEventName: z.string(),
@@ -94,7 +101,12 @@ export const DROID_NOTIFICATION_SCHEMAS = {
     hookResults: z.array(z.unknown()).optional(),
   }),
   queued_messages_discarded: member('queued_messages_discarded', { text: str, requestId: str }),
-  child_session_available: member('child_session_available', { childSessionId: z.string(), toolUseId: str, subagentType: str, description: str }),
+  child_session_available: member('child_session_available', {
+    childSessionId: z.string(),
+    toolUseId: str,
+    subagentType: str,
+    description: str,
+  }),
   session_working_directory_changed: member('session_working_directory_changed', { cwd: z.string() }),
   loop_state_changed: member('loop_state_changed', { loopState: z.looseObject({}) }),
   mission_state_changed: member('mission_state_changed', {}),

@@ -97,12 +97,22 @@ class Projector implements DroidProjector {
         return [native(parsed.type, parsed.raw)];
       case 'malformed':
         return [
-          { type: 'log', key: `malformed:${parsed.type}:${contentHash(parsed.raw)}`, level: 'warn', message: `droid sent a ${parsed.type} notification of an unexpected shape (${parsed.reason}); kept as a native event` },
+          {
+            type: 'log',
+            key: `malformed:${parsed.type}:${contentHash(parsed.raw)}`,
+            level: 'warn',
+            message: `droid sent a ${parsed.type} notification of an unexpected shape (${parsed.reason}); kept as a native event`,
+          },
           native(parsed.type, parsed.raw),
         ];
       case 'invalid':
         return [
-          { type: 'log', key: `malformed:notification:${contentHash(params)}`, level: 'warn', message: `droid sent a session notification without a notification type (${parsed.reason}); kept as a native event` },
+          {
+            type: 'log',
+            key: `malformed:notification:${contentHash(params)}`,
+            level: 'warn',
+            message: `droid sent a session notification without a notification type (${parsed.reason}); kept as a native event`,
+          },
           native('invalid_notification', params),
         ];
     }
@@ -155,7 +165,14 @@ class Projector implements DroidProjector {
       case 'assistant_message_retracted': {
         const generation = this.#keys.retract(n.messageId);
         this.#turns.retract(n.messageId);
-        return [{ type: 'log', key: `retract:${n.messageId}:${generation}`, level: 'info', message: `droid retracted the partial reply ${n.messageId} before retrying` }];
+        return [
+          {
+            type: 'log',
+            key: `retract:${n.messageId}:${generation}`,
+            level: 'info',
+            message: `droid retracted the partial reply ${n.messageId} before retrying`,
+          },
+        ];
       }
       case 'tool_call':
         return this.#spans.sight(n.toolUse.id, n.toolUse.name, n.toolUse.input);
@@ -202,9 +219,23 @@ class Projector implements DroidProjector {
       // droid also sends llm_retry after the LAST failed attempt (§9.2); the error and the turn's
       // reason that follow say when retrying stopped.
       case 'llm_retry':
-        return [{ type: 'log', key: `${this.#next('retry')}:${n.attempt}`, level: 'warn', message: `model call failed, retrying (attempt ${n.attempt}: ${n.reason ?? 'unknown'})` }];
+        return [
+          {
+            type: 'log',
+            key: `${this.#next('retry')}:${n.attempt}`,
+            level: 'warn',
+            message: `model call failed, retrying (attempt ${n.attempt}: ${n.reason ?? 'unknown'})`,
+          },
+        ];
       case 'queued_messages_discarded':
-        return [{ type: 'log', key: `discarded:${n.requestId ?? contentHash(n.text)}`, level: 'warn', message: `droid discarded queued user message(s) on interrupt${n.text ? `: ${n.text}` : ''}` }];
+        return [
+          {
+            type: 'log',
+            key: `discarded:${n.requestId ?? contentHash(n.text)}`,
+            level: 'warn',
+            message: `droid discarded queued user message(s) on interrupt${n.text ? `: ${n.text}` : ''}`,
+          },
+        ];
       // Dropped on purpose: the committed create_message carries the text the deltas streamed,
       // and heartbeats only say a tool is alive.
       case 'assistant_text_complete':
@@ -242,7 +273,13 @@ class Projector implements DroidProjector {
         const key = this.#keys.commitKey(message.id);
         if (live) this.#turns.committed(message.id, parts.text);
         if (parts.text.length > 0 || parts.thinking.length > 0) {
-          events.push({ type: 'assistant.message', key, messageId: message.id, text: parts.text, ...(parts.thinking ? { thinking: parts.thinking } : {}) });
+          events.push({
+            type: 'assistant.message',
+            key,
+            messageId: message.id,
+            text: parts.text,
+            ...(parts.thinking ? { thinking: parts.thinking } : {}),
+          });
         }
         for (const use of parts.toolUses) events.push(...this.#spans.sight(use.id, use.name, use.input));
         return events;
@@ -259,7 +296,9 @@ class Projector implements DroidProjector {
       case 'system':
         return [{ type: 'log', key: droidEventKeys.message(message.id), level: 'warn', message: parts.text }];
       default:
-        return [{ type: 'native', key: droidEventKeys.message(message.id), nativeType: `create_message.${message.role}`, payload: message }];
+        return [
+          { type: 'native', key: droidEventKeys.message(message.id), nativeType: `create_message.${message.role}`, payload: message },
+        ];
     }
   }
 

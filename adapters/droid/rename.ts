@@ -24,7 +24,10 @@ export interface RenameContext {
  */
 export async function renameDroidSession(conn: Connection | undefined, title: string, ctx: RenameContext): Promise<void> {
   if (!conn || conn.state !== 'open') {
-    throw new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, 'cannot rename the droid session: no droid process is running for it (run a turn first)');
+    throw new OneWorksError(
+      ERROR_CODES.CONNECTION_CLOSED,
+      'cannot rename the droid session: no droid process is running for it (run a turn first)',
+    );
   }
   let result: { success?: boolean | undefined };
   try {
@@ -35,8 +38,12 @@ export async function renameDroidSession(conn: Connection | undefined, title: st
     throw new OneWorksError(code, `droid did not rename its session: ${detail}`, { cause: error });
   }
   if (result.success !== true) {
-    throw new OneWorksError(ERROR_CODES.PEER_ERROR, `droid answered the rename without success: ${ctx.redactor.redact(JSON.stringify(result))}`, {
-      data: { success: result.success ?? null },
-    });
+    throw new OneWorksError(
+      ERROR_CODES.PEER_ERROR,
+      `droid answered the rename without success: ${ctx.redactor.redact(JSON.stringify(result))}`,
+      {
+        data: { success: result.success ?? null },
+      },
+    );
   }
 }

@@ -71,7 +71,10 @@ export async function composeSessionParams(config: DroidConfig): Promise<DroidSe
   const rules = await Promise.all(config.rules.map((path, index) => readRulesFile(path, index)));
   const append = systemPromptAppend(config.systemPrompt, rules);
   return {
-    initialize: { ...(append !== undefined ? { systemPrompt: { type: 'preset', preset: 'droid', append } } : {}), disableBuiltinSkills: config.disableBuiltinSkills },
+    initialize: {
+      ...(append !== undefined ? { systemPrompt: { type: 'preset', preset: 'droid', append } } : {}),
+      disableBuiltinSkills: config.disableBuiltinSkills,
+    },
     load: { disableBuiltinSkills: config.disableBuiltinSkills },
     promptAppend: append,
     notices: skippedPlugins(config).map((name) => ({
@@ -122,7 +125,8 @@ export function resumedPromptNotice(params: DroidSessionParams, loaded: unknown)
     type: 'log',
     key: `prompt-kept:${randomUUID()}`,
     level: 'warn',
-    message: 'systemPrompt or rules changed since this droid session was created; droid keeps the prompt of its creation, start a new session to use the new one',
+    message:
+      'systemPrompt or rules changed since this droid session was created; droid keeps the prompt of its creation, start a new session to use the new one',
   };
 }
 

@@ -1,13 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  AdapterSession,
-  ChildChannel,
-  ChildExit,
-  LaunchSpec,
-  SessionIO,
-  SessionSpec,
-  TurnInput,
-} from '../../core/adapter.js';
+import type { AdapterSession, ChildChannel, ChildExit, LaunchSpec, SessionIO, SessionSpec, TurnInput } from '../../core/adapter.js';
 import { OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
@@ -95,7 +87,11 @@ export class DroidSession implements AdapterSession {
   async rename(title: string, signal?: AbortSignal): Promise<void> {
     await this.#starting?.catch(() => undefined);
     const conn = this.#exit || this.#closing ? undefined : this.#conn;
-    await renameDroidSession(conn, title, { redactor: this.#io.redactor, timeoutMs: this.#config.requestTimeoutMs, ...(signal ? { signal } : {}) });
+    await renameDroidSession(conn, title, {
+      redactor: this.#io.redactor,
+      timeoutMs: this.#config.requestTimeoutMs,
+      ...(signal ? { signal } : {}),
+    });
   }
 
   close(): Promise<void> {
@@ -139,7 +135,11 @@ export class DroidSession implements AdapterSession {
       if (!first) return;
       first = false;
       try {
-        checkNegotiation(readAnnouncedVersions(frame), { apiVersion: API_VERSION, protocolVersion: expected.protocolVersion }, this.#spec.cli.version);
+        checkNegotiation(
+          readAnnouncedVersions(frame),
+          { apiVersion: API_VERSION, protocolVersion: expected.protocolVersion },
+          this.#spec.cli.version,
+        );
       } catch (error) {
         this.#negotiationError = error as OneWorksError;
         conn.close(this.#negotiationError);
@@ -230,7 +230,6 @@ export class DroidSession implements AdapterSession {
   #describeLaunch(settings: ComposedSettings): LaunchSpec {
     return describeDroidLaunch(this.#config, this.#spec.cli, { cwd: this.#spec.workspace, home: this.#spec.home, settings });
   }
-
 
   #onNotification(params: unknown): void {
     for (const draft of this.#projector.project(params)) this.#io.emit(draft);

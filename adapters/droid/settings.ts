@@ -82,7 +82,9 @@ export function composeDroidSettings(config: DroidConfig, options: ComposeOption
   const full = options.scope !== 'throwaway';
   const mcp = composeMcp(full ? config.mcpServers : {}, options.mcpToken ?? `one-works-mcp-${randomBytes(12).toString('hex')}`);
   secrets.push(...mcp.secrets);
-  const hooks = full ? Object.fromEntries(Object.entries(config.hooks).filter(([, matchers]) => matchers !== undefined && matchers.length > 0)) : {};
+  const hooks = full
+    ? Object.fromEntries(Object.entries(config.hooks).filter(([, matchers]) => matchers !== undefined && matchers.length > 0))
+    : {};
   const base: Record<string, unknown> = {
     cloudSessionSync: false,
     // droid 0.225.2 loads `<workspace>/.factory/mcp.json` implicitly and starts its servers; a

@@ -144,7 +144,10 @@ function firstText(value: unknown): string {
 
 // First non-empty line, trimmed and capped; a cut-off rest is marked with "…".
 function oneLine(value: string): string {
-  const lines = value.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = value
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   if (lines.length === 0) return '';
   return cap(lines.length > 1 ? `${lines[0]} …` : lines[0]!);
 }

@@ -17,16 +17,19 @@ interface CliBlock {
 
 export function registerAdapterCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   const adapters = program.command('adapters').description('inspect, install, probe and upgrade the agent CLIs');
-  const withCtx = (body: (ctx: CliContext, name: string, ...rest: string[]) => Promise<number>) =>
+  const withCtx =
+    (body: (ctx: CliContext, name: string, ...rest: string[]) => Promise<number>) =>
     (...args: unknown[]) => {
       const cmd = args.at(-1) as Command;
       const positional = args.slice(0, -2) as string[];
-      return run(async () => body(await createContext(cmd.optsWithGlobals<GlobalOptions>()), positional[0] ?? 'droid', ...positional.slice(1)));
+      return run(async () =>
+        body(await createContext(cmd.optsWithGlobals<GlobalOptions>()), positional[0] ?? 'droid', ...positional.slice(1)),
+      );
     };
 
   adapters
     .command('list')
-    .description('show each adapter\'s selected CLI: source, path, version, protocol and qualification')
+    .description("show each adapter's selected CLI: source, path, version, protocol and qualification")
     .action(withCtx((ctx) => listAdapters(ctx)));
   adapters
     .command('which')
@@ -53,7 +56,8 @@ export function registerAdapterCommands(program: Command, run: (body: CommandBod
 
 async function prepare(ctx: CliContext, name: string, config: unknown, install: boolean): Promise<ResolvedCli> {
   return ctx.adapter(name).prepare(config, {
-    services: ctx.services, cacheDir: ctx.cacheDir,
+    services: ctx.services,
+    cacheDir: ctx.cacheDir,
     lock: await ctx.lockEntries(name),
     onProgress: ctx.progress,
     install,
@@ -82,13 +86,18 @@ async function listAdapters(ctx: CliContext): Promise<number> {
     const block = (ctx.adapterConfig(name) as { cli: CliBlock }).cli;
     try {
       const cli = await prepare(ctx, name, ctx.adapterConfig(name), false);
-      ctx.out.result({ adapter: name, ...describe(cli) }, () =>
-        `${name}  ${cli.source}  ${cli.version}  protocol ${cli.expected?.protocolVersion ?? '?'}  ${qualification(cli)}\n  ${cli.binaryPath}`,
+      ctx.out.result(
+        { adapter: name, ...describe(cli) },
+        () =>
+          `${name}  ${cli.source}  ${cli.version}  protocol ${cli.expected?.protocolVersion ?? '?'}  ${qualification(cli)}\n  ${cli.binaryPath}`,
       );
     } catch (error) {
       failed = true;
       const message = error instanceof Error ? error.message : String(error);
-      ctx.out.result({ adapter: name, source: block.source, version: block.version, error: message }, () => `${name}  ${block.source}  ${block.version}  not usable: ${message}`);
+      ctx.out.result(
+        { adapter: name, source: block.source, version: block.version, error: message },
+        () => `${name}  ${block.source}  ${block.version}  not usable: ${message}`,
+      );
     }
   }
   return failed ? EXIT.cli : EXIT.ok;
@@ -105,8 +114,15 @@ async function installAdapter(ctx: CliContext, name: string): Promise<number> {
   const cli = await prepare(ctx, name, ctx.adapterConfig(name), true);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const how = cli.source !== 'managed' ? 'verified' : cli.package?.fromCache ? 'already installed' : `installed in ${seconds}s`;
-  ctx.out.result({ adapter: name, ...describe(cli), integrity: cli.package?.integrity ?? null, fromCache: cli.package?.fromCache ?? null, seconds: Number(seconds) }, () =>
-    `${name} ${cli.version} (${cli.source}) ${how}: ${cli.binaryPath}`,
+  ctx.out.result(
+    {
+      adapter: name,
+      ...describe(cli),
+      integrity: cli.package?.integrity ?? null,
+      fromCache: cli.package?.fromCache ?? null,
+      seconds: Number(seconds),
+    },
+    () => `${name} ${cli.version} (${cli.source}) ${how}: ${cli.binaryPath}`,
   );
   return EXIT.ok;
 }
@@ -115,9 +131,12 @@ function compare(cli: ResolvedCli, probe: ProbeResult): { ok: boolean; problems:
   const problems: string[] = [];
   if (!probe.apiVersion) problems.push('no factoryApiVersion announced');
   else if (probe.apiVersion !== '1.0.0') problems.push(`API version ${probe.apiVersion}, expected 1.0.0`);
-  if (!probe.protocolVersion || !semver.valid(probe.protocolVersion)) problems.push(`protocol version ${JSON.stringify(probe.protocolVersion ?? null)} is missing or malformed`);
+  if (!probe.protocolVersion || !semver.valid(probe.protocolVersion))
+    problems.push(`protocol version ${JSON.stringify(probe.protocolVersion ?? null)} is missing or malformed`);
   else if (cli.expected && cli.expected.protocolVersion !== probe.protocolVersion) {
-    problems.push(`protocol ${probe.protocolVersion}, but the ${cli.expected.qualifiedBy === 'table' ? 'built-in table' : 'lock file'} records ${cli.expected.protocolVersion} for ${cli.version}`);
+    problems.push(
+      `protocol ${probe.protocolVersion}, but the ${cli.expected.qualifiedBy === 'table' ? 'built-in table' : 'lock file'} records ${cli.expected.protocolVersion} for ${cli.version}`,
+    );
   }
   return { ok: problems.length === 0, problems };
 }
@@ -127,13 +146,26 @@ async function probeAdapter(ctx: CliContext, name: string): Promise<number> {
   const cli = await prepare(ctx, name, config, true);
   const probe = await probeCli(ctx.adapter(name), config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
   const verdict = compare(cli, probe);
-  ctx.out.result({ adapter: name, ...describe(cli), announced: { apiVersion: probe.apiVersion ?? null, protocolVersion: probe.protocolVersion ?? null }, details: probe.details, ok: verdict.ok, problems: verdict.problems }, () =>
-    [
-      `${name} ${cli.version} (${cli.source}) at ${cli.binaryPath}`,
-      `  announced: API ${probe.apiVersion ?? '(none)'}, protocol ${probe.protocolVersion ?? '(none)'}`,
-      `  expected:  ${cli.expected ? `API ${cli.expected.apiVersion}, protocol ${cli.expected.protocolVersion} (${qualification(cli)})` : 'unknown version: not in the table or one-works.lock'}`,
-      verdict.ok ? (cli.expected ? '  match' : `  probe passed; \`one-works adapters upgrade ${name} ${cli.version}\` records it`) : `  MISMATCH: ${verdict.problems.join('; ')}`,
-    ].join('\n'),
+  ctx.out.result(
+    {
+      adapter: name,
+      ...describe(cli),
+      announced: { apiVersion: probe.apiVersion ?? null, protocolVersion: probe.protocolVersion ?? null },
+      details: probe.details,
+      ok: verdict.ok,
+      problems: verdict.problems,
+    },
+    () =>
+      [
+        `${name} ${cli.version} (${cli.source}) at ${cli.binaryPath}`,
+        `  announced: API ${probe.apiVersion ?? '(none)'}, protocol ${probe.protocolVersion ?? '(none)'}`,
+        `  expected:  ${cli.expected ? `API ${cli.expected.apiVersion}, protocol ${cli.expected.protocolVersion} (${qualification(cli)})` : 'unknown version: not in the table or one-works.lock'}`,
+        verdict.ok
+          ? cli.expected
+            ? '  match'
+            : `  probe passed; \`one-works adapters upgrade ${name} ${cli.version}\` records it`
+          : `  MISMATCH: ${verdict.problems.join('; ')}`,
+      ].join('\n'),
   );
   return verdict.ok ? EXIT.ok : EXIT.agent;
 }
@@ -141,7 +173,10 @@ async function probeAdapter(ctx: CliContext, name: string): Promise<number> {
 async function upgradeAdapter(ctx: CliContext, name: string, version: string): Promise<number> {
   if (!semver.valid(version)) throw new OneWorksError('usage', `"${version}" is not an exact version (e.g. 0.225.2)`);
   if (!ctx.configPath) {
-    throw new OneWorksError('config_not_found', 'no one-works.yaml to upgrade; create one (see one-works.yaml.example) or pass --config FILE');
+    throw new OneWorksError(
+      'config_not_found',
+      'no one-works.yaml to upgrade; create one (see one-works.yaml.example) or pass --config FILE',
+    );
   }
   const current = ctx.adapterConfig(name) as { cli: CliBlock };
   // A range written in the file is kept when it admits the new pin, else moved to the new pin's
@@ -167,12 +202,21 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
   await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'version'], version);
   const movedRange = rangeInFile && !keepRange;
   if (movedRange) await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'range'], minorRange(version));
-  ctx.out.result({ adapter: name, from: current.cli.version, to: version, protocolVersion: probe.protocolVersion, config: ctx.configPath, lock: ctx.lockPath }, () =>
-    [
-      `${name} upgraded ${current.cli.version} → ${version} (protocol ${probe.protocolVersion})`,
-      `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${movedRange ? ` (range set to ${minorRange(version)}: the old one excluded the new pin)` : ''}`,
-      `  ${ctx.lockPath}: probe recorded`,
-    ].join('\n'),
+  ctx.out.result(
+    {
+      adapter: name,
+      from: current.cli.version,
+      to: version,
+      protocolVersion: probe.protocolVersion,
+      config: ctx.configPath,
+      lock: ctx.lockPath,
+    },
+    () =>
+      [
+        `${name} upgraded ${current.cli.version} → ${version} (protocol ${probe.protocolVersion})`,
+        `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${movedRange ? ` (range set to ${minorRange(version)}: the old one excluded the new pin)` : ''}`,
+        `  ${ctx.lockPath}: probe recorded`,
+      ].join('\n'),
   );
   return EXIT.ok;
 }

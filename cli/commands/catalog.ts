@@ -18,21 +18,31 @@ interface CatalogFlags {
 export function registerCatalogCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   program
     .command('models')
-    .description('list the models the adapter\'s CLI offers (BYOK models from the config included), with their reasoning efforts')
+    .description("list the models the adapter's CLI offers (BYOK models from the config included), with their reasoning efforts")
     .option('--adapter <name>', 'adapter to ask', 'droid')
     .option('--all', 'also show deprecated and disabled models')
     .option('--refresh', 'ask the CLI again even if the cached list is fresh')
-    .action((flags: CatalogFlags, cmd: Command) => run(async () => listModels(await createContext(cmd.optsWithGlobals<GlobalOptions>()), flags)));
+    .action((flags: CatalogFlags, cmd: Command) =>
+      run(async () => listModels(await createContext(cmd.optsWithGlobals<GlobalOptions>()), flags)),
+    );
   program
     .command('tools')
     .description('list the tools the agent can call with a model (default: the configured one) at the configured autonomy')
     .option('--adapter <name>', 'adapter to ask', 'droid')
     .option('-m, --model <id>', 'model whose tools to list')
     .option('--refresh', 'ask the CLI again even if the cached list is fresh')
-    .action((flags: CatalogFlags, cmd: Command) => run(async () => listTools(await createContext(cmd.optsWithGlobals<GlobalOptions>()), flags)));
+    .action((flags: CatalogFlags, cmd: Command) =>
+      run(async () => listTools(await createContext(cmd.optsWithGlobals<GlobalOptions>()), flags)),
+    );
 }
 
-async function fetchCatalog(ctx: CliContext, name: string, config: unknown, cli: ResolvedCli, options: { modelId?: string; force?: boolean }): Promise<CachedValue<Catalog>> {
+async function fetchCatalog(
+  ctx: CliContext,
+  name: string,
+  config: unknown,
+  cli: ResolvedCli,
+  options: { modelId?: string; force?: boolean },
+): Promise<CachedValue<Catalog>> {
   const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
   const redactor = new Redactor();
   for (const secret of secrets) redactor.register(secret);
@@ -50,7 +60,9 @@ async function fetchCatalog(ctx: CliContext, name: string, config: unknown, cli:
 
 async function prepared(ctx: CliContext, name: string): Promise<{ config: unknown; cli: ResolvedCli }> {
   const config = ctx.adapterConfig(name);
-  const cli = await ctx.adapter(name).prepare(config, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), onProgress: ctx.progress });
+  const cli = await ctx
+    .adapter(name)
+    .prepare(config, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), onProgress: ctx.progress });
   return { config, cli };
 }
 
@@ -62,7 +74,13 @@ async function listModels(ctx: CliContext, flags: CatalogFlags): Promise<number>
   ctx.out.result({ adapter: flags.adapter, cliVersion: cli.version, ...freshness(catalog), models: shown }, () => {
     const hidden = all.length - shown.length;
     const header = `${flags.adapter} ${cli.version} · ${shown.length} models${hidden > 0 ? ` (${hidden} deprecated or disabled hidden; --all shows them)` : ''} · ${describeAge(catalog)}`;
-    const rows = shown.map((m) => [m.id, m.displayName, m.custom ? `BYOK ${m.provider ?? ''}`.trim() : (m.provider ?? ''), effortsOf(m), flagsOf(m)]);
+    const rows = shown.map((m) => [
+      m.id,
+      m.displayName,
+      m.custom ? `BYOK ${m.provider ?? ''}`.trim() : (m.provider ?? ''),
+      effortsOf(m),
+      flagsOf(m),
+    ]);
     return [header, ...table(rows)].join('\n');
   });
   return EXIT.ok;
@@ -70,7 +88,10 @@ async function listModels(ctx: CliContext, flags: CatalogFlags): Promise<number>
 
 async function listTools(ctx: CliContext, flags: CatalogFlags): Promise<number> {
   const { config, cli } = await prepared(ctx, flags.adapter);
-  const catalog = await fetchCatalog(ctx, flags.adapter, config, cli, { ...(flags.model ? { modelId: flags.model } : {}), force: Boolean(flags.refresh) });
+  const catalog = await fetchCatalog(ctx, flags.adapter, config, cli, {
+    ...(flags.model ? { modelId: flags.model } : {}),
+    force: Boolean(flags.refresh),
+  });
   if (flags.model) validateModelAndEffort(catalog.value.models, { model: flags.model });
   const { tools } = catalog.value;
   ctx.out.result({ adapter: flags.adapter, cliVersion: cli.version, model: flags.model ?? null, ...freshness(catalog), tools }, () => {

@@ -15,7 +15,9 @@ export function registerConfigCommands(program: Command, run: (body: CommandBody
         const source = ctx.configPath ?? `(no config file: defaults, and the current directory ${ctx.cwd} approved alone)`;
         ctx.out.info(`config: ${source}`);
         // The effective configuration: without a file, the current directory is the approved root.
-        const effective = ctx.implicitApproval ? { ...ctx.config, workspaces: { ...ctx.config.workspaces, approved: ctx.approvedRoots } } : ctx.config;
+        const effective = ctx.implicitApproval
+          ? { ...ctx.config, workspaces: { ...ctx.config.workspaces, approved: ctx.approvedRoots } }
+          : ctx.config;
         ctx.out.result({ path: ctx.configPath ?? null, config: maskSecrets(CONFIG_SCHEMA, effective) }, () =>
           renderEffectiveConfig(CONFIG_SCHEMA, effective).trimEnd(),
         );

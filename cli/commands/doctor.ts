@@ -37,7 +37,12 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
     const adapter = ctx.adapter(name);
     let cli;
     try {
-      cli = await adapter.prepare(config, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(name), install: false });
+      cli = await adapter.prepare(config, {
+        services: ctx.services,
+        cacheDir: ctx.cacheDir,
+        lock: await ctx.lockEntries(name),
+        install: false,
+      });
     } catch (error) {
       checks.push({ name: `${name} binary`, ok: false, detail: error instanceof Error ? error.message : String(error) });
       continue;
@@ -45,7 +50,11 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
     checks.push({ name: `${name} binary`, ok: true, detail: `${cli.binaryPath} (${cli.source}) runs and reports ${cli.version}` });
     checks.push({ name: `${name} version`, ok: semver.satisfies(cli.version, cli.range), detail: `${cli.version} within ${cli.range}` });
     if (!cli.expected) {
-      checks.push({ name: `${name} protocol`, ok: false, detail: `${cli.version} is not qualified (table) or probed (one-works.lock); run \`one-works adapters upgrade ${name} ${cli.version}\`` });
+      checks.push({
+        name: `${name} protocol`,
+        ok: false,
+        detail: `${cli.version} is not qualified (table) or probed (one-works.lock); run \`one-works adapters upgrade ${name} ${cli.version}\``,
+      });
       continue;
     }
     try {

@@ -6,7 +6,15 @@ import { createContext } from '../context.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
-import { createSharedOrchestrator, parseListenAddress, parseOrigin, readTokenFile, serveHttp, serveStdio, type McpServerOptions } from '../mcp/index.js';
+import {
+  createSharedOrchestrator,
+  parseListenAddress,
+  parseOrigin,
+  readTokenFile,
+  serveHttp,
+  serveStdio,
+  type McpServerOptions,
+} from '../mcp/index.js';
 import { processRedactor } from '../output.js';
 import { claimShutdown } from '../shutdown.js';
 
@@ -29,7 +37,11 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
     .description('serve One Works sessions to MCP clients (assistants): stdio by default, or authenticated HTTP with --http')
     .option('--http <host:port>', 'serve stateless Streamable HTTP on POST /mcp at this loopback address (needs --token-file)')
     .option('--token-file <file>', 'file holding the bearer token (≥32 characters, mode 600) that every HTTP request must present')
-    .option('--allow-origin <origin>', 'also accept browser requests from this origin (repeatable)', (value: string, all: string[] | undefined) => [...(all ?? []), value])
+    .option(
+      '--allow-origin <origin>',
+      'also accept browser requests from this origin (repeatable)',
+      (value: string, all: string[] | undefined) => [...(all ?? []), value],
+    )
     .action((flags: McpFlags, cmd: Command) =>
       run(async () => {
         const http = await httpSettings(flags);
@@ -38,7 +50,12 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
         // environment is replaced when idle and auto-started, refused (orchestrator_mismatch) otherwise.
         // Its notices go to stderr (ctx.out.info), so stdout carries protocol messages only.
         const orchestrator = createSharedOrchestrator(() => connectMatchingOrchestrator(ctx));
-        const options: McpServerOptions = { orchestrator, version: await packageVersion(), redact: (text) => processRedactor.redact(text), log };
+        const options: McpServerOptions = {
+          orchestrator,
+          version: await packageVersion(),
+          redact: (text) => processRedactor.redact(text),
+          log,
+        };
         const shutdown = claimShutdown();
         try {
           if (http) await serveHttp({ ...options, ...http }, shutdown.signal);
@@ -66,7 +83,10 @@ async function httpSettings(flags: McpFlags): Promise<Awaited<ReturnType<typeof 
 async function readHttp(http: string, flags: McpFlags) {
   const address = parseListenAddress(http);
   if (flags.tokenFile === undefined) {
-    throw new OneWorksError(ERROR_CODES.USAGE, '--http needs --token-file FILE: there is no unauthenticated HTTP mode; create a token with: (umask 077; openssl rand -hex 32 > FILE)');
+    throw new OneWorksError(
+      ERROR_CODES.USAGE,
+      '--http needs --token-file FILE: there is no unauthenticated HTTP mode; create a token with: (umask 077; openssl rand -hex 32 > FILE)',
+    );
   }
   const token = await readTokenFile(resolve(flags.tokenFile));
   processRedactor.register(token);

@@ -24,7 +24,13 @@ export type TurnTarget = { kind: 'new'; request: CreateSessionRequest } | { kind
  * outcome. A second signal exits at once; the orchestrator still finishes the cancel. If this
  * process dies, the turn goes on in the orchestrator.
  */
-export async function followTurn(ctx: CliContext, client: OrchestratorClient, store: FileStore, target: TurnTarget, banner: string): Promise<number> {
+export async function followTurn(
+  ctx: CliContext,
+  client: OrchestratorClient,
+  store: FileStore,
+  target: TurnTarget,
+  banner: string,
+): Promise<number> {
   const { out } = ctx;
   const prompts = new AbortController();
   const terminal = { input: process.stdin, output: process.stderr };
@@ -77,7 +83,10 @@ export async function followTurn(ctx: CliContext, client: OrchestratorClient, st
     accepted = handle;
     out.info(`session ${handle.sessionId} · ${banner}${handle.state === 'queued' ? ' · queued: waiting for a free slot' : ''}`);
     cancel();
-    const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client.waitForRun(handle.sessionId, handle.runId);
+    const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client.waitForRun(
+      handle.sessionId,
+      handle.runId,
+    );
     await feed.finish();
     await cancelling;
     const dir = `${ctx.stateDir}/sessions/${handle.sessionId}`;

@@ -66,7 +66,10 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('-m, --model <id>', 'model id for this turn')
     .option('-e, --effort <level>', 'reasoning effort for this turn')
     .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
-    .option('-i, --interrupt', "steer: supersede the session's queued turns and interrupt its live one, then run this message on the same native session")
+    .option(
+      '-i, --interrupt',
+      "steer: supersede the session's queued turns and interrupt its live one, then run this message on the same native session",
+    )
     .option('--request-key <key>', 'idempotency key: repeating the same send returns (and follows) the original turn')
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
@@ -145,7 +148,13 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   }
 }
 
-function parseTurnFlags(schema: { safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, base: unknown, flags: TurnFlags): unknown {
+function parseTurnFlags(
+  schema: {
+    safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } };
+  },
+  base: unknown,
+  flags: TurnFlags,
+): unknown {
   const merged = {
     ...(base as Record<string, unknown>),
     ...(flags.model ? { model: flags.model } : {}),

@@ -32,10 +32,16 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
   program
     .command('serve')
     .description('run the orchestrator as a local service on <state>/orchestrator.sock until SIGTERM/SIGINT')
-    .option('--idle-exit-ms <ms>', 'exit after this long without clients or turns (default: stay up; auto-started servers use orchestrator.idleExitMs)', parseMs)
+    .option(
+      '--idle-exit-ms <ms>',
+      'exit after this long without clients or turns (default: stay up; auto-started servers use orchestrator.idleExitMs)',
+      parseMs,
+    )
     .addOption(new Option('--auto', 'started by a client: quiet when another server owns the state, idle exit on').hideHelp())
     .action((flags: { idleExitMs?: number; auto?: boolean }, cmd: Command) =>
-      run(async () => runServe(await createContext(cmd.optsWithGlobals<GlobalOptions>()), { auto: flags.auto === true, idleExitMs: flags.idleExitMs })),
+      run(async () =>
+        runServe(await createContext(cmd.optsWithGlobals<GlobalOptions>()), { auto: flags.auto === true, idleExitMs: flags.idleExitMs }),
+      ),
     );
 
   program
@@ -71,7 +77,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .description('queue one more turn of a session in the orchestrator and print its run id at once')
     .argument('<session>', 'session id')
     .argument('<prompt>', 'what to ask the agent')
-    .option('--interrupt', 'steer: drop the session\'s queued turns, interrupt the live one, then run this')
+    .option('--interrupt', "steer: drop the session's queued turns, interrupt the live one, then run this")
     .option('--request-key <key>', 'idempotency key: repeating the same send returns the original run')
     .option('-m, --model <id>', 'model id for this turn')
     .option('-e, --effort <level>', 'reasoning effort for this turn')
@@ -107,7 +113,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
 
   program
     .command('cancel')
-    .description('cancel a session\'s live turn and its queued turns, and print its summary')
+    .description("cancel a session's live turn and its queued turns, and print its summary")
     .argument('<session>', 'session id')
     .action((sessionId: string, _flags: unknown, cmd: Command) =>
       withClient(cmd, run, { matching: false }, async (client, ctx) => {
@@ -156,14 +162,17 @@ function waitText(result: WaitResult): string {
 }
 
 function summaryLine(summary: SessionSummary): string {
-  const run = summary.latestRun ? ` · ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}` : '';
+  const run = summary.latestRun
+    ? ` · ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}`
+    : '';
   const queued = summary.queueDepth > 0 ? ` · ${summary.queueDepth} queued` : '';
   return `${summary.sessionId}: ${summary.state}${run}${queued} · ${summary.workspace}`;
 }
 
 function parseMs(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new OneWorksError('usage', `--idle-exit-ms: expected a whole number of milliseconds, got "${value}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new OneWorksError('usage', `--idle-exit-ms: expected a whole number of milliseconds, got "${value}"`);
   return n;
 }
 

@@ -24,10 +24,13 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       else for (const row of rows) ctx.out.line(rowLine(row));
       return EXIT.ok;
     });
-  sessions.command('list', { isDefault: true }).description('one line per session').action((_o: unknown, cmd: Command) => list(cmd));
+  sessions
+    .command('list', { isDefault: true })
+    .description('one line per session')
+    .action((_o: unknown, cmd: Command) => list(cmd));
   sessions
     .command('show')
-    .description('a session\'s record: workspace, state, runs with their outcome')
+    .description("a session's record: workspace, state, runs with their outcome")
     .argument('<id>', 'session id')
     .action((id: string, _o: unknown, cmd: Command) =>
       run(async () => {
@@ -41,7 +44,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
 
   program
     .command('events')
-    .description('print a session\'s recorded events (--follow keeps printing new ones)')
+    .description("print a session's recorded events (--follow keeps printing new ones)")
     .argument('<id>', 'session id')
     .option('-f, --follow', 'wait for new events until interrupted')
     .action((id: string, flags: { follow?: boolean }, cmd: Command) =>
@@ -97,7 +100,9 @@ interface ListRow {
 
 function listRow(r: SessionRecord, live: SessionSummary | undefined): ListRow {
   const last = r.runs.at(-1);
-  const latest = live?.latestRun ? { id: live.latestRun.runId, status: live.latestRun.status, reason: live.latestRun.reason ?? null } : undefined;
+  const latest = live?.latestRun
+    ? { id: live.latestRun.runId, status: live.latestRun.status, reason: live.latestRun.reason ?? null }
+    : undefined;
   return {
     id: r.id,
     adapter: r.adapter,
@@ -130,7 +135,9 @@ function showText(r: SessionRecord, dir: string): string {
     `  runs:`,
   ];
   for (const run of r.runs) {
-    lines.push(`    ${run.id}  ${run.status}${run.reason && run.reason !== run.status ? ` (${run.reason})` : ''}  model=${run.model ?? 'default'} effort=${run.effort ?? 'default'} autonomy=${run.autonomy}  ${run.usage ? formatUsage(run.usage) : ''}`);
+    lines.push(
+      `    ${run.id}  ${run.status}${run.reason && run.reason !== run.status ? ` (${run.reason})` : ''}  model=${run.model ?? 'default'} effort=${run.effort ?? 'default'} autonomy=${run.autonomy}  ${run.usage ? formatUsage(run.usage) : ''}`,
+    );
     lines.push(`      > ${run.prompt.split('\n')[0]}`);
     if (run.text) lines.push(`      < ${run.text.split('\n')[0]}`);
   }
@@ -140,7 +147,10 @@ function showText(r: SessionRecord, dir: string): string {
 function eventLine(out: import('../output.js').Output): (e: RuntimeEvent) => void {
   const live = createLiveRenderer(out);
   return (e) => {
-    if (e.type === 'session.started') out.line(`[${e.at}] session started (${e.adapter} ${e.cliVersion ?? ''}, protocol ${e.protocolVersion ?? '?'}${e.resumed ? ', resumed' : ''})`);
+    if (e.type === 'session.started')
+      out.line(
+        `[${e.at}] session started (${e.adapter} ${e.cliVersion ?? ''}, protocol ${e.protocolVersion ?? '?'}${e.resumed ? ', resumed' : ''})`,
+      );
     else if (e.type === 'turn.started') out.line(`[${e.at}] turn ${e.runId} started`);
     else if (e.type === 'session.closed') out.line(`[${e.at}] session closed (${e.reason})`);
     else if (e.type === 'assistant.message') out.line(e.text);

@@ -84,7 +84,10 @@ export async function connectOrchestrator(
   const first = await tryConnect(path);
   if (first) return first;
   if (!options.autoStart) {
-    throw new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``);
+    throw new OneWorksError(
+      ERROR_CODES.CONNECTION_CLOSED,
+      `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``,
+    );
   }
   await spawnAutoServer(ctx);
   const deadline = Date.now() + AUTO_START_DEADLINE_MS;
@@ -94,7 +97,10 @@ export async function connectOrchestrator(
     const client = await tryConnect(path);
     if (client) return client;
   }
-  throw new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `the orchestrator did not start within ${AUTO_START_DEADLINE_MS / 1000} s; see ${ctx.stateDir}/orchestrator.log`);
+  throw new OneWorksError(
+    ERROR_CODES.CONNECTION_CLOSED,
+    `the orchestrator did not start within ${AUTO_START_DEADLINE_MS / 1000} s; see ${ctx.stateDir}/orchestrator.log`,
+  );
 }
 
 /**
@@ -153,7 +159,11 @@ class SocketClient implements OrchestratorClient {
 
   // Results below are the server's own OrchestratorApi values, passed through as sent.
   cancel(sessionId: string, runId?: string): Promise<SessionSummary> {
-    return this.#call('cancel', runId === undefined ? { sessionId } : { sessionId, runId }, CONTROL_DEADLINES_MS.cancel) as Promise<SessionSummary>;
+    return this.#call(
+      'cancel',
+      runId === undefined ? { sessionId } : { sessionId, runId },
+      CONTROL_DEADLINES_MS.cancel,
+    ) as Promise<SessionSummary>;
   }
 
   status(sessionId: string): Promise<SessionSummary> {
@@ -216,7 +226,12 @@ class SocketClient implements OrchestratorClient {
     return ((await this.#call('exitIfIdle', {})) as { exiting: boolean }).exiting;
   }
 
-  async attachEscalator(sessionId: string, runId: string | undefined, escalator: Escalator, abandoned: () => boolean = () => false): Promise<void> {
+  async attachEscalator(
+    sessionId: string,
+    runId: string | undefined,
+    escalator: Escalator,
+    abandoned: () => boolean = () => false,
+  ): Promise<void> {
     this.#escalators.set(sessionId, { escalator, abandoned });
     await this.#call('escalations.attach', runId === undefined ? { sessionId } : { sessionId, runId });
   }

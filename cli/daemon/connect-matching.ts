@@ -82,5 +82,8 @@ async function waitForExit(pid: number): Promise<void> {
     }
     await sleep(50);
   }
-  throw new OneWorksError(ERROR_CODES.ORCHESTRATOR_MISMATCH, `the orchestrator (pid ${pid}) agreed to exit but is still running after ${EXIT_DEADLINE_MS / 1000} s`);
+  throw new OneWorksError(
+    ERROR_CODES.ORCHESTRATOR_MISMATCH,
+    `the orchestrator (pid ${pid}) agreed to exit but is still running after ${EXIT_DEADLINE_MS / 1000} s`,
+  );
 }

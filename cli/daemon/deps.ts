@@ -40,7 +40,15 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     let cli = prepared.get(adapterName);
     if (!cli) {
       const adapterConfig = block(adapterName);
-      cli = (async () => ctx.adapter(adapterName).prepare(adapterConfig, { services: ctx.services, cacheDir: ctx.cacheDir, lock: await ctx.lockEntries(adapterName), onProgress: () => undefined }))();
+      cli = (async () =>
+        ctx
+          .adapter(adapterName)
+          .prepare(adapterConfig, {
+            services: ctx.services,
+            cacheDir: ctx.cacheDir,
+            lock: await ctx.lockEntries(adapterName),
+            onProgress: () => undefined,
+          }))();
       prepared.set(adapterName, cli);
       cli.catch(() => prepared.delete(adapterName));
     }
@@ -69,7 +77,13 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     modelsFor: async (adapterName) => {
       const adapter = ctx.adapter(adapterName);
       if (!adapter.catalog) return undefined;
-      const catalog = await loadCatalog({ adapter, config: block(adapterName), cli: await cliOf(adapterName), cacheDir: ctx.cacheDir, secrets });
+      const catalog = await loadCatalog({
+        adapter,
+        config: block(adapterName),
+        cli: await cliOf(adapterName),
+        cacheDir: ctx.cacheDir,
+        secrets,
+      });
       return catalog.value.models;
     },
     runtimeFor: async (adapterName, session): Promise<SessionRuntime> => {
@@ -77,9 +91,17 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       const adapterConfig = block(adapterName);
       const cli = cliOf(adapterName);
       let liveRun: string | undefined;
-      const decide = createDecider(ctx, adapterConfig, out, escalations
-        ? { escalator: escalations.escalatorFor(session.id, () => liveRun), quiet: (decided) => escalations.takeAbandoned(decided.ask.requestId) }
-        : { escalator: declineEscalator });
+      const decide = createDecider(
+        ctx,
+        adapterConfig,
+        out,
+        escalations
+          ? {
+              escalator: escalations.escalatorFor(session.id, () => liveRun),
+              quiet: (decided) => escalations.takeAbandoned(decided.ask.requestId),
+            }
+          : { escalator: declineEscalator },
+      );
       return {
         store,
         stateDir: ctx.stateDir,

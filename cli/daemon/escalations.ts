@@ -54,7 +54,12 @@ export const EscalationReplySchema = z.strictObject({
 export type EscalationReply = z.infer<typeof EscalationReplySchema>;
 
 /** What an ask still open when its turn is cancelled is answered with. */
-const ABANDONED: EscalationReply = { decision: 'deny', by: 'policy', reason: 'the prompt was abandoned (the turn was cancelled)', abandoned: true };
+const ABANDONED: EscalationReply = {
+  decision: 'deny',
+  by: 'policy',
+  reason: 'the prompt was abandoned (the turn was cancelled)',
+  abandoned: true,
+};
 
 /** The server's side: which connection answers the asks of which session (and run). */
 export class EscalationRouter {
@@ -101,7 +106,8 @@ export class EscalationRouter {
    * when the interrupt reaches it first, whichever message the client's answer races with.
    */
   abandon(sessionId: string, runId?: string): void {
-    for (const ask of this.#open.get(sessionId) ?? []) if (runId === undefined || ask.runId === undefined || ask.runId === runId) ask.abandon();
+    for (const ask of this.#open.get(sessionId) ?? [])
+      if (runId === undefined || ask.runId === undefined || ask.runId === runId) ask.abandon();
   }
 
   /** The escalator of one session's runner; `liveRun()` names the run being decided. Never rejects (failures decline). */
@@ -117,7 +123,11 @@ export class EscalationRouter {
         const open = this.#open.get(sessionId) ?? new Set();
         this.#open.set(sessionId, open.add(entry));
         try {
-          const asked = connection.requestRaw(ESCALATION_REQUEST, { sessionId, reason: proposal.reason, ask }, { timeoutMs: this.#timeoutMs });
+          const asked = connection.requestRaw(
+            ESCALATION_REQUEST,
+            { sessionId, reason: proposal.reason, ask },
+            { timeoutMs: this.#timeoutMs },
+          );
           asked.catch(() => undefined);
           const { abandoned: wasAbandoned, ...answer } = EscalationReplySchema.parse(await Promise.race([asked, abandoned]));
           if (wasAbandoned) this.#abandoned.add(ask.requestId);

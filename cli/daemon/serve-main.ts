@@ -66,7 +66,10 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       if (shutdown.signal.aborted) resolve('signal');
       shutdown.signal.addEventListener('abort', () => resolve(String(shutdown.signal.reason ?? 'signal')), { once: true });
     });
-    const why = await Promise.race([idle.then((reason) => ({ idle: true, reason })), signalled.then((reason) => ({ idle: false, reason }))]);
+    const why = await Promise.race([
+      idle.then((reason) => ({ idle: true, reason })),
+      signalled.then((reason) => ({ idle: false, reason })),
+    ]);
     out.info(`orchestrator stopping (${why.reason === 'idle' ? `idle for ${idleExitMs} ms` : why.reason})`);
     if (why.idle) {
       // Nothing to finish: stop listening first, so that a client arriving now reaches no

@@ -76,7 +76,14 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
     process.umask(previous);
   }
   await chmod(options.socketPath, 0o600);
-  const stopIdle = options.idleExitMs === undefined ? () => undefined : watchIdle(options, () => connections.size, () => reached);
+  const stopIdle =
+    options.idleExitMs === undefined
+      ? () => undefined
+      : watchIdle(
+          options,
+          () => connections.size,
+          () => reached,
+        );
   let closing: Promise<void> | undefined;
   return {
     socketPath: options.socketPath,
@@ -127,14 +134,23 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
     const { sessionId } = parseParams(SessionParamsSchema, p);
     await orchestrator.status(sessionId);
     if (!subscriptions.has(sessionId)) {
-      subscriptions.set(sessionId, orchestrator.subscribe(sessionId, (event) => {
-        if (connection.state === 'open') connection.notify(EVENT_NOTIFICATION, { sessionId, event }).catch(() => undefined);
-      }));
+      subscriptions.set(
+        sessionId,
+        orchestrator.subscribe(sessionId, (event) => {
+          if (connection.state === 'open') connection.notify(EVENT_NOTIFICATION, { sessionId, event }).catch(() => undefined);
+        }),
+      );
     }
     return { subscribed: sessionId };
   });
   handle('hello', () =>
-    Promise.resolve({ fingerprint: options.fingerprint ?? null, auto: options.auto === true, pid: process.pid, clients: connections.size, ...orchestrator.activity() }),
+    Promise.resolve({
+      fingerprint: options.fingerprint ?? null,
+      auto: options.auto === true,
+      pid: process.pid,
+      clients: connections.size,
+      ...orchestrator.activity(),
+    }),
   );
   // Only an auto-started server with nothing to do but this client's connection agrees to exit.
   handle('exitIfIdle', () => {
@@ -178,14 +194,17 @@ const FIRST_CLIENT_GRACE_MS = 10_000;
 function watchIdle(options: OrchestratorServerOptions, clients: () => number, reached: () => boolean): () => void {
   const idleMs = options.idleExitMs!;
   let busyAt = Date.now();
-  const timer = setInterval(() => {
-    const { live, queued } = options.orchestrator.activity();
-    if (clients() > 0 || live > 0 || queued > 0) busyAt = Date.now();
-    else if (Date.now() - busyAt >= (reached() ? idleMs : Math.max(idleMs, FIRST_CLIENT_GRACE_MS))) {
-      clearInterval(timer);
-      options.onIdle?.();
-    }
-  }, Math.max(10, Math.min(idleMs, 250)));
+  const timer = setInterval(
+    () => {
+      const { live, queued } = options.orchestrator.activity();
+      if (clients() > 0 || live > 0 || queued > 0) busyAt = Date.now();
+      else if (Date.now() - busyAt >= (reached() ? idleMs : Math.max(idleMs, FIRST_CLIENT_GRACE_MS))) {
+        clearInterval(timer);
+        options.onIdle?.();
+      }
+    },
+    Math.max(10, Math.min(idleMs, 250)),
+  );
   return () => clearInterval(timer);
 }
 

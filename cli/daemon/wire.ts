@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
-import { MAX_LABELS, MAX_LABEL_LENGTH, MAX_READ_BYTES, MAX_READ_EVENTS, MAX_TITLE_LENGTH, RequestKeySchema } from '../../core/orchestrator/index.js';
+import {
+  MAX_LABELS,
+  MAX_LABEL_LENGTH,
+  MAX_READ_BYTES,
+  MAX_READ_EVENTS,
+  MAX_TITLE_LENGTH,
+  RequestKeySchema,
+} from '../../core/orchestrator/index.js';
 import { AutonomySchema } from '../../core/store/index.js';
 import { PermissionPolicySchema } from '../../core/permissions/index.js';
 import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
@@ -79,7 +86,8 @@ function classify(message: unknown): Inbound {
   const frame = message as Record<string, unknown>;
   const { id, method, params } = frame;
   if (id !== undefined && id !== null && typeof id !== 'string') return { kind: 'invalid', reason: 'id is not a string' };
-  if (typeof method === 'string') return typeof id === 'string' ? { kind: 'request', id, method, params } : { kind: 'notification', method, params };
+  if (typeof method === 'string')
+    return typeof id === 'string' ? { kind: 'request', id, method, params } : { kind: 'notification', method, params };
   if ('result' in frame && typeof id === 'string') return { kind: 'response', id, result: frame.result };
   const error = frame.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
   if (typeof error === 'object' && error !== null && typeof error.code === 'number' && typeof error.message === 'string') {

@@ -35,11 +35,15 @@ export const CORS_MAX_AGE_SECONDS = 600;
  * offered). Returns undefined when the request may proceed. Add {@link corsHeaders} to every
  * response, refusals included.
  */
-export function checkRequest(request: { method?: string | undefined; url?: string | undefined; headers: IncomingHttpHeaders }, config: GuardConfig): Refusal | undefined {
+export function checkRequest(
+  request: { method?: string | undefined; url?: string | undefined; headers: IncomingHttpHeaders },
+  config: GuardConfig,
+): Refusal | undefined {
   const { headers } = request;
   if (!allowedHosts(config.port).has((headers.host ?? '').toLowerCase())) return { status: 403, body: { error: 'host not allowed' } };
   const origin = headers.origin;
-  if (origin !== undefined && !allowedOrigins(config).has(origin.toLowerCase())) return { status: 403, body: { error: 'origin not allowed' } };
+  if (origin !== undefined && !allowedOrigins(config).has(origin.toLowerCase()))
+    return { status: 403, body: { error: 'origin not allowed' } };
   const path = (request.url ?? '').split('?')[0];
   if (request.method === 'OPTIONS' && origin !== undefined) {
     if (path !== MCP_PATH) return { status: 404, body: { error: `not found; the MCP endpoint is POST ${MCP_PATH}` } };
@@ -56,7 +60,8 @@ export function checkRequest(request: { method?: string | undefined; url?: strin
     return { status: 401, body: { error: 'missing or invalid bearer token' }, headers: { 'WWW-Authenticate': 'Bearer realm="one-works"' } };
   }
   if (path !== MCP_PATH) return { status: 404, body: { error: `not found; the MCP endpoint is POST ${MCP_PATH}` } };
-  if (request.method !== 'POST') return { status: 405, body: { error: 'method not allowed; this stateless server accepts POST only' }, headers: { Allow: 'POST' } };
+  if (request.method !== 'POST')
+    return { status: 405, body: { error: 'method not allowed; this stateless server accepts POST only' }, headers: { Allow: 'POST' } };
   return undefined;
 }
 
@@ -67,7 +72,9 @@ export function checkRequest(request: { method?: string | undefined; url?: strin
  */
 export function bearerMatches(authorization: string | undefined, expected: string): boolean {
   const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization ?? '');
-  const presented = createHash('sha256').update(match?.[1] ?? '').digest();
+  const presented = createHash('sha256')
+    .update(match?.[1] ?? '')
+    .digest();
   const wanted = createHash('sha256').update(expected).digest();
   return timingSafeEqual(presented, wanted) && match !== null;
 }
@@ -88,5 +95,7 @@ function allowedHosts(port: number): Set<string> {
 }
 
 function allowedOrigins(config: GuardConfig): Set<string> {
-  return new Set([`http://127.0.0.1:${config.port}`, `http://localhost:${config.port}`, ...config.allowOrigins].map((o) => o.toLowerCase()));
+  return new Set(
+    [`http://127.0.0.1:${config.port}`, `http://localhost:${config.port}`, ...config.allowOrigins].map((o) => o.toLowerCase()),
+  );
 }

@@ -13,12 +13,26 @@ export const RequestKeyInput = z
   .min(1)
   .max(200)
   .optional()
-  .describe('idempotency key: the same key with the same arguments returns the original handle (and its settings) without running anything again; the same key with different arguments fails with request_key_conflict');
+  .describe(
+    'idempotency key: the same key with the same arguments returns the original handle (and its settings) without running anything again; the same key with different arguments fails with request_key_conflict',
+  );
 
 export const SettingsInput = {
-  model: z.string().min(1).max(200).optional().describe('model id (see the models tool); default: the session\'s last turn, or the adapter default for a new session'),
-  effort: z.string().min(1).max(50).optional().describe('reasoning effort the model supports (see the models tool); default: inherited, or the model\'s default'),
-  autonomy: AutonomySchema.optional().describe('off | low | medium | high; default: the session\'s last turn, or the adapter default for a new session'),
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("model id (see the models tool); default: the session's last turn, or the adapter default for a new session"),
+  effort: z
+    .string()
+    .min(1)
+    .max(50)
+    .optional()
+    .describe("reasoning effort the model supports (see the models tool); default: inherited, or the model's default"),
+  autonomy: AutonomySchema.optional().describe(
+    "off | low | medium | high; default: the session's last turn, or the adapter default for a new session",
+  ),
 };
 
 export const PromptInput = z.string().min(1).max(200_000).describe('what to ask the agent');
@@ -32,4 +46,7 @@ export const WorkspaceInput = z
 
 export const TitleInput = z.string().min(1).max(MAX_TITLE_LENGTH).describe('a short title for the session');
 
-export const LabelsInput = z.array(z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN)).max(MAX_LABELS).describe('labels (One Works metadata; sent to droid as session tags at creation)');
+export const LabelsInput = z
+  .array(z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN))
+  .max(MAX_LABELS)
+  .describe('labels (One Works metadata; sent to droid as session tags at creation)');

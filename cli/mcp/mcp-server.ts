@@ -1,5 +1,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
 import { mapStrings } from '../../core/orchestrator/session-detail.js';
@@ -75,9 +82,11 @@ function listingOf(tools: readonly AnyMcpTool[]): Tool[] {
 listingOf(MCP_TOOLS);
 
 async function callTool(tool: AnyMcpTool, args: unknown, options: McpServerOptions): Promise<CallToolResult> {
-  const fail = (error: unknown): CallToolResult => toolErrorResult(error, options.redact, (line) => options.log(options.redact(`${tool.name}: ${line}`)));
+  const fail = (error: unknown): CallToolResult =>
+    toolErrorResult(error, options.redact, (line) => options.log(options.redact(`${tool.name}: ${line}`)));
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return fail(new OneWorksError(ERROR_CODES.USAGE, `invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`));
+  if (!parsed.success)
+    return fail(new OneWorksError(ERROR_CODES.USAGE, `invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`));
   try {
     const { result, text } = await options.orchestrator.use((orchestrator) => tool.run(orchestrator, parsed.data));
     const structured = tool.output.parse(result) as Record<string, unknown>;

@@ -28,7 +28,7 @@ export const SettingsOutSchema = z.object({
 });
 
 export const SessionSummaryOutSchema = z.object({
-  sessionId: z.string().describe('the One Works session id (never the agent\'s native id)'),
+  sessionId: z.string().describe("the One Works session id (never the agent's native id)"),
   adapter: z.string(),
   workspace: z.string(),
   title: z.string().optional(),

@@ -9,7 +9,9 @@ export function handleText(handle: TurnHandle): string {
 }
 
 export function summaryText(summary: SessionSummary): string {
-  const run = summary.latestRun ? `, run ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}` : '';
+  const run = summary.latestRun
+    ? `, run ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}`
+    : '';
   const queued = summary.queueDepth > 0 ? `, ${summary.queueDepth} queued` : '';
   const title = summary.title ? ` "${summary.title}"` : '';
   const attention = summary.attention?.length ? ` — ${summary.attention.join('; ')}` : '';
@@ -29,6 +31,7 @@ export function detailText(detail: Omit<SessionDetail, 'events'> & { events: rea
   const run = detail.latestRun;
   if (run) lines.push(`latest run ${run.runId} ${run.status}${run.text ? `: ${cutText(run.text, PREVIEW_CHARS)}` : ''}`);
   lines.push(`${detail.events.length} recent event(s)${detail.eventsTruncated ? ', older ones left out' : ''}`);
-  if (detail.pendingQuestions.length > 0) lines.push(`unanswered: ${detail.pendingQuestions.map((q) => cutText(q, PREVIEW_CHARS)).join(' | ')}`);
+  if (detail.pendingQuestions.length > 0)
+    lines.push(`unanswered: ${detail.pendingQuestions.map((q) => cutText(q, PREVIEW_CHARS)).join(' | ')}`);
   return lines.join('\n');
 }

@@ -13,32 +13,76 @@ const DOCTOR = 'Run `one-works doctor` on the host running One Works and fix wha
 
 // One sentence per stable code; codes without an entry fall back to DEFAULT.
 const ADVICE: Record<string, CodeAdvice> = {
-  [ERROR_CODES.WORKSPACE_NOT_APPROVED]: { retryable: false, action: 'Use a workspace inside one of the approved roots listed by list_workspaces (or ask the owner to add its root to workspaces.approved in one-works.yaml).' },
-  [ERROR_CODES.QUEUE_FULL]: { retryable: true, action: 'Nothing was accepted: wait for sessions to settle (wait_for_sessions), then retry the same call with the same requestKey.' },
-  [ERROR_CODES.REQUEST_KEY_CONFLICT]: { retryable: false, action: 'Repeat the original arguments exactly to get the original handle, or use a new requestKey for a different request.' },
-  [ERROR_CODES.MODEL_UNAVAILABLE]: { retryable: false, action: 'Choose a model listed by the models tool, or omit model to use the session\'s or adapter\'s default.' },
+  [ERROR_CODES.WORKSPACE_NOT_APPROVED]: {
+    retryable: false,
+    action:
+      'Use a workspace inside one of the approved roots listed by list_workspaces (or ask the owner to add its root to workspaces.approved in one-works.yaml).',
+  },
+  [ERROR_CODES.QUEUE_FULL]: {
+    retryable: true,
+    action: 'Nothing was accepted: wait for sessions to settle (wait_for_sessions), then retry the same call with the same requestKey.',
+  },
+  [ERROR_CODES.REQUEST_KEY_CONFLICT]: {
+    retryable: false,
+    action: 'Repeat the original arguments exactly to get the original handle, or use a new requestKey for a different request.',
+  },
+  [ERROR_CODES.MODEL_UNAVAILABLE]: {
+    retryable: false,
+    action: "Choose a model listed by the models tool, or omit model to use the session's or adapter's default.",
+  },
   [ERROR_CODES.EFFORT_UNSUPPORTED]: { retryable: false, action: 'Choose an effort the model lists in the models tool, or omit effort.' },
   [ERROR_CODES.EFFORT_REQUIRED]: { retryable: false, action: 'Pass an explicit effort that the new model supports (see the models tool).' },
-  [ERROR_CODES.SESSION_UNKNOWN_OUTCOME]: { retryable: false, action: 'The last turn may or may not have taken effect: read the session (read_session) and check the workspace before sending again.' },
+  [ERROR_CODES.SESSION_UNKNOWN_OUTCOME]: {
+    retryable: false,
+    action: 'The last turn may or may not have taken effect: read the session (read_session) and check the workspace before sending again.',
+  },
   [ERROR_CODES.SESSION_NOT_FOUND]: { retryable: false, action: 'Check the session id; find_sessions lists the known sessions.' },
-  [ERROR_CODES.SESSION_BUSY]: { retryable: true, action: 'Wait for the live turn (wait_for_sessions), or send with interrupt: true to steer it.' },
-  [ERROR_CODES.SESSION_LOAD_FAILED]: { retryable: false, action: 'The agent could not resume this conversation and did not replace it: start a new session (create_session).' },
+  [ERROR_CODES.SESSION_BUSY]: {
+    retryable: true,
+    action: 'Wait for the live turn (wait_for_sessions), or send with interrupt: true to steer it.',
+  },
+  [ERROR_CODES.SESSION_LOAD_FAILED]: {
+    retryable: false,
+    action: 'The agent could not resume this conversation and did not replace it: start a new session (create_session).',
+  },
   [ERROR_CODES.USAGE]: { retryable: false, action: 'Fix the arguments as the message says and call again.' },
-  [ERROR_CODES.CONNECTION_CLOSED]: { retryable: true, action: 'Retry: the orchestrator is started again on the next call. If it keeps failing, read <state>/orchestrator.log on the host.' },
-  [ERROR_CODES.REQUEST_TIMEOUT]: { retryable: true, action: 'Retry the call; use a requestKey so that a repeated create or send is not run twice.' },
-  [ERROR_CODES.STATE_LOCKED]: { retryable: true, action: 'Another One Works process owns the state directory; retry shortly, or stop the other process.' },
-  [ERROR_CODES.STATE_CORRUPT]: { retryable: false, action: 'A state file is malformed; the host owner must inspect the state directory named in the message.' },
-  [ERROR_CODES.CATALOG_UNAVAILABLE]: { retryable: true, action: 'Nothing was accepted: the model catalog could not be listed in time; retry the same call with the same requestKey.' },
-  [ERROR_CODES.ORCHESTRATOR_STOPPING]: { retryable: true, action: 'The orchestrator is shutting down: retry shortly with the same requestKey (the next call starts a new one).' },
-  [ERROR_CODES.ORCHESTRATOR_MISMATCH]: { retryable: false, action: 'The running orchestrator was started with a different configuration or environment than this MCP server: stop it once its turns are done (the message says how), or run the MCP server with the same config and environment, then retry.' },
+  [ERROR_CODES.CONNECTION_CLOSED]: {
+    retryable: true,
+    action: 'Retry: the orchestrator is started again on the next call. If it keeps failing, read <state>/orchestrator.log on the host.',
+  },
+  [ERROR_CODES.REQUEST_TIMEOUT]: {
+    retryable: true,
+    action: 'Retry the call; use a requestKey so that a repeated create or send is not run twice.',
+  },
+  [ERROR_CODES.STATE_LOCKED]: {
+    retryable: true,
+    action: 'Another One Works process owns the state directory; retry shortly, or stop the other process.',
+  },
+  [ERROR_CODES.STATE_CORRUPT]: {
+    retryable: false,
+    action: 'A state file is malformed; the host owner must inspect the state directory named in the message.',
+  },
+  [ERROR_CODES.CATALOG_UNAVAILABLE]: {
+    retryable: true,
+    action: 'Nothing was accepted: the model catalog could not be listed in time; retry the same call with the same requestKey.',
+  },
+  [ERROR_CODES.ORCHESTRATOR_STOPPING]: {
+    retryable: true,
+    action: 'The orchestrator is shutting down: retry shortly with the same requestKey (the next call starts a new one).',
+  },
+  [ERROR_CODES.ORCHESTRATOR_MISMATCH]: {
+    retryable: false,
+    action:
+      'The running orchestrator was started with a different configuration or environment than this MCP server: stop it once its turns are done (the message says how), or run the MCP server with the same config and environment, then retry.',
+  },
   [ERROR_CODES.CONFIG_INVALID]: { retryable: false, action: 'Fix one-works.yaml as the message says, then restart the MCP server.' },
   [ERROR_CODES.CONFIG_NOT_FOUND]: { retryable: false, action: 'Create one-works.yaml (or pass --config) and restart the MCP server.' },
   [ERROR_CODES.CLI_NOT_FOUND]: { retryable: false, action: DOCTOR },
   [ERROR_CODES.UNSUPPORTED_CLI_VERSION]: { retryable: false, action: DOCTOR },
-  [ERROR_CODES.INSTALL_FAILED]: { retryable: true, action: 'Check the host\'s network access to the npm registry, then retry.' },
+  [ERROR_CODES.INSTALL_FAILED]: { retryable: true, action: "Check the host's network access to the npm registry, then retry." },
   [ERROR_CODES.PROTOCOL_MISMATCH]: { retryable: false, action: DOCTOR },
   [ERROR_CODES.PROCESS_EXITED]: { retryable: false, action: 'Read the session (read_session) to see what ran, then send again.' },
-  [ERROR_CODES.INTERNAL]: { retryable: false, action: 'Retry once; if it fails again, report it with the MCP server\'s log (stderr).' },
+  [ERROR_CODES.INTERNAL]: { retryable: false, action: "Retry once; if it fails again, report it with the MCP server's log (stderr)." },
 };
 const DEFAULT: CodeAdvice = { retryable: false, action: 'Read the message; if the problem persists, run `one-works doctor` on the host.' };
 

@@ -32,18 +32,34 @@ export function renderToolsDoc(tools: readonly AnyMcpTool[] = MCP_TOOLS): string
     out.push(`## ${tool.name}`, '', tool.description, '', `Read-only: ${tool.readOnly ? 'yes' : 'no'}.`, '', '**Input**', '');
     const input = toolJsonSchema(tool.input, 'input');
     const inputRows = rows(input, '');
-    out.push(...(inputRows.length === 0 ? ['No arguments.'] : table(['field', 'type', 'required', 'description'], inputRows.map((r) => [r.path, r.type, r.required ? 'yes' : 'no', r.description]))));
+    out.push(
+      ...(inputRows.length === 0
+        ? ['No arguments.']
+        : table(
+            ['field', 'type', 'required', 'description'],
+            inputRows.map((r) => [r.path, r.type, r.required ? 'yes' : 'no', r.description]),
+          )),
+    );
     out.push('', '**Output** (`structuredContent`)', '');
-    out.push(...table(['field', 'type', 'required', 'description'], rows(toolJsonSchema(tool.output, 'output'), '').map((r) => [r.path, r.type, r.required ? 'yes' : 'no', r.description])), '');
+    out.push(
+      ...table(
+        ['field', 'type', 'required', 'description'],
+        rows(toolJsonSchema(tool.output, 'output'), '').map((r) => [r.path, r.type, r.required ? 'yes' : 'no', r.description]),
+      ),
+      '',
+    );
   }
   out.push(
     '## Errors',
     '',
     'A refused or failed call is a tool result with `isError: true` and `structuredContent` `{ "error": { "code", "message", "retryable", "action" } }`.',
-    'Codes are the stable One Works codes the CLI uses; messages are redacted. Unexpected failures have code `internal` and a generic message; their details stay in the server\'s local log.',
+    "Codes are the stable One Works codes the CLI uses; messages are redacted. Unexpected failures have code `internal` and a generic message; their details stay in the server's local log.",
     'Invalid arguments are `usage` errors. Over HTTP, a malformed JSON body is answered 400, a missing or wrong bearer token 401, a disallowed Host or Origin 403, a body over 1 MiB 413, and an unexpected failure a generic 500.',
     '',
-    ...table(['code', 'retryable', 'action'], ADVICE_TABLE.map(([code, advice]) => [`\`${code}\``, advice.retryable ? 'yes' : 'no', advice.action])),
+    ...table(
+      ['code', 'retryable', 'action'],
+      ADVICE_TABLE.map(([code, advice]) => [`\`${code}\``, advice.retryable ? 'yes' : 'no', advice.action]),
+    ),
     '',
   );
   return out.join('\n');
@@ -74,7 +90,8 @@ function rows(schema: Json, prefix: string): Row[] {
 function typeOf(schema: Json): string {
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(' \\| ');
   if (schema.type === 'array') return `${typeOf((schema.items ?? {}) as Json)}[]`;
-  if (schema.type === 'object') return schema.additionalProperties === false || schema.additionalProperties === undefined ? 'object' : 'object (more fields)';
+  if (schema.type === 'object')
+    return schema.additionalProperties === false || schema.additionalProperties === undefined ? 'object' : 'object (more fields)';
   if (typeof schema.type === 'string') return schema.type;
   return 'any';
 }
@@ -89,14 +106,20 @@ function describe(schema: Json): string {
     ['minimum', 'min'],
     ['maximum', 'max'],
   ] as const;
-  const facts = bounds.filter(([key]) => typeof schema[key] === 'number' && Math.abs(schema[key] as number) < Number.MAX_SAFE_INTEGER).map(([key, label]) => `${label} ${String(schema[key])}`);
+  const facts = bounds
+    .filter(([key]) => typeof schema[key] === 'number' && Math.abs(schema[key] as number) < Number.MAX_SAFE_INTEGER)
+    .map(([key, label]) => `${label} ${String(schema[key])}`);
   if (schema.default !== undefined) facts.push(`default ${JSON.stringify(schema.default)}`);
   if (facts.length > 0) parts.push(`(${facts.join(', ')})`);
   return parts.filter(Boolean).join(' ').replace(/\|/g, '\\|');
 }
 
 function table(head: string[], body: string[][]): string[] {
-  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...body.map((cells) => `| ${cells.map((c) => c.replace(/\n/g, ' ')).join(' | ')} |`)];
+  return [
+    `| ${head.join(' | ')} |`,
+    `| ${head.map(() => '---').join(' | ')} |`,
+    ...body.map((cells) => `| ${cells.map((c) => c.replace(/\n/g, ' ')).join(' | ')} |`),
+  ];
 }
 
 function firstSentence(text: string): string {

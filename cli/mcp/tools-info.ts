@@ -8,7 +8,7 @@ export const INFO_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'list_workspaces',
     description:
-      'The approved workspace roots (a session\'s workspace must be inside one), the capacity (limits and current activity) and, per adapter, the defaults a new session starts with (model, effort, autonomy).',
+      "The approved workspace roots (a session's workspace must be inside one), the capacity (limits and current activity) and, per adapter, the defaults a new session starts with (model, effort, autonomy).",
     input: z.strictObject({}),
     output: z.object({
       approvedRoots: z.array(z.string()).describe('absolute paths; workspaces must be inside one of them'),
@@ -22,12 +22,18 @@ export const INFO_TOOLS: readonly AnyMcpTool[] = [
         }),
         activity: z.object({ live: z.number().int(), queued: z.number().int() }),
       }),
-      adapters: z.array(z.object({ name: z.string(), model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema })).describe('policy defaults of a new session, per adapter'),
+      adapters: z
+        .array(z.object({ name: z.string(), model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema }))
+        .describe('policy defaults of a new session, per adapter'),
     }),
     readOnly: true,
     async run(orchestrator) {
       const info = await orchestrator.info();
-      const result = { approvedRoots: info.approvedRoots, capacity: { limits: info.limits, activity: info.activity }, adapters: info.adapters };
+      const result = {
+        approvedRoots: info.approvedRoots,
+        capacity: { limits: info.limits, activity: info.activity },
+        adapters: info.adapters,
+      };
       const text = [
         `approved roots: ${info.approvedRoots.join(', ') || '(none)'}`,
         `capacity: ${info.activity.live}/${info.limits.maxConcurrentRuns} live, ${info.activity.queued}/${info.limits.maxQueuedTotal} queued`,
@@ -38,20 +44,25 @@ export const INFO_TOOLS: readonly AnyMcpTool[] = [
   }),
   defineTool({
     name: 'models',
-    description: 'The models an adapter\'s CLI offers right now (live catalog, cached briefly), with the reasoning efforts each accepts. Pass a model id to create_session or send_message.',
+    description:
+      "The models an adapter's CLI offers right now (live catalog, cached briefly), with the reasoning efforts each accepts. Pass a model id to create_session or send_message.",
     input: z.strictObject({ adapter: z.string().min(1).max(64).default('droid').describe('the adapter whose models to list') }),
     output: z.object({ adapter: z.string(), models: z.array(CatalogModelOutSchema) }),
     readOnly: true,
     async run(orchestrator, { adapter }) {
       const models = await orchestrator.models(adapter);
-      const text = models.map((m) => `${m.id}${m.disabled ? ' (disabled)' : ''}${m.efforts.length ? ` efforts: ${m.efforts.join('/')}` : ''}`).join('\n');
+      const text = models
+        .map((m) => `${m.id}${m.disabled ? ' (disabled)' : ''}${m.efforts.length ? ` efforts: ${m.efforts.join('/')}` : ''}`)
+        .join('\n');
       return { result: { adapter, models }, text: text || `no models listed for ${adapter}` };
     },
   }),
   defineTool({
     name: 'usage',
     description: 'Token usage summed over the runs that reported it, in total and per session (all sessions when none are given).',
-    input: z.strictObject({ sessions: z.array(SessionIdInput).min(1).max(500).optional().describe('the sessions to count (default: all)') }),
+    input: z.strictObject({
+      sessions: z.array(SessionIdInput).min(1).max(500).optional().describe('the sessions to count (default: all)'),
+    }),
     output: z.object({
       total: UsageOutSchema,
       sessions: z.array(z.object({ sessionId: z.string(), runs: z.number().int(), usage: UsageOutSchema })),
@@ -60,7 +71,9 @@ export const INFO_TOOLS: readonly AnyMcpTool[] = [
     async run(orchestrator, { sessions }) {
       const report = await orchestrator.usage(sessions);
       const t = report.total;
-      const text = t.reported ? `input ${t.inputTokens ?? 0}, output ${t.outputTokens ?? 0} tokens over ${report.sessions.length} session(s)` : 'no usage reported';
+      const text = t.reported
+        ? `input ${t.inputTokens ?? 0}, output ${t.outputTokens ?? 0} tokens over ${report.sessions.length} session(s)`
+        : 'no usage reported';
       return { result: report, text };
     },
   }),

@@ -30,7 +30,7 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'send_message',
     description:
-      'Queue the next turn of a session (runs after its current turn), or steer with interrupt: true (drops its queued turns, interrupts the live one, then runs this). Settings left out are inherited from the session\'s last accepted turn.',
+      "Queue the next turn of a session (runs after its current turn), or steer with interrupt: true (drops its queued turns, interrupts the live one, then runs this). Settings left out are inherited from the session's last accepted turn.",
     input: z.strictObject({
       session: SessionIdInput,
       prompt: PromptInput,
@@ -50,7 +50,12 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
     description: `Wait until none of the sessions is working (idle, needs_attention, failed and closed all count as settled), for at most ${MAX_WAIT_SECONDS} s a call. A timeout is not an error: timedOut is true and pending lists the sessions still working; call again to keep waiting. Many clients abandon a request after 60 s, so ask for 50 s or less.`,
     input: z.strictObject({
       sessions: z.array(SessionIdInput).min(1).max(100).describe('the session ids to wait for'),
-      timeoutSeconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(30).describe(`longest wait in seconds (0–${MAX_WAIT_SECONDS}, default 30)`),
+      timeoutSeconds: z
+        .number()
+        .min(0)
+        .max(MAX_WAIT_SECONDS)
+        .default(30)
+        .describe(`longest wait in seconds (0–${MAX_WAIT_SECONDS}, default 30)`),
     }),
     output: WaitOutSchema,
     readOnly: true,
@@ -62,7 +67,8 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
   }),
   defineTool({
     name: 'cancel_session',
-    description: 'Cancel a session\'s live turn (interrupt, then stop the agent after a grace period) and its queued turns. Returns the session\'s summary.',
+    description:
+      "Cancel a session's live turn (interrupt, then stop the agent after a grace period) and its queued turns. Returns the session's summary.",
     input: z.strictObject({ session: SessionIdInput }),
     output: SessionSummaryOutSchema,
     readOnly: false,

@@ -4,7 +4,19 @@ import { TURN_TOOLS } from './tools-turns.js';
 import type { AnyMcpTool } from './tool.js';
 
 // The order of tools/list and docs/TOOLS.md: orientation, then a session's life cycle.
-const ORDER = ['list_workspaces', 'models', 'create_session', 'send_message', 'session_status', 'read_session', 'wait_for_sessions', 'find_sessions', 'update_session', 'cancel_session', 'usage'];
+const ORDER = [
+  'list_workspaces',
+  'models',
+  'create_session',
+  'send_message',
+  'session_status',
+  'read_session',
+  'wait_for_sessions',
+  'find_sessions',
+  'update_session',
+  'cancel_session',
+  'usage',
+];
 
 /** Every tool `one-works mcp` serves. */
 export const MCP_TOOLS: readonly AnyMcpTool[] = [...INFO_TOOLS, ...TURN_TOOLS, ...SESSION_TOOLS].sort((a, b) => rank(a) - rank(b));

@@ -61,7 +61,8 @@ export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedVa
 // Errors leave with no secret in them: a OneWorksError keeps its code (a copy is made only when
 // its message or data held a secret); anything else becomes `probe_failed`.
 function redactedError(error: unknown, redactor: Redactor, what: string): OneWorksError {
-  if (!(error instanceof OneWorksError)) return new OneWorksError('probe_failed', `${what}: ${redactor.redact(String(error))}`, { cause: error });
+  if (!(error instanceof OneWorksError))
+    return new OneWorksError('probe_failed', `${what}: ${redactor.redact(String(error))}`, { cause: error });
   const message = redactor.redact(error.message);
   const data = error.data && redactor.redactValue(error.data);
   if (message === error.message && JSON.stringify(data) === JSON.stringify(error.data)) return error;
@@ -80,7 +81,9 @@ export function catalogCacheKey(adapterName: string, facts: unknown): string {
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);

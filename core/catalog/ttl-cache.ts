@@ -69,7 +69,8 @@ class FileTtlCache<T> implements TtlCache<T> {
   }
 
   pathOf(key: string): string {
-    if (!KEY.test(key)) throw new OneWorksError('internal', `invalid cache key ${JSON.stringify(key)}: expected letters, digits, '.', '_' or '-'`);
+    if (!KEY.test(key))
+      throw new OneWorksError('internal', `invalid cache key ${JSON.stringify(key)}: expected letters, digits, '.', '_' or '-'`);
     return join(this.#options.dir, `${key}.json`);
   }
 

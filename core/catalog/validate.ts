@@ -63,7 +63,9 @@ export function validateModelAndEffort(
 function unavailable(models: readonly CatalogModel[], requested: string, listed: CatalogModel | undefined): OneWorksError {
   const usable = models.filter((m) => !m.disabled && !m.deprecated).map((m) => m.id);
   const suggested = [...usable].sort((a, b) => distance(requested, a) - distance(requested, b)).slice(0, SUGGESTIONS);
-  const why = listed ? `model ${requested} is disabled${listed.disabledReason ? ` (${listed.disabledReason})` : ''}` : `model ${requested} is not available`;
+  const why = listed
+    ? `model ${requested} is disabled${listed.disabledReason ? ` (${listed.disabledReason})` : ''}`
+    : `model ${requested} is not available`;
   const some = suggested.length > 0 ? `; available include ${suggested.join(', ')}` : '; no model is available';
   return new OneWorksError('model_unavailable', `${why}${some}; \`one-works models\` shows all`, {
     data: { model: requested, suggestions: suggested },

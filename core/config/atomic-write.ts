@@ -11,7 +11,10 @@ import { basename, dirname, join } from 'node:path';
 export async function writeFileAtomic(path: string, content: string): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const mode = await stat(path).then((s) => s.mode & 0o777, () => 0o644);
+  const mode = await stat(path).then(
+    (s) => s.mode & 0o777,
+    () => 0o644,
+  );
   try {
     const handle = await open(temp, 'wx', mode);
     try {

@@ -31,6 +31,6 @@ export {
   type OneWorksConfig,
   type ParsedConfig,
 } from './schema.js';
-export { type ConfigFieldMeta } from './schema-walk.js';
+export type { ConfigFieldMeta } from './schema-walk.js';
 export { SECRET_MASK, applyEnvDefaults, collectSecrets, maskSecrets, type ConfigEnv } from './secrets.js';
 export { closestKey } from './zod-issues.js';

@@ -33,9 +33,7 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
  * no stack in the message. `data` carries the file and the positioned issues.
  */
 export function configInvalid(file: string, issues: ConfigIssue[], cause?: unknown): OneWorksError {
-  const ordered = [...issues].sort(
-    (a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.col ?? 0) - (b.col ?? 0),
-  );
+  const ordered = [...issues].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.col ?? 0) - (b.col ?? 0));
   return new OneWorksError('config_invalid', ordered.map((issue) => formatIssue(file, issue)).join('\n'), {
     data: { file, issues: ordered },
     cause,
@@ -56,7 +54,7 @@ export function positionOf(
   const keys = path.map((k) => (typeof k === 'symbol' ? String(k) : k));
   for (let depth = keys.length; depth >= 0; depth--) {
     const node = (depth === 0 ? doc.contents : doc.getIn(keys.slice(0, depth), true)) as Node | null | undefined;
-    const target = depth === keys.length && key !== undefined ? keyNode(node, key) ?? node : node;
+    const target = depth === keys.length && key !== undefined ? (keyNode(node, key) ?? node) : node;
     if (target?.range) return lineCounter.linePos(target.range[0]);
   }
   return undefined;

@@ -37,9 +37,7 @@ export interface LoadedConfig<A extends AdapterSchemas> {
  */
 export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOptions<A>): Promise<LoadedConfig<A>> {
   const { schema, cwd, env } = options;
-  const candidates = options.path === undefined
-    ? [join(cwd, CONFIG_FILE_NAME), userConfigPath(env)]
-    : [resolve(cwd, options.path)];
+  const candidates = options.path === undefined ? [join(cwd, CONFIG_FILE_NAME), userConfigPath(env)] : [resolve(cwd, options.path)];
   for (const candidate of candidates) {
     const text = await readText(candidate, options.path !== undefined);
     if (text === undefined) continue;
@@ -66,7 +64,10 @@ export function parseConfigText<A extends AdapterSchemas>(
   const locate = (path: readonly PropertyKey[], key?: string) => positionOf(doc, lineCounter, path, key);
   const unresolved = interpolateDocument(doc, env);
   if (unresolved.length > 0) {
-    throw configInvalid(file, unresolved.map(({ path, message }) => ({ ...locate(path), path: formatPath(path), message })));
+    throw configInvalid(
+      file,
+      unresolved.map(({ path, message }) => ({ ...locate(path), path: formatPath(path), message })),
+    );
   }
   const input: unknown = doc.contents === null ? {} : doc.toJS();
   const result = schema.safeParse(input);

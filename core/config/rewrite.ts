@@ -28,7 +28,12 @@ export async function setYamlValue(filePath: string, path: ReadonlyArray<string 
 }
 
 /** The pure part of `setYamlValue`: returns the new text. `file` names the text in errors. */
-export function setYamlValueInText(text: string, path: ReadonlyArray<string | number>, value: YamlScalarValue, file = 'one-works.yaml'): string {
+export function setYamlValueInText(
+  text: string,
+  path: ReadonlyArray<string | number>,
+  value: YamlScalarValue,
+  file = 'one-works.yaml',
+): string {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: true, lineCounter });
   if (doc.errors.length > 0) throw configInvalid(file, syntaxIssues(doc.errors));
@@ -37,7 +42,11 @@ export function setYamlValueInText(text: string, path: ReadonlyArray<string | nu
   try {
     expected.setIn(path, value);
   } catch (error) {
-    throw configInvalid(file, [{ path: formatPath(path), message: `cannot set this key: a key on its path holds a value that is not a mapping` }], error);
+    throw configInvalid(
+      file,
+      [{ path: formatPath(path), message: `cannot set this key: a key on its path holds a value that is not a mapping` }],
+      error,
+    );
   }
   const node = doc.getIn(path, true);
   if (isScalar(node) && node.range) {

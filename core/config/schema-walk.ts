@@ -77,11 +77,7 @@ export function objectKeys(schema: z.ZodType): string[] | undefined {
  * declared keys as well as the value's, so `leaf` also sees keys that are unset. Returns a copy;
  * `value` is not modified.
  */
-export function mapWithSchema(
-  schema: z.ZodType,
-  value: unknown,
-  leaf: (value: unknown, meta: ConfigFieldMeta) => unknown,
-): unknown {
+export function mapWithSchema(schema: z.ZodType, value: unknown, leaf: (value: unknown, meta: ConfigFieldMeta) => unknown): unknown {
   const { schema: core, meta } = unwrapSchema(schema);
   const replaced = leaf(value, meta);
   if (replaced !== value) return replaced;

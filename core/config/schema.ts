@@ -123,6 +123,9 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
     workspaces: WorkspacesSchema,
     orchestrator: OrchestratorSchema,
     sandbox: SandboxSchema,
-    adapters: z.strictObject(blocks).prefault({} as never).describe('One block per adapter.'),
+    adapters: z
+      .strictObject(blocks)
+      .prefault({} as never)
+      .describe('One block per adapter.'),
   });
 }

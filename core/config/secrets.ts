@@ -13,9 +13,7 @@ export type ConfigEnv = Readonly<Record<string, string | undefined>>;
  * shows which secrets are configured. `config` must be a value the schema produced.
  */
 export function maskSecrets<T>(schema: z.ZodType, config: T): T {
-  return mapWithSchema(schema, config, (value, meta) =>
-    meta.secret && typeof value === 'string' ? SECRET_MASK : value,
-  ) as T;
+  return mapWithSchema(schema, config, (value, meta) => (meta.secret && typeof value === 'string' ? SECRET_MASK : value)) as T;
 }
 
 /**

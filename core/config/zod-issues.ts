@@ -66,8 +66,13 @@ function bound(origin: string, limit: number | bigint, op: string, words: string
 
 function typeName(expected: string): string {
   const names: Record<string, string> = {
-    object: 'a mapping', array: 'a list', string: 'a string', number: 'a number', int: 'an integer',
-    boolean: 'true or false', record: 'a mapping',
+    object: 'a mapping',
+    array: 'a list',
+    string: 'a string',
+    number: 'a number',
+    int: 'an integer',
+    boolean: 'true or false',
+    record: 'a mapping',
   };
   return names[expected] ?? expected;
 }

@@ -30,7 +30,12 @@ export interface FetchTarballOptions {
 export async function fetchTarball(options: FetchTarballOptions): Promise<string> {
   const { resolved, progress } = options;
   const target = `${resolved.packageName}@${resolved.version}`;
-  const subject = { packageName: resolved.packageName, version: resolved.version, host: displayHost(resolved.tarballUrl), what: 'tarball' as const };
+  const subject = {
+    packageName: resolved.packageName,
+    version: resolved.version,
+    host: displayHost(resolved.tarballUrl),
+    what: 'tarball' as const,
+  };
   throwIfAborted(options.signal, target);
 
   let response: Awaited<ReturnType<typeof npmFetch>>;
@@ -126,7 +131,10 @@ function integrityError(error: unknown, resolved: ResolvedVersion): OneWorksErro
 
 // The `<algorithm>-<base64>` member of an SRI string, without options.
 function digestOf(sri: string | undefined, algorithm: string): string | undefined {
-  return sri?.split(/\s+/).find((hash) => hash.startsWith(`${algorithm}-`))?.split('?')[0];
+  return sri
+    ?.split(/\s+/)
+    .find((hash) => hash.startsWith(`${algorithm}-`))
+    ?.split('?')[0];
 }
 
 function errorMessage(error: unknown): string {

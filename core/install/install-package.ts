@@ -90,11 +90,13 @@ export async function installPackage(options: InstallPackageOptions): Promise<In
   const fetchOptions = toFetchOptions(registry, options.fetchOptions);
   const url = packumentUrl(registry, packageName);
   progress.phase({ phase: 'resolve', message: `resolving ${target} on ${displayHost(url)}` });
-  const packument = await abortable(npmFetch.json(url, { ...fetchOptions, headers: { accept: CORGI_ACCEPT } }), options.signal, target).catch(
-    (error: unknown) => {
-      throw toInstallError(error, { packageName, version, host: displayHost(url), what: 'packument' });
-    },
-  );
+  const packument = await abortable(
+    npmFetch.json(url, { ...fetchOptions, headers: { accept: CORGI_ACCEPT } }),
+    options.signal,
+    target,
+  ).catch((error: unknown) => {
+    throw toInstallError(error, { packageName, version, host: displayHost(url), what: 'packument' });
+  });
   const selected = selectVersion(packument, packageName, version);
   const resolved = { ...selected, tarballUrl: tarballUrlFor(selected.tarballUrl, registryFor(registry, packageName)) };
 
@@ -105,7 +107,13 @@ export async function installPackage(options: InstallPackageOptions): Promise<In
     progress.phase({ phase: 'verify', message: `verified ${target} against ${integrity.split('-', 1)[0]} dist.integrity` });
     progress.phase({ phase: 'extract', message: `installing ${target} into ${targetDir}` });
     await makeExecutable(path.join(stagingDir, binPath), target, binPath);
-    await writeInstallMarker(stagingDir, { package: packageName, version, integrity: resolved.integrity, binPath, installedAt: new Date().toISOString() });
+    await writeInstallMarker(stagingDir, {
+      package: packageName,
+      version,
+      integrity: resolved.integrity,
+      binPath,
+      installedAt: new Date().toISOString(),
+    });
     const published = await publishDir(stagingDir, targetDir, () => readInstallMarker(targetDir, packageName, version));
     if (!published) await rm(stagingDir, { recursive: true, force: true });
   } catch (error) {

@@ -52,9 +52,13 @@ export function selectVersion(raw: unknown, packageName: string, version: string
     });
   }
   if (!entry.dist.integrity) {
-    throw new OneWorksError('install_integrity', `${packageName}@${version} has no dist.integrity in the registry; refusing to install it unverified`, {
-      data: { packageName, version },
-    });
+    throw new OneWorksError(
+      'install_integrity',
+      `${packageName}@${version} has no dist.integrity in the registry; refusing to install it unverified`,
+      {
+        data: { packageName, version },
+      },
+    );
   }
   return {
     packageName,

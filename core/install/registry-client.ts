@@ -1,4 +1,4 @@
-import npmFetch from 'npm-registry-fetch';
+import type npmFetch from 'npm-registry-fetch';
 import { OneWorksError } from '../errors.js';
 import type { RegistryConfig } from './npm-config.js';
 

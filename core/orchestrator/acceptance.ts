@@ -33,7 +33,13 @@ export interface AcceptOptions {
  * session's slot) and rethrown, so nothing waits for a turn the caller was told failed. `slot`
  * joins `ctx.slots` when it is new (createSession).
  */
-export async function acceptTurn(ctx: OrchestratorContext, slot: SessionSlot, prompt: string, settings: EffectiveSettings, options: AcceptOptions): Promise<TurnHandle> {
+export async function acceptTurn(
+  ctx: OrchestratorContext,
+  slot: SessionSlot,
+  prompt: string,
+  settings: EffectiveSettings,
+  options: AcceptOptions,
+): Promise<TurnHandle> {
   const record = slot.book.record;
   const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
   ctx.admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
@@ -44,7 +50,9 @@ export async function acceptTurn(ctx: OrchestratorContext, slot: SessionSlot, pr
   const reserved = options.reserve?.({ sessionId: slot.id, runId: turn.runId });
   turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }), reserved);
   slot.book.emit({ type: 'turn.queued', key: `turn:${turn.runId}:queued`, runId: turn.runId, prompt });
-  options.notes.forEach((note, index) => slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` }));
+  options.notes.forEach((note, index) =>
+    slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` }),
+  );
   try {
     await turn.recorded;
   } catch (error) {

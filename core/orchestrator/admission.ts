@@ -129,7 +129,9 @@ class AdmissionQueue implements Admission {
     // Frozen: the same object is handed back by next() and friends, and release() relies on it.
     const req = Object.freeze(parsed.data);
     if (this.#queued.has(req.turnId) || this.#live.has(req.turnId)) {
-      throw new OneWorksError(ERROR_CODES.INTERNAL, `turn ${req.turnId} is already ${this.stateOf(req.turnId)}`, { data: { turnId: req.turnId } });
+      throw new OneWorksError(ERROR_CODES.INTERNAL, `turn ${req.turnId} is already ${this.stateOf(req.turnId)}`, {
+        data: { turnId: req.turnId },
+      });
     }
     const entry: Entry = { request: req, seq: ++this.#seq };
     const bound = this.#fullBound(req.sessionId);
@@ -303,7 +305,8 @@ class OverlapMemo {
 function queueFull(req: TurnRequest, bound: 'maxQueuedTotal' | 'maxQueuedPerSession', limits: AdmissionLimits): OneWorksError {
   const limit = limits[bound];
   const turns = limit === 1 ? '1 turn' : `${limit} turns`;
-  const what = bound === 'maxQueuedTotal' ? `${turns} already waiting across all sessions` : `session ${req.sessionId} already has ${turns} waiting`;
+  const what =
+    bound === 'maxQueuedTotal' ? `${turns} already waiting across all sessions` : `session ${req.sessionId} already has ${turns} waiting`;
   return new OneWorksError(
     ERROR_CODES.QUEUE_FULL,
     `queue full: ${what} (orchestrator.${bound}); turn ${req.turnId} was not accepted. Retry once some finish, or raise orchestrator.${bound}`,

@@ -18,7 +18,12 @@ export async function cancelQueued(slot: SessionSlot, requests: ReadonlyArray<{ 
   const runIds = new Set([...slot.turns.values()].filter((t) => requests.some((r) => r.turnId === t.turnId)).map((t) => t.runId));
   for (const runId of runIds) slot.turns.delete(runId);
   const write = slot.book.update((record) => cancelRuns(record, runIds, reason, new Date().toISOString()));
-  slot.book.emit({ type: 'log', key: `runs:${[...runIds].join(',')}:${reason}`, level: 'info', message: `run ${[...runIds].join(', ')} cancelled: ${reason}` });
+  slot.book.emit({
+    type: 'log',
+    key: `runs:${[...runIds].join(',')}:${reason}`,
+    level: 'info',
+    message: `run ${[...runIds].join(', ')} cancelled: ${reason}`,
+  });
   await write;
   // A runner kept open for these turns is no longer needed.
   if (slot.turns.size === 0) await slot.closeRunner('idle');

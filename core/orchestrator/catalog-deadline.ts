@@ -18,9 +18,13 @@ export function boundedModelsFor(modelsFor: ModelsFor, deadlineMs: number): Mode
       timer = setTimeout(
         () =>
           reject(
-            new OneWorksError(ERROR_CODES.CATALOG_UNAVAILABLE, `the model catalog of ${adapter} did not answer within ${deadlineMs >= 1000 ? `${Math.round(deadlineMs / 1000)} s` : `${deadlineMs} ms`}; nothing was accepted, retry shortly`, {
-              data: { adapter, deadlineMs },
-            }),
+            new OneWorksError(
+              ERROR_CODES.CATALOG_UNAVAILABLE,
+              `the model catalog of ${adapter} did not answer within ${deadlineMs >= 1000 ? `${Math.round(deadlineMs / 1000)} s` : `${deadlineMs} ms`}; nothing was accepted, retry shortly`,
+              {
+                data: { adapter, deadlineMs },
+              },
+            ),
           ),
         deadlineMs,
       );

@@ -37,7 +37,11 @@ export function chosenModel(request: TurnSettings, base: { model?: string | unde
  * Settings of a new session's first turn. `models` is the adapter's catalog (undefined when
  * the adapter has none, or the model is not checked).
  */
-export function resolveCreateSettings(request: TurnSettings, defaults: AdapterDefaults, models: readonly CatalogModel[] | undefined): EffectiveSettings {
+export function resolveCreateSettings(
+  request: TurnSettings,
+  defaults: AdapterDefaults,
+  models: readonly CatalogModel[] | undefined,
+): EffectiveSettings {
   const model = chosenModel(request, defaults);
   const effort = request.effort ?? (model === defaults.model ? defaults.effort : catalogDefaultEffort(model, models));
   return checked({ model, effort, autonomy: request.autonomy ?? defaults.autonomy }, models);
@@ -47,7 +51,11 @@ export function resolveCreateSettings(request: TurnSettings, defaults: AdapterDe
  * Settings of a follow-up turn, from the session's last accepted turn `previous` (its queued,
  * running or ended run, or the pending settings of a session with no run yet).
  */
-export function resolveSendSettings(request: TurnSettings, previous: EffectiveSettings, models: readonly CatalogModel[] | undefined): EffectiveSettings {
+export function resolveSendSettings(
+  request: TurnSettings,
+  previous: EffectiveSettings,
+  models: readonly CatalogModel[] | undefined,
+): EffectiveSettings {
   const model = chosenModel(request, previous);
   const modelChanged = model !== previous.model;
   const effort = request.effort ?? (modelChanged ? catalogDefaultEffort(model, models) : previous.effort);

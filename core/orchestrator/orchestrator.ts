@@ -24,7 +24,20 @@ import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
 import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
-import type { CreateSessionRequest, EffectiveSettings, OrchestratorApi, OrchestratorInfo, ReadSessionRequest, SendMessageRequest, SessionDetail, SessionSummary, TurnHandle, UpdateSessionRequest, UsageReport, WaitResult } from './types.js';
+import type {
+  CreateSessionRequest,
+  EffectiveSettings,
+  OrchestratorApi,
+  OrchestratorInfo,
+  ReadSessionRequest,
+  SendMessageRequest,
+  SessionDetail,
+  SessionSummary,
+  TurnHandle,
+  UpdateSessionRequest,
+  UsageReport,
+  WaitResult,
+} from './types.js';
 
 /**
  * The in-process orchestrator: a thin coordinator over its state (an OrchestratorContext). It
@@ -96,11 +109,16 @@ class InProcessOrchestrator implements Orchestrator {
     const { requestKey, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
       let notes: string[] = [];
-      const settings = await withCatalog(this.#deps, request.adapter, () => chosenModel(request, defaults), (models) => {
-        const resolved = resolveCreateSettings(request, defaults, models);
-        notes = launchNotes(request, resolved, models);
-        return resolved;
-      });
+      const settings = await withCatalog(
+        this.#deps,
+        request.adapter,
+        () => chosenModel(request, defaults),
+        (models) => {
+          const resolved = resolveCreateSettings(request, defaults, models);
+          notes = launchNotes(request, resolved, models);
+          return resolved;
+        },
+      );
       const record = newSessionRecord(await newSessionId(this.#ctx), workspace, { ...request, labels }, settings);
       const slot = new SessionSlot(newBook(this.#ctx, record, 0));
       return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve });
@@ -116,12 +134,17 @@ class InProcessOrchestrator implements Orchestrator {
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
       assertKnownOutcome(slot.book.record);
       let notes: string[] = [];
-      const settings = await withCatalog(this.#deps, adapter, () => chosenModel(request, previous()), (models) => {
-        assertKnownOutcome(slot.book.record);
-        const resolved = resolveSendSettings(request, previous(), models);
-        notes = launchNotes(request, resolved, models);
-        return resolved;
-      });
+      const settings = await withCatalog(
+        this.#deps,
+        adapter,
+        () => chosenModel(request, previous()),
+        (models) => {
+          assertKnownOutcome(slot.book.record);
+          const resolved = resolveSendSettings(request, previous(), models);
+          notes = launchNotes(request, resolved, models);
+          return resolved;
+        },
+      );
       return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: request.interrupt === true, notes, reserve });
     });
   }
@@ -195,10 +218,12 @@ class InProcessOrchestrator implements Orchestrator {
   async shutdown(): Promise<void> {
     this.#closing = true;
     await Promise.all([...this.#slots.values()].map((slot) => this.cancel(slot.id)));
-    await Promise.all([...this.#slots.values()].map(async (slot) => {
-      await slot.closeRunner('shutdown');
-      await slot.book.flush();
-    }));
+    await Promise.all(
+      [...this.#slots.values()].map(async (slot) => {
+        await slot.closeRunner('shutdown');
+        await slot.book.flush();
+      }),
+    );
   }
 
   // Starts every turn admission lets start now.
@@ -231,6 +256,10 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   #assertOpen(): void {
-    if (this.#closing) throw new OneWorksError(ERROR_CODES.ORCHESTRATOR_STOPPING, 'the orchestrator is shutting down and accepts no new turns; retry shortly (the next command starts a new one)');
+    if (this.#closing)
+      throw new OneWorksError(
+        ERROR_CODES.ORCHESTRATOR_STOPPING,
+        'the orchestrator is shutting down and accepts no new turns; retry shortly (the next command starts a new one)',
+      );
   }
 }

@@ -28,13 +28,21 @@ export function pendingQuestions(log: readonly RuntimeEvent[], attention: readon
   for (const event of log.slice(start)) {
     if (event.type === 'question.asked' || event.type === 'permission.requested') {
       asked.set(event.requestId, event);
-      out.set(event.requestId, event.type === 'question.asked' ? describeQuestions(event.questions) : `permission for ${labelsOf(event)} (waiting for a decision)`);
+      out.set(
+        event.requestId,
+        event.type === 'question.asked' ? describeQuestions(event.questions) : `permission for ${labelsOf(event)} (waiting for a decision)`,
+      );
     } else if (event.type === 'question.answered') {
       if (!event.cancelled || event.by !== 'policy') out.delete(event.requestId);
     } else if (event.type === 'permission.decided') {
       const ask = asked.get(event.requestId);
-      const declined = ask?.type === 'permission.requested' && event.decision === 'deny' && event.by === 'policy' && attention.some((a) => a.includes(`permission for ${labelsOf(ask)} was declined`));
-      if (declined) out.set(event.requestId, `permission for ${labelsOf(ask)} was declined: ${event.reason ?? 'nobody was there to decide'}`);
+      const declined =
+        ask?.type === 'permission.requested' &&
+        event.decision === 'deny' &&
+        event.by === 'policy' &&
+        attention.some((a) => a.includes(`permission for ${labelsOf(ask)} was declined`));
+      if (declined)
+        out.set(event.requestId, `permission for ${labelsOf(ask)} was declined: ${event.reason ?? 'nobody was there to decide'}`);
       else out.delete(event.requestId);
     }
   }

@@ -50,7 +50,10 @@ export function requestKeyFile(stateDir: string): RequestKeyPersistence {
   const save = (entry: RequestKeyEntry): Promise<void> =>
     change((current) => ({
       ...current,
-      [entry.key]: entry.pending === undefined ? { argsHash: entry.argsHash, handle: entry.handle } : { argsHash: entry.argsHash, pending: entry.pending },
+      [entry.key]:
+        entry.pending === undefined
+          ? { argsHash: entry.argsHash, handle: entry.handle }
+          : { argsHash: entry.argsHash, pending: entry.pending },
     }));
 
   const remove = (key: string): Promise<void> =>
@@ -63,8 +66,12 @@ export function requestKeyFile(stateDir: string): RequestKeyPersistence {
 }
 
 function corrupt(file: string, cause?: unknown): OneWorksError {
-  return new OneWorksError(ERROR_CODES.STATE_CORRUPT, `${file} is not a JSON object of request keys; One Works will not rewrite it (move it aside to start afresh)`, {
-    data: { file },
-    cause,
-  });
+  return new OneWorksError(
+    ERROR_CODES.STATE_CORRUPT,
+    `${file} is not a JSON object of request keys; One Works will not rewrite it (move it aside to start afresh)`,
+    {
+      data: { file },
+      cause,
+    },
+  );
 }

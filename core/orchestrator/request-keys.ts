@@ -31,7 +31,10 @@ export type RequestKeyRecord = z.infer<typeof RequestKeyRecordSchema>;
 export const RequestKeySchema = z.string().min(1).max(256);
 
 /** One durable claim, as `save` receives it: a handle, or a pending reservation. */
-export type RequestKeyEntry = { key: string; argsHash: string } & ({ handle: unknown; pending?: undefined } | { pending: unknown; handle?: undefined });
+export type RequestKeyEntry = { key: string; argsHash: string } & (
+  | { handle: unknown; pending?: undefined }
+  | { pending: unknown; handle?: undefined }
+);
 
 /**
  * Where claims live. `load` returns every saved claim (key → record); `save` must make one
@@ -69,7 +72,9 @@ export function canonicalJson(value: unknown): string {
  * by them (one sends `interrupt: false` or `labels: []` where another omits the member).
  */
 export function normalizeRequestArgs(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0)));
+  return Object.fromEntries(
+    Object.entries(args).filter(([, value]) => value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0)),
+  );
 }
 
 /** sha256 (hex) of `canonicalJson(args)`: equal for arguments that differ only in key order. */
@@ -106,16 +111,28 @@ export class RequestKeyRegistry<H, P = never> {
    * `pendingSchema`); persistence errors propagate. Loaded pending claims are settled by
    * {@link settlePending}, which the owner calls before serving any claim.
    */
-  static async open<H, P = never>(persistence: RequestKeyPersistence, handleSchema: z.ZodType<H>, pendingSchema?: z.ZodType<P>): Promise<RequestKeyRegistry<H, P>> {
+  static async open<H, P = never>(
+    persistence: RequestKeyPersistence,
+    handleSchema: z.ZodType<H>,
+    pendingSchema?: z.ZodType<P>,
+  ): Promise<RequestKeyRegistry<H, P>> {
     const registry = new RequestKeyRegistry<H, P>(persistence, handleSchema, pendingSchema);
     for (const [key, raw] of Object.entries(await persistence.load())) {
       const record = RequestKeyRecordSchema.safeParse(raw);
       const isPending = record.success && record.data.pending !== undefined;
-      const value = !record.success ? undefined : isPending ? pendingSchema?.safeParse(record.data.pending) : handleSchema.safeParse(record.data.handle);
+      const value = !record.success
+        ? undefined
+        : isPending
+          ? pendingSchema?.safeParse(record.data.pending)
+          : handleSchema.safeParse(record.data.handle);
       if (!record.success || !value?.success) {
-        throw new OneWorksError(ERROR_CODES.STATE_CORRUPT, `request key ${JSON.stringify(key)} has a malformed saved record; One Works will not rewrite it`, {
-          data: { key },
-        });
+        throw new OneWorksError(
+          ERROR_CODES.STATE_CORRUPT,
+          `request key ${JSON.stringify(key)} has a malformed saved record; One Works will not rewrite it`,
+          {
+            data: { key },
+          },
+        );
       }
       if (isPending) registry.#unsettled.set(key, { argsHash: record.data.argsHash, pending: value.data as P });
       else registry.#claims.set(key, { argsHash: record.data.argsHash, handle: value.data as H });
@@ -185,7 +202,8 @@ export class RequestKeyRegistry<H, P = never> {
     let reserved = false;
     const reserve = async (pending: P): Promise<void> => {
       const parsed = this.#pendingSchema?.safeParse(pending);
-      if (!parsed?.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `the reservation for request key ${JSON.stringify(key)} is invalid`);
+      if (!parsed?.success)
+        throw new OneWorksError(ERROR_CODES.INTERNAL, `the reservation for request key ${JSON.stringify(key)} is invalid`);
       reserved = true;
       await this.#persistence.save({ key, argsHash, pending: parsed.data });
     };
@@ -204,7 +222,10 @@ export class RequestKeyRegistry<H, P = never> {
   #checked(key: string, handle: unknown): H {
     const made = this.#handleSchema.safeParse(handle);
     if (!made.success) {
-      throw new OneWorksError(ERROR_CODES.INTERNAL, `the handle made for request key ${JSON.stringify(key)} is invalid: ${z.prettifyError(made.error)}`);
+      throw new OneWorksError(
+        ERROR_CODES.INTERNAL,
+        `the handle made for request key ${JSON.stringify(key)} is invalid: ${z.prettifyError(made.error)}`,
+      );
     }
     return made.data;
   }

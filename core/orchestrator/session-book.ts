@@ -99,7 +99,10 @@ export class SessionBook {
       const mine = current.runs[ownRuns.length - 1];
       const theirs = ownRuns.at(-1);
       if (theirs && mine && mine.id !== theirs.id) {
-        throw new OneWorksError(ERROR_CODES.INTERNAL, `session ${current.id}: the runner wrote run ${theirs.id} where run ${mine.id} is recorded`);
+        throw new OneWorksError(
+          ERROR_CODES.INTERNAL,
+          `session ${current.id}: the runner wrote run ${theirs.id} where run ${mine.id} is recorded`,
+        );
       }
       const { title, labels, archived } = current;
       return { ...written, title, labels, archived, runs: [...ownRuns, ...current.runs.slice(ownRuns.length)] };
@@ -113,7 +116,12 @@ export class SessionBook {
 
   /** Records an event of the orchestrator itself (redacted, numbered, logged, notified). */
   emit(draft: EventDraft): void {
-    const event = { ...this.#redactor.redactValue(draft), sessionId: this.id, seq: ++this.#seq, at: new Date().toISOString() } as RuntimeEvent;
+    const event = {
+      ...this.#redactor.redactValue(draft),
+      sessionId: this.id,
+      seq: ++this.#seq,
+      at: new Date().toISOString(),
+    } as RuntimeEvent;
     this.#hold(event);
     this.#notify(event);
   }

@@ -11,7 +11,10 @@ export const MAX_READ_EVENTS = 200;
 export const MAX_READ_BYTES = 256 * 1024;
 
 /** The read bounds with defaults applied; throws `usage` for bounds outside 1–200 events, 1–256 KiB. */
-export function readBounds(request: { maxEvents?: number | undefined; maxBytes?: number | undefined }): { maxEvents: number; maxBytes: number } {
+export function readBounds(request: { maxEvents?: number | undefined; maxBytes?: number | undefined }): {
+  maxEvents: number;
+  maxBytes: number;
+} {
   const maxEvents = request.maxEvents ?? DEFAULT_READ_EVENTS;
   const maxBytes = request.maxBytes ?? MAX_READ_BYTES;
   if (!Number.isInteger(maxEvents) || maxEvents < 1 || maxEvents > MAX_READ_EVENTS) {
@@ -105,7 +108,11 @@ export function runView(run: RunRecord): RunView {
     status: run.status,
     ...(run.reason === undefined ? {} : { reason: run.reason }),
     prompt: run.prompt,
-    settings: { ...(run.model === undefined ? {} : { model: run.model }), ...(run.effort === undefined ? {} : { effort: run.effort }), autonomy: run.autonomy },
+    settings: {
+      ...(run.model === undefined ? {} : { model: run.model }),
+      ...(run.effort === undefined ? {} : { effort: run.effort }),
+      autonomy: run.autonomy,
+    },
     ...(run.startedAt === undefined ? {} : { startedAt: run.startedAt }),
     ...(run.endedAt === undefined ? {} : { endedAt: run.endedAt }),
     ...(run.text === undefined ? {} : { text: run.text }),

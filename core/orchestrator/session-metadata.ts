@@ -18,14 +18,20 @@ export const LABEL_PATTERN = /^[\w.:/-]+$/;
  */
 export function checkMetadata(meta: { title?: string | undefined; labels?: readonly string[] | undefined }): { labels?: string[] } {
   if (meta.title !== undefined && meta.title.length > MAX_TITLE_LENGTH) {
-    throw new OneWorksError(ERROR_CODES.USAGE, `a title is at most ${MAX_TITLE_LENGTH} characters (this one has ${meta.title.length}); shorten it`, {
-      data: { length: meta.title.length },
-    });
+    throw new OneWorksError(
+      ERROR_CODES.USAGE,
+      `a title is at most ${MAX_TITLE_LENGTH} characters (this one has ${meta.title.length}); shorten it`,
+      {
+        data: { length: meta.title.length },
+      },
+    );
   }
   if (meta.labels === undefined) return {};
   const labels = [...new Set(meta.labels)];
   if (labels.length > MAX_LABELS) {
-    throw new OneWorksError(ERROR_CODES.USAGE, `a session has at most ${MAX_LABELS} labels (${labels.length} given); drop some`, { data: { count: labels.length } });
+    throw new OneWorksError(ERROR_CODES.USAGE, `a session has at most ${MAX_LABELS} labels (${labels.length} given); drop some`, {
+      data: { count: labels.length },
+    });
   }
   for (const label of labels) {
     if (label.length === 0 || label.length > MAX_LABEL_LENGTH || !LABEL_PATTERN.test(label)) {

@@ -6,7 +6,16 @@ import { needsCatalog } from './launch-settings.js';
 import { loadSlot, slotSummary, type OrchestratorContext } from './orchestrator-context.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import { pendingQuestions } from './pending-questions.js';
-import { boundedRunView, cutText, mapStrings, MAX_EVENT_STRING_CHARS, MAX_RUN_TEXT_CHARS, readBounds, recentEvents, usageReport } from './session-detail.js';
+import {
+  boundedRunView,
+  cutText,
+  mapStrings,
+  MAX_EVENT_STRING_CHARS,
+  MAX_RUN_TEXT_CHARS,
+  readBounds,
+  recentEvents,
+  usageReport,
+} from './session-detail.js';
 import { summarize } from './session-summary.js';
 import type { EffectiveSettings, OrchestratorInfo, ReadSessionRequest, SessionDetail, SessionSummary, UsageReport } from './types.js';
 
@@ -62,7 +71,12 @@ const NATIVE_KEY = /^(native_?session_?id|child_?session_?id|session_?id)$/i;
  * whole log ({@link nativeSessionIds}) are replaced by {@link NATIVE_ID_MASK} everywhere in the
  * detail, before anything is cut (so a cut never leaves part of one).
  */
-export function sessionDetail(record: SessionRecord, summary: SessionSummary, log: readonly RuntimeEvent[], bounds: { maxEvents: number; maxBytes: number }): SessionDetail {
+export function sessionDetail(
+  record: SessionRecord,
+  summary: SessionSummary,
+  log: readonly RuntimeEvent[],
+  bounds: { maxEvents: number; maxBytes: number },
+): SessionDetail {
   const mask = masker(nativeSessionIds(record, log));
   const latest = record.runs.at(-1);
   const questions = pendingQuestions(log, record.attention);

@@ -1,4 +1,4 @@
-import { SessionRunner } from '../session/index.js';
+import type { SessionRunner } from '../session/index.js';
 import type { SessionBook } from './session-book.js';
 import type { EffectiveSettings } from './types.js';
 

@@ -64,6 +64,8 @@ export function outcomeOfRun(run: RunRecord): TurnOutcome & { runStatus: RunStat
 export function cancelRuns(record: SessionRecord, runIds: ReadonlySet<string>, reason: string, now: string): SessionRecord {
   return {
     ...record,
-    runs: record.runs.map((run) => (runIds.has(run.id) && run.status === 'queued' ? { ...run, status: 'cancelled' as const, reason, endedAt: now } : run)),
+    runs: record.runs.map((run) =>
+      runIds.has(run.id) && run.status === 'queued' ? { ...run, status: 'cancelled' as const, reason, endedAt: now } : run,
+    ),
   };
 }

@@ -44,7 +44,11 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
         await slot.book.update((record) => endRun(record, turn.runId, 'cancelled', 'cancelled'));
       } else {
         const { model, effort, autonomy } = turn.settings;
-        outcome = await runner.runTurn(turn.prompt, { ...(model ? { model } : {}), ...(effort ? { effort } : {}), autonomy }, turn.abort.signal);
+        outcome = await runner.runTurn(
+          turn.prompt,
+          { ...(model ? { model } : {}), ...(effort ? { effort } : {}), autonomy },
+          turn.abort.signal,
+        );
         if (outcome.status === 'completed') await renameAfterFirstTurn(slot, turn, runner);
       }
     }
@@ -114,14 +118,29 @@ async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   return runner;
 }
 
-function endRun<R extends { runs: Array<{ id: string; status: string }> }>(record: R, runId: string, status: 'cancelled' | 'failed', reason: string): R {
+function endRun<R extends { runs: Array<{ id: string; status: string }> }>(
+  record: R,
+  runId: string,
+  status: 'cancelled' | 'failed',
+  reason: string,
+): R {
   const endedAt = new Date().toISOString();
   return {
     ...record,
-    runs: record.runs.map((run) => (run.id === runId && (run.status === 'queued' || run.status === 'running') ? { ...run, status, reason, endedAt } : run)),
+    runs: record.runs.map((run) =>
+      run.id === runId && (run.status === 'queued' || run.status === 'running') ? { ...run, status, reason, endedAt } : run,
+    ),
   };
 }
 
-function sameSettings(previous: { model?: string | undefined; effort?: string | undefined; autonomy: string } | undefined, settings: Turn['settings']): boolean {
-  return previous !== undefined && previous.model === settings.model && previous.effort === settings.effort && previous.autonomy === settings.autonomy;
+function sameSettings(
+  previous: { model?: string | undefined; effort?: string | undefined; autonomy: string } | undefined,
+  settings: Turn['settings'],
+): boolean {
+  return (
+    previous !== undefined &&
+    previous.model === settings.model &&
+    previous.effort === settings.effort &&
+    previous.autonomy === settings.autonomy
+  );
 }

@@ -14,8 +14,25 @@ export const COMMAND_SEPARATOR = /&&|\|\||(?<!>)\|&?|;|\r?\n|(?<![<>])&(?!>)|\$\
 
 /** Leading words that run the rest of the line as a command (with their `-flags`). */
 const WRAPPERS = new Set([
-  'sudo', 'doas', 'env', 'command', 'builtin', 'exec', 'nohup', 'time', 'nice', 'xargs',
-  '!', '{', 'then', 'do', 'else', 'elif', 'if', 'while', 'until',
+  'sudo',
+  'doas',
+  'env',
+  'command',
+  'builtin',
+  'exec',
+  'nohup',
+  'time',
+  'nice',
+  'xargs',
+  '!',
+  '{',
+  'then',
+  'do',
+  'else',
+  'elif',
+  'if',
+  'while',
+  'until',
 ]);
 const ENV_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 const REDIRECTION = /^\d*(?:>|<|&>)/;
@@ -55,10 +72,7 @@ export function matchesPrefix(text: string, prefix: string): boolean {
 }
 
 /** The first deny prefix the command matches (whole, or any segment in any spelling), if any. */
-export function findDenyMatch(
-  command: string,
-  deny: readonly string[],
-): { segment: string; prefix: string } | undefined {
+export function findDenyMatch(command: string, deny: readonly string[]): { segment: string; prefix: string } | undefined {
   const whole = normaliseCommand(command);
   const candidates = [whole, ...splitCommandSegments(command)];
   for (const segment of candidates) {

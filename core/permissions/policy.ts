@@ -11,17 +11,13 @@ import type { PolicyContext, PolicyVerdict, ToolVerdict } from './tool-verdict.j
  * their native asks into `PermissionAsk` first.
  */
 
-const CommandPrefixSchema = z
-  .string()
-  .refine((entry) => entry.trim().length > 0, { message: 'must not be blank' });
+const CommandPrefixSchema = z.string().refine((entry) => entry.trim().length > 0, { message: 'must not be blank' });
 
 const AllowPrefixSchema = CommandPrefixSchema.refine((entry) => !COMMAND_SEPARATOR.test(entry), {
   message: "allow entries match one command at a time; split chains such as 'a && b' into separate entries",
 });
 
-const AbsolutePathSchema = z
-  .string()
-  .refine((entry) => path.isAbsolute(entry), { message: 'must be an absolute path' });
+const AbsolutePathSchema = z.string().refine((entry) => path.isAbsolute(entry), { message: 'must be an absolute path' });
 
 /**
  * The YAML policy block. Every list defaults to empty. To embed it with a default for the whole

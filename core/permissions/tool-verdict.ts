@@ -42,9 +42,7 @@ const HARMLESS_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr']);
 export function rememberKey(tool: AskedTool): string | undefined {
   switch (tool.kind) {
     case 'execute':
-      return tool.command === undefined || normaliseCommand(tool.command) === ''
-        ? undefined
-        : `execute:${normaliseCommand(tool.command)}`;
+      return tool.command === undefined || normaliseCommand(tool.command) === '' ? undefined : `execute:${normaliseCommand(tool.command)}`;
     case 'edit':
       return tool.paths === undefined || tool.paths.length === 0 || !tool.paths.every(path.isAbsolute)
         ? undefined

@@ -132,9 +132,7 @@ export class ChildSupervisor implements ChildHandle {
     if (this.#stopping) return this.#stopping;
     if (this.#exit) return this.exited;
     this.#stopReason = reason;
-    this.#stopping = this.#stopInSteps(options.graceMs ?? DEFAULT_STOP_GRACE_MS, options.politeStop).then(
-      () => this.exited,
-    );
+    this.#stopping = this.#stopInSteps(options.graceMs ?? DEFAULT_STOP_GRACE_MS, options.politeStop).then(() => this.exited);
     return this.#stopping;
   }
 
@@ -174,7 +172,11 @@ export class ChildSupervisor implements ChildHandle {
       this.#stderrClosed = true;
       this.#maybeSettle();
     });
-    for (const [name, stream] of [['stdin', stdin], ['stdout', stdout], ['stderr', stderr]] as const) {
+    for (const [name, stream] of [
+      ['stdin', stdin],
+      ['stdout', stdout],
+      ['stderr', stderr],
+    ] as const) {
       stream.on('error', (error: Error) => this.#logger.debug(`child ${name} error`, { pid: this.#pid, error: error.message }));
     }
     this.#subprocess.on('error', (error: Error) => this.#logger.debug('child error', { pid: this.#pid, error: error.message }));

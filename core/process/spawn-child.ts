@@ -91,7 +91,10 @@ async function spawnFailed(options: SpawnChildOptions, cause: unknown): Promise<
   const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
   let detail = errno ?? (cause instanceof Error ? cause.message : String(cause));
   if (errno === 'ENOENT') {
-    const cwdExists = await stat(options.cwd).then((s) => s.isDirectory(), () => false);
+    const cwdExists = await stat(options.cwd).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     detail = cwdExists
       ? 'ENOENT: the binary does not exist (or is not on PATH)'
       : `ENOENT: the working directory ${options.cwd} does not exist`;

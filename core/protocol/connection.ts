@@ -1,13 +1,6 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { Transport } from '../transport/transport.js';
-import {
-  closedError,
-  invalidMessageError,
-  peerError,
-  pendingClosedError,
-  sendError,
-  unexpectedResponseError,
-} from './failures.js';
+import { closedError, invalidMessageError, peerError, pendingClosedError, sendError, unexpectedResponseError } from './failures.js';
 import { InboundDispatcher, type NotificationListener, type RequestHandler } from './dispatch.js';
 import { NULL_LOGGER, type ProtocolLogger } from './logger.js';
 import { PendingRequests } from './pending-requests.js';

@@ -92,13 +92,17 @@ export class InboundDispatcher {
     try {
       frame = build();
     } catch (error) {
-      this.#deps.report(new OneWorksError(ERROR_CODES.INTERNAL, `could not build the response to ${method}: ${messageOf(error)}`, { cause: error }));
+      this.#deps.report(
+        new OneWorksError(ERROR_CODES.INTERNAL, `could not build the response to ${method}: ${messageOf(error)}`, { cause: error }),
+      );
       return;
     }
     this.#deps.send(frame).catch((error: unknown) => {
       if (this.#deps.signal.aborted) return;
       const code = error instanceof OneWorksError ? error.code : ERROR_CODES.CONNECTION_CLOSED;
-      this.#deps.report(new OneWorksError(code, `could not send the response to ${method} (request ${id}): ${messageOf(error)}`, { cause: error }));
+      this.#deps.report(
+        new OneWorksError(code, `could not send the response to ${method} (request ${id}): ${messageOf(error)}`, { cause: error }),
+      );
       // A result JSON cannot carry (a cycle, a BigInt) must still get an answer, or the peer waits forever.
       if (fallback && code === ERROR_CODES.INTERNAL) {
         const wire = ProtocolError.internalError(`the result of ${method} could not be serialised`).toWireError();

@@ -48,6 +48,8 @@ export class ProtocolError extends Error {
 
   /** The `{ code, message, data? }` object an envelope wraps into an error response. */
   toWireError(): WireError {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
   }
 }

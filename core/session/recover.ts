@@ -29,7 +29,12 @@ export async function recoverInterruptedRuns(store: Store, options: { stateDir?:
       updatedAt: endedAt,
       status: unknown.length > 0 ? 'needs_attention' : record.status === 'working' ? 'idle' : record.status,
       ...(unknown.length > 0
-        ? { attention: [...(record.attention ?? []), `run ${unknown.join(', ')}: outcome unknown (One Works stopped during the turn); reconcile before continuing`] }
+        ? {
+            attention: [
+              ...(record.attention ?? []),
+              `run ${unknown.join(', ')}: outcome unknown (One Works stopped during the turn); reconcile before continuing`,
+            ],
+          }
         : {}),
     });
     changed.push(record.id);

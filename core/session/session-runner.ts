@@ -187,7 +187,11 @@ export class SessionRunner {
    * Runs one turn to its end. Settles with the turn's outcome (completed, failed, interrupted or
    * unknown); throws only when the turn could not be recorded at all.
    */
-  async runTurn(prompt: string, overrides: Partial<Pick<RunRecord, 'model' | 'effort' | 'autonomy'>> = {}, signal?: AbortSignal): Promise<TurnOutcome> {
+  async runTurn(
+    prompt: string,
+    overrides: Partial<Pick<RunRecord, 'model' | 'effort' | 'autonomy'>> = {},
+    signal?: AbortSignal,
+  ): Promise<TurnOutcome> {
     const pending = this.#record.pending ?? this.#record.runs.at(-1);
     const run: RunRecord = {
       id: `r${this.#record.runs.length + 1}`,
@@ -199,7 +203,14 @@ export class SessionRunner {
       startedAt: new Date().toISOString(),
     };
     await this.#update({ runs: [...this.#record.runs, run], status: 'working', pending: undefined });
-    this.#sink.emit({ type: 'turn.started', key: `turn:${run.id}:started`, runId: run.id, model: run.model, effort: run.effort, autonomy: run.autonomy });
+    this.#sink.emit({
+      type: 'turn.started',
+      key: `turn:${run.id}:started`,
+      runId: run.id,
+      model: run.model,
+      effort: run.effort,
+      autonomy: run.autonomy,
+    });
 
     const outcome = await this.#promptWithDeadline(run, prompt, signal);
     const safe: TurnOutcome = { ...outcome, text: this.#redactor.redact(outcome.text) };
@@ -217,7 +228,8 @@ export class SessionRunner {
       runs: [...this.#record.runs.slice(0, -1), ended],
       status: safe.status === 'completed' || safe.status === 'interrupted' ? 'idle' : 'needs_attention',
       // A settled turn clears earlier notes; a failed one says why the session needs attention.
-      attention: safe.status === 'completed' || safe.status === 'interrupted' ? undefined : [`run ${run.id} ${safe.status}: ${safe.reason}`],
+      attention:
+        safe.status === 'completed' || safe.status === 'interrupted' ? undefined : [`run ${run.id} ${safe.status}: ${safe.reason}`],
     });
     const notes = this.#attention.splice(0);
     if (notes.length > 0) await this.needsAttention(notes);
@@ -239,7 +251,12 @@ export class SessionRunner {
     try {
       const outcome = await this.#adapterSession.prompt({ runId: run.id, text: prompt });
       if (cancelReason === 'timeout' && outcome.status !== 'completed') return { ...outcome, status: 'failed', reason: 'run_timeout' };
-      if (cancelReason === 'cancelled' && outcome.status !== 'completed') return { ...outcome, status: 'interrupted', reason: outcome.reason === 'cancelled' ? 'cancelled' : `cancelled (${outcome.reason})` };
+      if (cancelReason === 'cancelled' && outcome.status !== 'completed')
+        return {
+          ...outcome,
+          status: 'interrupted',
+          reason: outcome.reason === 'cancelled' ? 'cancelled' : `cancelled (${outcome.reason})`,
+        };
       return outcome;
     } catch (error) {
       const code = isOneWorksError(error) ? error.code : 'internal';
@@ -278,7 +295,12 @@ export class SessionRunner {
       const message = result.unsupported
         ? `native rename skipped: the ${this.#rt.adapter.name} adapter cannot rename its sessions`
         : `native rename to "${title}" failed (${result.code}): ${result.message}; the session keeps its title in One Works`;
-      this.#sink.emit({ type: 'log', key: `rename:${randomBytes(6).toString('hex')}`, level: result.unsupported ? 'info' : 'warn', message });
+      this.#sink.emit({
+        type: 'log',
+        key: `rename:${randomBytes(6).toString('hex')}`,
+        level: result.unsupported ? 'info' : 'warn',
+        message,
+      });
       await this.#sink.flush();
     } catch {
       // Best effort: a failure to record the note changes nothing either.
@@ -289,7 +311,10 @@ export class SessionRunner {
   /** Marks the session as needing a person's attention, with notes saying why (e.g. a declined escalation). */
   async needsAttention(notes: string[]): Promise<void> {
     if (notes.length === 0) return;
-    await this.#update({ status: 'needs_attention', attention: [...(this.#record.attention ?? []), ...notes.map((n) => this.#redactor.redact(n))] });
+    await this.#update({
+      status: 'needs_attention',
+      attention: [...(this.#record.attention ?? []), ...notes.map((n) => this.#redactor.redact(n))],
+    });
   }
 
   /** Stops the agent child (if any) and records the session as closed for this process. */

@@ -72,10 +72,14 @@ export class FileStore implements Store {
   async writeSession(record: SessionRecord): Promise<void> {
     const parsed = SessionRecordSchema.safeParse(record);
     if (!parsed.success) {
-      throw new OneWorksError(ERROR_CODES.INTERNAL, `refusing to write an invalid record for session ${record.id}: ${parsed.error.message}`, {
-        data: { sessionId: record.id },
-        cause: parsed.error,
-      });
+      throw new OneWorksError(
+        ERROR_CODES.INTERNAL,
+        `refusing to write an invalid record for session ${record.id}: ${parsed.error.message}`,
+        {
+          data: { sessionId: record.id },
+          cause: parsed.error,
+        },
+      );
     }
     await ensurePrivateDir(sessionDir(this.stateDir, record.id));
     await writeFileAtomic(this.#sessionFile(record.id), `${JSON.stringify(parsed.data, null, 2)}\n`);
@@ -130,7 +134,10 @@ export class FileStore implements Store {
       }
     };
     const next = (this.#appends.get(sessionId) ?? Promise.resolve()).then(append);
-    this.#appends.set(sessionId, next.catch(() => undefined));
+    this.#appends.set(
+      sessionId,
+      next.catch(() => undefined),
+    );
     return next;
   }
 
@@ -168,10 +175,14 @@ export class FileStore implements Store {
 function checkedEvent(sessionId: string, event: RuntimeEvent): RuntimeEvent {
   const parsed = RuntimeEventSchema.safeParse(event);
   if (!parsed.success || event.sessionId !== sessionId) {
-    throw new OneWorksError(ERROR_CODES.INTERNAL, `refusing to append an invalid event (seq ${String(event.seq)}) to session ${sessionId}`, {
-      data: { sessionId, seq: event.seq, type: event.type },
-      ...(parsed.success ? {} : { cause: parsed.error }),
-    });
+    throw new OneWorksError(
+      ERROR_CODES.INTERNAL,
+      `refusing to append an invalid event (seq ${String(event.seq)}) to session ${sessionId}`,
+      {
+        data: { sessionId, seq: event.seq, type: event.type },
+        ...(parsed.success ? {} : { cause: parsed.error }),
+      },
+    );
   }
   return event;
 }

@@ -106,9 +106,8 @@ function stateLocked(file: string, current: OwnerRecord, host: string): OneWorks
 }
 
 function ownerCorrupt(file: string, cause: unknown): OneWorksError {
-  return new OneWorksError(
-    ERROR_CODES.STATE_CORRUPT,
-    `owner file ${file} is malformed; if no One Works process is running, delete it`,
-    { data: { file }, cause },
-  );
+  return new OneWorksError(ERROR_CODES.STATE_CORRUPT, `owner file ${file} is malformed; if no One Works process is running, delete it`, {
+    data: { file },
+    cause,
+  });
 }

@@ -17,9 +17,13 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const info = await lstat(dir);
   if (info.isSymbolicLink() || !info.isDirectory()) {
-    throw new OneWorksError(ERROR_CODES.STATE_CORRUPT, `${dir} is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}; One Works refuses to write through it`, {
-      data: { path: dir },
-    });
+    throw new OneWorksError(
+      ERROR_CODES.STATE_CORRUPT,
+      `${dir} is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}; One Works refuses to write through it`,
+      {
+        data: { path: dir },
+      },
+    );
   }
 }
 
@@ -58,4 +62,3 @@ export async function syncDir(dir: string): Promise<void> {
     await handle.close();
   }
 }
-

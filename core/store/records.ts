@@ -55,9 +55,7 @@ export const SessionRecordSchema = z.strictObject({
   /** Why the session needs attention, in words a person can act on. */
   attention: z.array(z.string()).optional(),
   /** Turn settings chosen at creation, used by the first run. */
-  pending: z
-    .strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema.optional() })
-    .optional(),
+  pending: z.strictObject({ model: z.string().optional(), effort: z.string().optional(), autonomy: AutonomySchema.optional() }).optional(),
   /**
    * This session's additions to its adapter's permission policy (e.g. `run --allow/--deny`),
    * merged over the YAML policy by every process that runs the session's turns.

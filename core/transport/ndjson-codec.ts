@@ -9,9 +9,7 @@ export const MAX_REPORTED_LINE_CHARS = 200;
 const NEWLINE = 0x0a;
 
 /** One result of {@link NdjsonCodec.next}. */
-export type CodecResult =
-  | { kind: 'message'; value: unknown }
-  | { kind: 'invalid'; line: string; reason: string };
+export type CodecResult = { kind: 'message'; value: unknown } | { kind: 'invalid'; line: string; reason: string };
 
 export interface NdjsonCodecOptions {
   /** Lines longer than this many bytes are reported as invalid and skipped. Default {@link DEFAULT_MAX_LINE_BYTES}. */

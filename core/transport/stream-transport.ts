@@ -22,11 +22,7 @@ export interface StreamTransportOptions {
  * - `close()` stops reading and ends the writable. It destroys neither stream and never touches
  *   the process that owns them.
  */
-export function createStreamTransport(
-  readable: Readable,
-  writable: Writable,
-  options: StreamTransportOptions = {},
-): Transport {
+export function createStreamTransport(readable: Readable, writable: Writable, options: StreamTransportOptions = {}): Transport {
   return new StreamTransport(readable, writable, options);
 }
 

@@ -46,7 +46,15 @@ const fakeAdapter = {
 
 /** Runs the bench and prints its figures through `write` (default: stdout). */
 export async function benchAdmission(options: AdmissionBenchOptions = {}): Promise<AdmissionBenchResult> {
-  const { turns = 1000, sessions = 200, trees = 20, maxConcurrentRuns = 4, warmupRounds = 20, rounds = 15, idleSessions = 10_000 } = options;
+  const {
+    turns = 1000,
+    sessions = 200,
+    trees = 20,
+    maxConcurrentRuns = 4,
+    warmupRounds = 20,
+    rounds = 15,
+    idleSessions = 10_000,
+  } = options;
   const write = options.write ?? ((text: string) => void process.stdout.write(text));
   const requests = workload(turns, sessions, trees);
   for (let r = 0; r < warmupRounds; r++) {
@@ -76,7 +84,14 @@ export async function benchAdmission(options: AdmissionBenchOptions = {}): Promi
     baselineTurnsPerSecond: (turns / base) * 1000,
     ratio: adm / base,
     memory: { ...memory, requestKeyBytes: await requestKeyBytes(idleSessions) },
-    machine: { cpu: cpus[0]?.model ?? 'unknown', cores: cpus.length, totalMemoryBytes: os.totalmem(), loadAverage: os.loadavg()[0]!, node: process.version, platform: `${process.platform} ${process.arch}` },
+    machine: {
+      cpu: cpus[0]?.model ?? 'unknown',
+      cores: cpus.length,
+      totalMemoryBytes: os.totalmem(),
+      loadAverage: os.loadavg()[0]!,
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+    },
   };
   write(formatResult(result, { sessions, trees, maxConcurrentRuns, rounds, idleSessions }));
   return result;
@@ -160,17 +175,23 @@ function measureMemory(n: number): { gc: 'exposed' | 'enabled at runtime'; idleS
   }
   const queuedTurnBytes = (heapAfterGc(gc) - before) / n;
   // Both stay reachable until measured; an idle session must leave nothing behind in admission.
-  if (idle.snapshot().sessions.length !== 0 || queued.snapshot().queued.length !== n) throw new Error('bench admission state is not as expected');
+  if (idle.snapshot().sessions.length !== 0 || queued.snapshot().queued.length !== n)
+    throw new Error('bench admission state is not as expected');
   return { gc: how, idleSessionBytes, queuedTurnBytes };
 }
 
 // Heap kept per session by the request-key registry: one `create` key each (persistence excluded).
 async function requestKeyBytes(n: number): Promise<number> {
   const { gc } = collector();
-  const registry = await RequestKeyRegistry.open({ load: () => ({}), save: () => undefined, remove: () => undefined }, z.strictObject({ sessionId: z.string() }));
+  const registry = await RequestKeyRegistry.open(
+    { load: () => ({}), save: () => undefined, remove: () => undefined },
+    z.strictObject({ sessionId: z.string() }),
+  );
   const before = heapAfterGc(gc);
   for (let i = 0; i < n; i++) {
-    await registry.claim(`create-key-${i}`, { op: 'create', workspace: `/bench/ws/${i % 50}`, autonomy: 'low' }, () => ({ sessionId: `session-${i}` }));
+    await registry.claim(`create-key-${i}`, { op: 'create', workspace: `/bench/ws/${i % 50}`, autonomy: 'low' }, () => ({
+      sessionId: `session-${i}`,
+    }));
   }
   const bytes = (heapAfterGc(gc) - before) / n;
   if (registry.lookup('create-key-0') === undefined) throw new Error('bench registry lost a key');
@@ -183,7 +204,10 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function formatResult(r: AdmissionBenchResult, o: { sessions: number; trees: number; maxConcurrentRuns: number; rounds: number; idleSessions: number }): string {
+function formatResult(
+  r: AdmissionBenchResult,
+  o: { sessions: number; trees: number; maxConcurrentRuns: number; rounds: number; idleSessions: number },
+): string {
   const m = r.machine;
   return [
     `admission: ${r.turns} queued turns over ${o.sessions} sessions / ${o.trees} trees, maxConcurrentRuns ${o.maxConcurrentRuns}, median of ${o.rounds} rounds after warm-up`,

@@ -9,7 +9,11 @@ import { SessionRunner } from '../../core/session/index.js';
 const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
 
 /** A One Works session driven as a library (no CLI process), for per-turn overhead. */
-export async function createBenchSession(dir: string, entry: unknown, modelId: string): Promise<{ runner: SessionRunner; close(): Promise<void> }> {
+export async function createBenchSession(
+  dir: string,
+  entry: unknown,
+  modelId: string,
+): Promise<{ runner: SessionRunner; close(): Promise<void> }> {
   const store = await createFileStore(`${dir}/state`);
   await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
   const { mkdir } = await import('node:fs/promises');

@@ -31,7 +31,10 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
 async function main(): Promise<void> {
-  const cli = await resolveDroidCli({ source: 'managed', version: '0.225.2' }, { services: createPrepareServices(), cacheDir: CACHE, lock: new Map(), env: process.env });
+  const cli = await resolveDroidCli(
+    { source: 'managed', version: '0.225.2' },
+    { services: createPrepareServices(), cacheDir: CACHE, lock: new Map(), env: process.env },
+  );
   const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
   const model = await startScriptedModel({ steps: textSteps(10_000) });
   try {
@@ -55,8 +58,13 @@ async function main(): Promise<void> {
     report('startup to session ready, orchestrator auto-started (ms)', owCold, rawStart);
     report('startup to session ready, orchestrator running (ms)', owWarm, rawStart);
     report(`per text turn over ${TURNS} turns (ms)`, ow, raw);
-    process.stdout.write(`machine: ${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, droid ${cli.version}\n`);
-    await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./admission.ts', import.meta.url))], { stdout: 'inherit', stderr: 'inherit' });
+    process.stdout.write(
+      `machine: ${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, droid ${cli.version}\n`,
+    );
+    await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./admission.ts', import.meta.url))], {
+      stdout: 'inherit',
+      stderr: 'inherit',
+    });
   } finally {
     await model.close();
     await rm(root, { recursive: true, force: true });
@@ -79,7 +87,10 @@ async function rawStartup(binary: string, root: string, i: number, entry: unknow
 
 async function oneWorksStartup(dir: string, config: string): Promise<number> {
   const t0 = performance.now();
-  const child = execa(BIN, ['--config', config, '--json', 'run', '--workspace', join(dir, 'ws'), 'hello'], { reject: false, buffer: false });
+  const child = execa(BIN, ['--config', config, '--json', 'run', '--workspace', join(dir, 'ws'), 'hello'], {
+    reject: false,
+    buffer: false,
+  });
   let elapsed: number | undefined;
   let buffered = '';
   for await (const chunk of child.stdout!) {

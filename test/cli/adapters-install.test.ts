@@ -128,7 +128,9 @@ describe('adapters install against a registry', { timeout: CLI_TEST_TIMEOUT_MS }
     });
     const result = await box.run(['adapters', 'install'], { npm_config_registry: registry.url });
     expect(result.exitCode).toBe(4);
-    expect(result.stderr).toMatch(new RegExp(`one-works: ${PACKAGE}@0\\.225\\.2 failed its integrity check: expected sha512-\\S+, got sha512-\\S+`));
+    expect(result.stderr).toMatch(
+      new RegExp(`one-works: ${PACKAGE}@0\\.225\\.2 failed its integrity check: expected sha512-\\S+, got sha512-\\S+`),
+    );
     expect(result.stderr).not.toMatch(STACK_LINE);
     expect(registry.requests.some((r) => r.path.endsWith('.tgz'))).toBe(true);
     expect(await versionEntries()).toEqual([]);
@@ -140,7 +142,9 @@ describe('adapters install against a registry', { timeout: CLI_TEST_TIMEOUT_MS }
 
   it('exits 4 when the pinned version is not published', async () => {
     const registry = await startStub(fakePlatformPackage);
-    await box.writeConfig(['cache:', `  directory: ${cacheDir}`, 'adapters:', '  droid:', '    cli:', '      version: 0.225.9', ''].join('\n'));
+    await box.writeConfig(
+      ['cache:', `  directory: ${cacheDir}`, 'adapters:', '  droid:', '    cli:', '      version: 0.225.9', ''].join('\n'),
+    );
     const result = await box.run(['adapters', 'install'], { npm_config_registry: registry.url });
     expect(result.exitCode).toBe(4);
     expect(result.stderr).toContain(`one-works: ${PACKAGE}@0.225.9 is not published; nearest published: 0.225.2`);

@@ -25,7 +25,9 @@ async function fakeDroid(dirName: string, version: string): Promise<string> {
 }
 
 function pathConfig(binary: string, extra: string[] = []): string {
-  return ['adapters:', '  droid:', '    cli:', '      source: path', `      path: ${binary}`, '      version: 0.225.2', ...extra, ''].join('\n');
+  return ['adapters:', '  droid:', '    cli:', '      source: path', `      path: ${binary}`, '      version: 0.225.2', ...extra, ''].join(
+    '\n',
+  );
 }
 
 function expectRangeRefusal(text: string, binary: string): void {
@@ -53,7 +55,10 @@ describe('adapters which/list with source: path', { timeout: CLI_TEST_TIMEOUT_MS
     await box.writeConfig(pathConfig(binary));
     const list = await box.run(['--json', 'adapters', 'list']);
     expect(list.exitCode).toBe(4);
-    const lines = list.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, string>);
+    const lines = list.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, string>);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ adapter: 'droid', source: 'path', version: '0.225.2' });
     expectRangeRefusal(lines[0]!.error!, binary);
@@ -64,7 +69,9 @@ describe('adapters which/list with source: path', { timeout: CLI_TEST_TIMEOUT_MS
     await box.writeConfig(pathConfig(binary, ['      range: ">=0.225.1 <0.226.0"']));
     const which = await box.run(['adapters', 'which']);
     expect(which.exitCode).toBe(4);
-    expect(which.stderr).toContain(`droid at ${binary} is 0.215.0, outside the pinned range >=0.225.1 <0.226.0 (adapters.droid.cli.range >=0.225.1 <0.226.0)`);
+    expect(which.stderr).toContain(
+      `droid at ${binary} is 0.215.0, outside the pinned range >=0.225.1 <0.226.0 (adapters.droid.cli.range >=0.225.1 <0.226.0)`,
+    );
   });
 
   it('prints the path of a binary inside the range and lists it as qualified', async () => {

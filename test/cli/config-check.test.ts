@@ -130,7 +130,17 @@ describe('one-works config check with a bad file', { timeout: CLI_TEST_TIMEOUT_M
 
   it('reports every problem of a file at once, one line each in file order', async () => {
     await box.writeConfig(
-      ['workspaces:', '  approved: [relative/dir]', 'adapters:', '  droid:', '    modle: x', '    effort: ultra', '    cli:', '      version: ^0.225.0', ''].join('\n'),
+      [
+        'workspaces:',
+        '  approved: [relative/dir]',
+        'adapters:',
+        '  droid:',
+        '    modle: x',
+        '    effort: ultra',
+        '    cli:',
+        '      version: ^0.225.0',
+        '',
+      ].join('\n'),
     );
     // --json changes nothing here: stdout stays empty (machine-readable), the message goes to stderr.
     const result = await box.run(['--json', 'config', 'check']);

@@ -29,7 +29,10 @@ async function makeRoot(idleExitMs: number): Promise<{ root: string; ctx: Parame
   const [stateDir, workspace, home] = ['state', 'ws', 'home'].map((name) => join(root, name)) as [string, string, string];
   await Promise.all([mkdir(workspace), mkdir(home)]);
   const configPath = join(root, 'one-works.yaml');
-  await writeFile(configPath, stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs } }));
+  await writeFile(
+    configPath,
+    stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs } }),
+  );
   return { root, ctx: { stateDir, configPath, cwd: root, env: { PATH: process.env.PATH ?? '', HOME: home } } };
 }
 
@@ -37,7 +40,10 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await sleep(50);
 }
 
-const servers = (root: string): number[] => findProcesses(root).filter((p) => / serve( |$)/.test(p.args)).map((p) => p.pid);
+const servers = (root: string): number[] =>
+  findProcesses(root)
+    .filter((p) => / serve( |$)/.test(p.args))
+    .map((p) => p.pid);
 
 describe('auto-started orchestrator', () => {
   it('two clients starting at once share one server, which refuses a second serve and exits when idle', async () => {
@@ -57,7 +63,8 @@ describe('auto-started orchestrator', () => {
     await expect(both[1]!.status('s-none')).rejects.toMatchObject({ code: 'session_not_found' });
 
     // A second, explicit server on the same state directory is refused.
-    const second = await startOneWorks(['--config', ctx.configPath!, 'serve'], { cwd: root, env: ctx.env as Record<string, string> }).result;
+    const second = await startOneWorks(['--config', ctx.configPath!, 'serve'], { cwd: root, env: ctx.env as Record<string, string> })
+      .result;
     expect(second.exitCode).toBe(6);
     expect(second.stderr).toMatch(/in use by One Works pid/);
 

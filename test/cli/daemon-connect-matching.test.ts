@@ -35,7 +35,10 @@ async function makeRoot(idleExitMs: number): Promise<(env?: Record<string, strin
   const [stateDir, workspace, home] = ['state', 'ws', 'home'].map((name) => join(root, name)) as [string, string, string];
   await Promise.all([mkdir(workspace), mkdir(home)]);
   const config = join(root, 'one-works.yaml');
-  await writeFile(config, stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs } }));
+  await writeFile(
+    config,
+    stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs } }),
+  );
   return async (env = {}) => ({ ...(await createContext({ config }, { PATH: process.env.PATH ?? '', HOME: home, ...env })), cwd: root });
 }
 

@@ -12,7 +12,9 @@ afterEach(async () => {
   for (const item of opened.splice(0).reverse()) await item.close();
 });
 
-const CATALOG: CatalogModel[] = [{ id: 'big', displayName: 'Big', custom: false, deprecated: false, disabled: false, efforts: ['low', 'high'], defaultEffort: 'high' }];
+const CATALOG: CatalogModel[] = [
+  { id: 'big', displayName: 'Big', custom: false, deprecated: false, disabled: false, efforts: ['low', 'high'], defaultEffort: 'high' },
+];
 // Longer than the client's default deadline below: each of these calls takes at least this long.
 const SLOW_MS = 600;
 const CLIENT_DEFAULT_MS = 150;
@@ -22,7 +24,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function slowCancel(orchestrator: Orchestrator): Orchestrator {
   return new Proxy(orchestrator, {
     get(target, property, receiver) {
-      if (property === 'cancel') return async (...args: Parameters<Orchestrator['cancel']>) => (await sleep(SLOW_MS), target.cancel(...args));
+      if (property === 'cancel')
+        return async (...args: Parameters<Orchestrator['cancel']>) => (await sleep(SLOW_MS), target.cancel(...args));
       const value: unknown = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -34,7 +37,11 @@ describe('control client deadlines', () => {
     const h = await harnesses({
       deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => (await sleep(SLOW_MS), CATALOG) },
     });
-    const server = await startOrchestratorServer({ orchestrator: slowCancel(h.orchestrator), socketPath: socketPath(h.deps.stateDir), redact: (text) => text });
+    const server = await startOrchestratorServer({
+      orchestrator: slowCancel(h.orchestrator),
+      socketPath: socketPath(h.deps.stateDir),
+      redact: (text) => text,
+    });
     opened.push(server);
     const client = (await tryConnect(server.socketPath, { defaultTimeoutMs: CLIENT_DEFAULT_MS }))!;
     opened.push(client);

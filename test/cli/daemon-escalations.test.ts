@@ -19,7 +19,9 @@ afterEach(async () => {
 const ASK: PermissionAsk = {
   requestId: 'req-1',
   kind: 'tool',
-  tools: [{ toolUseId: 'call_1', name: 'Execute', kind: 'execute', label: 'execute: echo hi > f.txt', command: 'echo hi > f.txt', input: {} }],
+  tools: [
+    { toolUseId: 'call_1', name: 'Execute', kind: 'execute', label: 'execute: echo hi > f.txt', command: 'echo hi > f.txt', input: {} },
+  ],
   options: ['proceed_once', 'proceed_always', 'cancel'],
 };
 const PROPOSAL = { reason: 'needs autonomy high' };
@@ -58,13 +60,21 @@ const answering = (answer: EscalationAnswer, seen: PermissionAsk[] = []): Escala
 describe('escalations through the control socket', () => {
   it('declines as a policy decision when no client is attached', async () => {
     const { router, sessionId } = await setup(await harnesses());
-    expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({ decision: 'deny', by: 'policy', reason: expect.stringMatching(/no person/) });
+    expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({
+      decision: 'deny',
+      by: 'policy',
+      reason: expect.stringMatching(/no person/),
+    });
   });
 
   it("forwards the ask to the attached client and uses its person's answer", async () => {
     const { router, client, sessionId } = await setup(await harnesses());
     const seen: PermissionAsk[] = [];
-    await client.attachEscalator(sessionId, undefined, answering({ decision: 'allow', remember: true, by: 'human', reason: 'allowed at the terminal' }, seen));
+    await client.attachEscalator(
+      sessionId,
+      undefined,
+      answering({ decision: 'allow', remember: true, by: 'human', reason: 'allowed at the terminal' }, seen),
+    );
     const answer = await router.escalatorFor(sessionId).ask(ASK, PROPOSAL);
     expect(answer).toEqual({ decision: 'allow', remember: true, by: 'human', reason: 'allowed at the terminal' });
     expect(seen).toEqual([ASK]);
@@ -91,7 +101,12 @@ describe('escalations through the control socket', () => {
 
   it('marks an answer the client abandoned (its person interrupted) once', async () => {
     const { router, client, sessionId } = await setup(await harnesses());
-    await client.attachEscalator(sessionId, undefined, answering({ decision: 'deny', by: 'policy', reason: 'the prompt was abandoned' }), () => true);
+    await client.attachEscalator(
+      sessionId,
+      undefined,
+      answering({ decision: 'deny', by: 'policy', reason: 'the prompt was abandoned' }),
+      () => true,
+    );
     expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({ decision: 'deny', by: 'policy' });
     expect(router.takeAbandoned(ASK.requestId)).toBe(true);
     expect(router.takeAbandoned(ASK.requestId)).toBe(false);
@@ -126,13 +141,24 @@ describe('escalations through the control socket', () => {
     expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({ decision: 'deny', by: 'policy' });
     const silent = await connect();
     await silent.attachEscalator(sessionId, undefined, { ask: () => new Promise<EscalationAnswer>(() => undefined) });
-    expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({ decision: 'deny', by: 'policy', reason: expect.stringMatching(/did not answer/) });
+    expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({
+      decision: 'deny',
+      by: 'policy',
+      reason: expect.stringMatching(/did not answer/),
+    });
   });
 
   it('says hello with its fingerprint and exits on request only when this client is its only user', async () => {
     const h = await harnesses();
     const { server, client, connect, exitRequests } = await setup(h);
-    expect(await client.hello()).toMatchObject({ fingerprint: 'f'.repeat(64), auto: true, pid: process.pid, clients: 1, live: 0, queued: 0 });
+    expect(await client.hello()).toMatchObject({
+      fingerprint: 'f'.repeat(64),
+      auto: true,
+      pid: process.pid,
+      clients: 1,
+      live: 0,
+      queued: 0,
+    });
     const other = await connect();
     expect(await client.exitIfIdle()).toBe(false);
     await other.close();

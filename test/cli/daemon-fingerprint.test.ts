@@ -10,13 +10,9 @@ afterEach(async () => {
   for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
 });
 
-const CONFIG = [
-  'workspaces: { approved: [/tmp] }',
-  'adapters:',
-  '  droid:',
-  '    env: { PROXY_URL: "${ONE_WORKS_FP_PROXY}" }',
-  '',
-].join('\n');
+const CONFIG = ['workspaces: { approved: [/tmp] }', 'adapters:', '  droid:', '    env: { PROXY_URL: "${ONE_WORKS_FP_PROXY}" }', ''].join(
+  '\n',
+);
 
 async function configFile(text: string): Promise<string> {
   const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-fp-')));

@@ -17,7 +17,11 @@ const CATALOG: CatalogModel[] = [
 ];
 
 async function connected(h: OrchestratorHarness): Promise<OrchestratorClient> {
-  const server = await startOrchestratorServer({ orchestrator: h.orchestrator, socketPath: socketPath(h.deps.stateDir), redact: (text) => text });
+  const server = await startOrchestratorServer({
+    orchestrator: h.orchestrator,
+    socketPath: socketPath(h.deps.stateDir),
+    redact: (text) => text,
+  });
   opened.push(server);
   const client = await tryConnect(server.socketPath);
   if (!client) throw new Error('the server did not accept a connection');
@@ -31,13 +35,24 @@ describe('orchestrator control socket: metadata, reads, usage, info, models', ()
       deps: { adapterNames: () => ['droid'], defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => CATALOG },
     });
     const client = await connected(h);
-    const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello', title: 'T', labels: ['a'], autonomy: 'off' });
+    const handle = await client.createSession({
+      adapter: 'droid',
+      workspace: h.root,
+      prompt: 'hello',
+      title: 'T',
+      labels: ['a'],
+      autonomy: 'off',
+    });
     expect(handle.settings).toEqual({ model: 'big', autonomy: 'off' });
     const next = await client.sendMessage({ sessionId: handle.sessionId, prompt: 'again', model: 'custom:byok' });
     expect(next.settings).toEqual({ model: 'custom:byok', autonomy: 'off' });
     await client.wait([handle.sessionId], 30_000);
 
-    expect(await client.updateSession({ sessionId: handle.sessionId, archived: true, labels: ['b'] })).toMatchObject({ title: 'T', labels: ['b'], archived: true });
+    expect(await client.updateSession({ sessionId: handle.sessionId, archived: true, labels: ['b'] })).toMatchObject({
+      title: 'T',
+      labels: ['b'],
+      archived: true,
+    });
     const detail = await client.readSession({ sessionId: handle.sessionId, maxEvents: 3 });
     expect(detail.events).toHaveLength(3);
     expect(detail.eventsTruncated).toBe(true);
@@ -54,10 +69,20 @@ describe('orchestrator control socket: metadata, reads, usage, info, models', ()
     const client = await connected(h);
     const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello' });
     await client.waitForRun(handle.sessionId, handle.runId);
-    await expect(client.readSession({ sessionId: handle.sessionId, maxEvents: 201 })).rejects.toMatchObject({ code: 'peer_error', message: expect.stringMatching(/invalid params/) });
-    await expect(client.updateSession({ sessionId: handle.sessionId, title: 'x'.repeat(201) })).rejects.toMatchObject({ code: 'peer_error' });
-    await expect(client.updateSession({ sessionId: handle.sessionId, labels: ['no spaces'] })).rejects.toMatchObject({ code: 'usage', message: expect.stringContaining('invalid label') });
-    await expect(client.sendMessage({ sessionId: handle.sessionId, prompt: 'x', model: 'missing' })).rejects.toMatchObject({ code: 'model_unavailable' });
+    await expect(client.readSession({ sessionId: handle.sessionId, maxEvents: 201 })).rejects.toMatchObject({
+      code: 'peer_error',
+      message: expect.stringMatching(/invalid params/),
+    });
+    await expect(client.updateSession({ sessionId: handle.sessionId, title: 'x'.repeat(201) })).rejects.toMatchObject({
+      code: 'peer_error',
+    });
+    await expect(client.updateSession({ sessionId: handle.sessionId, labels: ['no spaces'] })).rejects.toMatchObject({
+      code: 'usage',
+      message: expect.stringContaining('invalid label'),
+    });
+    await expect(client.sendMessage({ sessionId: handle.sessionId, prompt: 'x', model: 'missing' })).rejects.toMatchObject({
+      code: 'model_unavailable',
+    });
     await expect(client.readSession({ sessionId: 's-missing' })).rejects.toMatchObject({ code: 'session_not_found' });
   });
 });

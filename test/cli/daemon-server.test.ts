@@ -69,7 +69,9 @@ describe('orchestrator control socket', () => {
     const h = await harnesses();
     const client = await connect(await serve(h));
     await expect(client.status('s-missing')).rejects.toMatchObject({ name: 'OneWorksError', code: 'session_not_found' });
-    await expect(client.createSession({ adapter: 'droid', workspace: '/', prompt: 'x' })).rejects.toMatchObject({ code: 'workspace_not_approved' });
+    await expect(client.createSession({ adapter: 'droid', workspace: '/', prompt: 'x' })).rejects.toMatchObject({
+      code: 'workspace_not_approved',
+    });
     // The harness's defaultsFor throws a plain Error naming the adapter: it becomes `internal`, redacted.
     const unknown = client.createSession({ adapter: 'sk-wire-secret', workspace: h.root, prompt: 'x' });
     await expect(unknown).rejects.toMatchObject({ code: 'internal' });
@@ -77,7 +79,9 @@ describe('orchestrator control socket', () => {
     await expect(unknown).rejects.not.toThrow(/sk-wire-secret/);
     // Params are checked at the edge: the orchestrator never sees them.
     await expect(client.wait([], 10)).rejects.toMatchObject({ code: 'peer_error', message: expect.stringMatching(/invalid params/) });
-    await expect(client.createSession({ adapter: 'droid', workspace: h.root, prompt: '', autonomy: 'wild' as never })).rejects.toMatchObject({
+    await expect(
+      client.createSession({ adapter: 'droid', workspace: h.root, prompt: '', autonomy: 'wild' as never }),
+    ).rejects.toMatchObject({
       code: 'peer_error',
     });
     expect(await h.session.store.listSessions()).toEqual([]);
@@ -93,7 +97,10 @@ describe('orchestrator control socket', () => {
     expect(waited.pending.map((s) => [s.sessionId, s.state])).toEqual([[handle.sessionId, 'working']]);
     const summary = await client.cancel(handle.sessionId);
     expect(summary).toMatchObject({ state: 'idle', latestRun: { runId: 'r1', status: 'interrupted' } });
-    expect(await client.waitForRun(handle.sessionId, 'r1')).toMatchObject({ runStatus: 'interrupted', reason: expect.stringMatching(/^cancelled/) });
+    expect(await client.waitForRun(handle.sessionId, 'r1')).toMatchObject({
+      runStatus: 'interrupted',
+      reason: expect.stringMatching(/^cancelled/),
+    });
     expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
   });
 

@@ -68,7 +68,10 @@ describe('createDecider', () => {
 
   it('reports no attention for decisions the policy made by rule', async () => {
     const seen: SessionDecision[] = [];
-    const decide = createDecider(ctx, { policy: { deny: ['git push'] } }, rig().out, { terminal: rig().terminal, onDecision: (d) => seen.push(d) });
+    const decide = createDecider(ctx, { policy: { deny: ['git push'] } }, rig().out, {
+      terminal: rig().terminal,
+      onDecision: (d) => seen.push(d),
+    });
     expect(await decide(execAsk('git push'), session())).toMatchObject({ decision: 'deny', by: 'policy', escalated: false });
     expect(seen[0]?.attention).toBeUndefined();
   });
@@ -102,7 +105,13 @@ describe('createDecider', () => {
   it('reports a declined question with the way to answer it', async () => {
     const seen: SessionDecision[] = [];
     const decide = createDecider(ctx, {}, rig().out, { terminal: rig().terminal, onDecision: (d) => seen.push(d) });
-    const ask: PermissionAsk = { requestId: 'q', kind: 'question', tools: [], options: [], questions: [{ question: 'Which color?', options: ['Red'] }] };
+    const ask: PermissionAsk = {
+      requestId: 'q',
+      kind: 'question',
+      tools: [],
+      options: [],
+      questions: [{ question: 'Which color?', options: ['Red'] }],
+    };
     expect(await decide(ask, session())).toMatchObject({ decision: 'deny', by: 'policy' });
     expect(seen[0]?.attention).toContain('"Which color?" was declined');
     expect(seen[0]?.attention).toContain('one-works send s-1');
@@ -112,7 +121,12 @@ describe('createDecider', () => {
 describe('sessionPolicyFromFlags', () => {
   it('is undefined without flags and a parsed policy with them', () => {
     expect(sessionPolicyFromFlags({})).toBeUndefined();
-    expect(sessionPolicyFromFlags({ allow: ['echo hi'], deny: ['git push'] })).toEqual({ allow: ['echo hi'], deny: ['git push'], denyPaths: [], writeBoundary: [] });
+    expect(sessionPolicyFromFlags({ allow: ['echo hi'], deny: ['git push'] })).toEqual({
+      allow: ['echo hi'],
+      deny: ['git push'],
+      denyPaths: [],
+      writeBoundary: [],
+    });
   });
 
   it('names the flag and value of an invalid entry', () => {

@@ -40,24 +40,28 @@ async function configure(): Promise<void> {
 }
 
 describe('run and send leave model and effort checks to the orchestrator', () => {
-  it('send -m gives the new model its catalog default effort instead of refusing the previous effort client-side', async () => {
-    await configure();
-    const first = await box.run(['--json', 'run', 'hello']);
-    expect(first.exitCode, first.stderr).toBe(0);
-    const sessionId = (JSON.parse(first.stdout.trim().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+  it(
+    'send -m gives the new model its catalog default effort instead of refusing the previous effort client-side',
+    async () => {
+      await configure();
+      const first = await box.run(['--json', 'run', 'hello']);
+      expect(first.exitCode, first.stderr).toBe(0);
+      const sessionId = (JSON.parse(first.stdout.trim().split('\n').at(-1)!) as { sessionId: string }).sessionId;
 
-    const second = await box.run(['send', sessionId, 'again', '-m', 'gpt-5.6-sol-mini']);
-    expect(second.exitCode, second.stderr).toBe(0);
-    const { runs } = JSON.parse(await readFile(join(stateDir, 'sessions', sessionId, 'session.json'), 'utf8')) as SessionRecord;
-    expect(runs.map((run) => [run.id, run.status, run.model, run.effort])).toEqual([
-      ['r1', 'completed', 'gpt-5.6-sol', 'medium'],
-      ['r2', 'completed', 'gpt-5.6-sol-mini', 'low'],
-    ]);
+      const second = await box.run(['send', sessionId, 'again', '-m', 'gpt-5.6-sol-mini']);
+      expect(second.exitCode, second.stderr).toBe(0);
+      const { runs } = JSON.parse(await readFile(join(stateDir, 'sessions', sessionId, 'session.json'), 'utf8')) as SessionRecord;
+      expect(runs.map((run) => [run.id, run.status, run.model, run.effort])).toEqual([
+        ['r1', 'completed', 'gpt-5.6-sol', 'medium'],
+        ['r2', 'completed', 'gpt-5.6-sol-mini', 'low'],
+      ]);
 
-    // An unsupported effort is still refused, by the orchestrator, with its code's exit status.
-    const refused = await box.run(['send', sessionId, 'third', '-e', 'medium']);
-    expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toMatch(/does not support reasoning effort "medium"/);
-    await expect.poll(() => processesReferring(box.root), { timeout: 15_000 }).toEqual([]);
-  }, CLI_TEST_TIMEOUT_MS);
+      // An unsupported effort is still refused, by the orchestrator, with its code's exit status.
+      const refused = await box.run(['send', sessionId, 'third', '-e', 'medium']);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr).toMatch(/does not support reasoning effort "medium"/);
+      await expect.poll(() => processesReferring(box.root), { timeout: 15_000 }).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });

@@ -46,7 +46,17 @@ function terminal(signal?: AbortSignal) {
 const execAsk = (command: string, requestId = 'req-1'): PermissionAsk => ({
   requestId,
   kind: 'tool',
-  tools: [{ toolUseId: `call-${requestId}`, name: 'Execute', kind: 'execute', label: `execute: ${command}`, command, impact: 'medium', input: { command } }],
+  tools: [
+    {
+      toolUseId: `call-${requestId}`,
+      name: 'Execute',
+      kind: 'execute',
+      label: `execute: ${command}`,
+      command,
+      impact: 'medium',
+      input: { command },
+    },
+  ],
   options: ['proceed_once', 'proceed_always', 'cancel'],
 });
 
@@ -219,7 +229,12 @@ describe('createTtyEscalator: questions', () => {
 describe('the TTY escalator behind createPermissionDecider', () => {
   it('auto-allows a command the person allowed for the session, without asking again', async () => {
     const t = terminal();
-    const decide = createPermissionDecider({ policy: PermissionPolicySchema.parse({}), autonomy: 'low', workspace: '/ws', escalator: t.escalator });
+    const decide = createPermissionDecider({
+      policy: PermissionPolicySchema.parse({}),
+      autonomy: 'low',
+      workspace: '/ws',
+      escalator: t.escalator,
+    });
     const first = decide(execAsk('make build', 'r1'));
     await t.shown('> ');
     t.type('a\n');

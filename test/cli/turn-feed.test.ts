@@ -14,7 +14,7 @@ function feed(log: RuntimeEvent[]): { feed: TurnFeed; shown: () => string[] } {
 }
 
 describe('TurnFeed', () => {
-  it("fills what was sent before the subscription from the log, in seq order, once each", async () => {
+  it('fills what was sent before the subscription from the log, in seq order, once each', async () => {
     const log = [ev(1, 'turn.queued', { runId: 'r1' }), ev(2, 'session.started'), ev(3, 'turn.started', { runId: 'r1' })];
     const { feed: f, shown } = feed(log);
     f.push(ev(3, 'turn.started', { runId: 'r1' }));
@@ -24,7 +24,15 @@ describe('TurnFeed', () => {
     log.push(ev(4, 'assistant.message'), ev(5, 'turn.completed', { runId: 'r1' }), ev(6, 'session.closed'));
     f.push(ev(5, 'turn.completed', { runId: 'r1' }));
     await f.finish();
-    expect(shown()).toEqual(['1:turn.queued', '2:session.started', '3:turn.started', 'delta:Hel', '4:assistant.message', '5:turn.completed', '6:session.closed']);
+    expect(shown()).toEqual([
+      '1:turn.queued',
+      '2:session.started',
+      '3:turn.started',
+      'delta:Hel',
+      '4:assistant.message',
+      '5:turn.completed',
+      '6:session.closed',
+    ]);
   });
 
   it('shows one turn of a busy session: from its turn.queued to the session.closed after its end', async () => {

@@ -42,7 +42,11 @@ describe('one-works usage', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     { args: ['frobnicate'], error: "error: unknown command 'frobnicate'", usage: 'Usage: one-works [options] [command]' },
     { args: ['--frobnicate'], error: "error: unknown option '--frobnicate'", usage: 'Usage: one-works [options] [command]' },
     { args: ['config', 'check', '--frobnicate'], error: "error: unknown option '--frobnicate'", usage: 'Usage: one-works config check' },
-    { args: ['adapters', 'upgrade', 'droid'], error: "error: missing required argument 'version'", usage: 'Usage: one-works adapters upgrade' },
+    {
+      args: ['adapters', 'upgrade', 'droid'],
+      error: "error: missing required argument 'version'",
+      usage: 'Usage: one-works adapters upgrade',
+    },
   ])('exits 2 with a usage message and no stack for $args', async ({ args, error, usage }) => {
     const result = await box.run(args);
     expect(result.exitCode).toBe(2);

@@ -18,7 +18,8 @@ const BYOK_ID = 'custom:Catalog-BYOK-0';
 let realDroid: string;
 beforeAll(() => {
   const binary = process.env.ONE_WORKS_TEST_DROID;
-  if (!binary) throw new Error('ONE_WORKS_TEST_DROID is not set: run this file in the vitest conformance project (its global setup installs droid)');
+  if (!binary)
+    throw new Error('ONE_WORKS_TEST_DROID is not set: run this file in the vitest conformance project (its global setup installs droid)');
   realDroid = binary;
 });
 
@@ -60,7 +61,13 @@ async function createRig(): Promise<Rig> {
         model: BYOK_ID,
         env: { FACTORY_AIRGAP_ENABLED: 'true' },
         customModels: [
-          { model: 'catalog-byok', displayName: 'Catalog BYOK', baseUrl: 'http://127.0.0.1:9/v1', apiKey: SECRET, provider: 'generic-chat-completion-api' },
+          {
+            model: 'catalog-byok',
+            displayName: 'Catalog BYOK',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: SECRET,
+            provider: 'generic-chat-completion-api',
+          },
           { model: 'thinker', baseUrl: 'http://127.0.0.1:9/v1', apiKey: SECRET, provider: 'openai', reasoningEffort: 'high' },
         ],
       },
@@ -84,7 +91,8 @@ async function createRig(): Promise<Rig> {
       if (result.exitCode === undefined || result.timedOut) throw new Error(`one-works ${args.join(' ')} did not exit: ${result.stderr}`);
       return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
     },
-    droidStarts: async () => (await readFile(startsLog, 'utf8').catch(() => '')).split('\n').filter((line) => line.includes('stream-jsonrpc')).length,
+    droidStarts: async () =>
+      (await readFile(startsLog, 'utf8').catch(() => '')).split('\n').filter((line) => line.includes('stream-jsonrpc')).length,
   };
 }
 
@@ -112,16 +120,24 @@ describe('one-works models and tools against the real droid', () => {
     expect(first.exitCode, first.stderr).toBe(0);
     const listed = lastJson<ModelsJson>(first.stdout);
     expect(listed.fromCache).toBe(false);
-    expect(listed.models.find((m) => m.id === BYOK_ID)).toMatchObject({ custom: true, efforts: ['none'], provider: 'generic-chat-completion-api' });
+    expect(listed.models.find((m) => m.id === BYOK_ID)).toMatchObject({
+      custom: true,
+      efforts: ['none'],
+      provider: 'generic-chat-completion-api',
+    });
     // A BYOK entry with a reasoningEffort gets effort levels (droid 0.225.2: off|low|medium|high).
-    expect(listed.models.find((m) => m.id === 'custom:thinker-0')).toMatchObject({ custom: true, efforts: expect.arrayContaining(['low', 'high']) });
+    expect(listed.models.find((m) => m.id === 'custom:thinker-0')).toMatchObject({
+      custom: true,
+      efforts: expect.arrayContaining(['low', 'high']),
+    });
     expect(listed.models.every((m) => !m.deprecated && !m.disabled)).toBe(true);
     expect(await rig.droidStarts()).toBe(1);
 
     const files = await filesUnder(join(rig.root, 'cache'));
     expect(files.map((f) => f.slice(rig.catalogDir.length + 1))).toEqual([expect.stringMatching(/^droid-[0-9a-f]{16}\.json$/)]);
     const entry = files[0]!;
-    for (const text of [first.stdout, first.stderr, ...(await Promise.all(files.map((f) => readFile(f, 'utf8'))))]) expect(text).not.toContain(SECRET);
+    for (const text of [first.stdout, first.stderr, ...(await Promise.all(files.map((f) => readFile(f, 'utf8'))))])
+      expect(text).not.toContain(SECRET);
     const before = await stat(entry);
     expect(before.mode & 0o777).toBe(0o600);
     const content = await readFile(entry, 'utf8');
@@ -137,7 +153,8 @@ describe('one-works models and tools against the real droid', () => {
 
     const all = lastJson<ModelsJson>((await rig.run(['--json', 'models', '--all'])).stdout);
     expect(all.models.length).toBeGreaterThanOrEqual(listed.models.length);
-    for (const hidden of all.models.filter((m) => !listed.models.some((l) => l.id === m.id))) expect(hidden.deprecated || hidden.disabled).toBe(true);
+    for (const hidden of all.models.filter((m) => !listed.models.some((l) => l.id === m.id)))
+      expect(hidden.deprecated || hidden.disabled).toBe(true);
 
     const refreshed = await rig.run(['--json', 'models', '--refresh']);
     expect(lastJson<ModelsJson>(refreshed.stdout).fromCache).toBe(false);

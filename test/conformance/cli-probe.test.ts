@@ -55,7 +55,18 @@ describe.each([
   const cache = (): string => conformanceValue('ONE_WORKS_TEST_CACHE');
   const binary = (): string => join(cache(), 'cli', 'droid', version, 'bin', 'droid');
   const writeConfig = () =>
-    box.writeConfig(['cache:', `  directory: ${cache()}`, 'adapters:', '  droid:', '    cli:', '      source: managed', `      version: ${version}`, ''].join('\n'));
+    box.writeConfig(
+      [
+        'cache:',
+        `  directory: ${cache()}`,
+        'adapters:',
+        '  droid:',
+        '    cli:',
+        '      source: managed',
+        `      version: ${version}`,
+        '',
+      ].join('\n'),
+    );
 
   it(`prints the announced protocol ${protocol} and "match", leaving no process and no throwaway HOME`, async () => {
     await writeConfig();

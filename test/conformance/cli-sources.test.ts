@@ -88,7 +88,9 @@ describe('doctor with the managed droid', () => {
     await mkdir(stateDir);
     await chmod(stateDir, 0o700);
     await box.writeConfig(
-      [`state:\n  directory: ${stateDir}`, `cache:\n  directory: ${cache}`, cliBlock(['source: managed', `version: ${version}`])].join('\n'),
+      [`state:\n  directory: ${stateDir}`, `cache:\n  directory: ${cache}`, cliBlock(['source: managed', `version: ${version}`])].join(
+        '\n',
+      ),
     );
     const range = version === '0.225.2' ? RANGE_0225 : '>=0.215.0 <0.216.0';
     const result = await box.run(['doctor']);

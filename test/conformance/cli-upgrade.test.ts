@@ -42,7 +42,10 @@ function pinnedConfig(range?: string): string {
 }
 
 async function installMarker(version: string): Promise<{ package: string; integrity: string }> {
-  return JSON.parse(await readFile(join(cache(), 'cli', 'droid', version, '.one-works-install.json'), 'utf8')) as { package: string; integrity: string };
+  return JSON.parse(await readFile(join(cache(), 'cli', 'droid', version, '.one-works-install.json'), 'utf8')) as {
+    package: string;
+    integrity: string;
+  };
 }
 
 describe('adapters upgrade droid', () => {
@@ -57,7 +60,10 @@ describe('adapters upgrade droid', () => {
     expect(before.split('0.215.0')).toHaveLength(2);
     expect(after).toBe(before.replace('version: 0.215.0 ', 'version: 0.225.2 '));
 
-    const lock = JSON.parse(await readFile(lockPath(), 'utf8')) as { lockfileVersion: number; adapters: Record<string, Record<string, Record<string, string>>> };
+    const lock = JSON.parse(await readFile(lockPath(), 'utf8')) as {
+      lockfileVersion: number;
+      adapters: Record<string, Record<string, Record<string, string>>>;
+    };
     const marker = await installMarker('0.225.2');
     expect(lock.lockfileVersion).toBe(1);
     expect(Object.keys(lock.adapters)).toEqual(['droid']);
@@ -110,7 +116,9 @@ describe('adapters upgrade droid', () => {
       '0.225.2': { tarball: await buildTarball(fakeBinaryFiles({ name, version: '0.225.2' })) },
     });
     const names = [...new Set(['@factory/cli-linux-x64', '@factory/cli-linux-x64-baseline', PACKAGE])];
-    stub = await startRegistryStub({ packages: Object.fromEntries(await Promise.all(names.map(async (n) => [n, await published(n)] as const))) });
+    stub = await startRegistryStub({
+      packages: Object.fromEntries(await Promise.all(names.map(async (n) => [n, await published(n)] as const))),
+    });
 
     const result = await box.run(['adapters', 'upgrade', 'droid', '0.999.0'], { npm_config_registry: stub.url });
     expect(result.exitCode).toBe(4);

@@ -19,7 +19,10 @@ export default async function setup(): Promise<void> {
   const started = Date.now();
   await ensureBubblewrap();
   const install = (version: string) =>
-    resolveDroidCli({ source: 'managed', version }, { services: createPrepareServices(), cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env });
+    resolveDroidCli(
+      { source: 'managed', version },
+      { services: createPrepareServices(), cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env },
+    );
   const [current, previous] = await Promise.all([install('0.225.2'), install('0.215.0')]);
   process.env.ONE_WORKS_TEST_DROID = current.binaryPath;
   process.env.ONE_WORKS_TEST_DROID_0215 = previous.binaryPath;
@@ -35,7 +38,8 @@ export default async function setup(): Promise<void> {
 async function ensureBubblewrap(): Promise<void> {
   if (await bwrapAvailable()) return;
   if (process.getuid?.() === 0) {
-    const apt = (args: string[]) => execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    const apt = (args: string[]) =>
+      execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     try {
       apt(['install', '-y', '--no-install-recommends', 'bubblewrap']);
     } catch {

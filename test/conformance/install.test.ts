@@ -11,7 +11,8 @@ import { detectAvx2, platformPackage } from '../../adapters/droid/versions.js';
 const PUBLISHED_INTEGRITY: Record<string, string> = {
   '@factory/cli-linux-x64@0.225.2': 'sha512-1ctPmJwAqs0s/QNiaFp6vxr90AQa7j3VgFzLns9OaTffzOCd4csExNpL4w99tNlBLmQbbYqp0rUHlAhoD8R31A==',
   '@factory/cli-linux-x64@0.215.0': 'sha512-e2dUrVvT3mSKrvJTpYtJk6fM6tf51nXh+bjS5rbC9FaZhWNCTV7q3UpZpopzsGYPSJL/dBEG+qhevzGPWL0ZjQ==',
-  '@factory/cli-linux-x64-baseline@0.225.2': 'sha512-dA4r2ZAGXAQCHxmSfuEmIVjetvbteRJxEIkwSx0bh8rgW2rUu4R/xdhD+Rjq2MQgfBa8sLWnHK8pcXPQ6UZhAQ==',
+  '@factory/cli-linux-x64-baseline@0.225.2':
+    'sha512-dA4r2ZAGXAQCHxmSfuEmIVjetvbteRJxEIkwSx0bh8rgW2rUu4R/xdhD+Rjq2MQgfBa8sLWnHK8pcXPQ6UZhAQ==',
 };
 
 let cacheDir: string;

@@ -53,7 +53,11 @@ export async function call<T = Record<string, unknown>>(client: Client, name: st
 }
 
 /** Calls a tool that must fail and returns its structured error. */
-export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string; retryable: boolean; action: string }> {
+export async function callError(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ code: string; message: string; retryable: boolean; action: string }> {
   const result = await client.callTool({ name, arguments: args });
   expect(result.isError).toBe(true);
   return (result.structuredContent as { error: { code: string; message: string; retryable: boolean; action: string } }).error;
@@ -130,17 +134,21 @@ interface Waited {
  */
 export async function exerciseTools(client: Client, rig: CliRig): Promise<unknown[]> {
   const seen: unknown[] = [];
-  const watched = { callTool: async (...args: Parameters<Client['callTool']>) => {
-    const result = await client.callTool(...args);
-    seen.push(result);
-    return result;
-  } } as Client;
+  const watched = {
+    callTool: async (...args: Parameters<Client['callTool']>) => {
+      const result = await client.callTool(...args);
+      seen.push(result);
+      return result;
+    },
+  } as Client;
   const use = <T>(name: string, args: Record<string, unknown>): Promise<T> => call<T>(watched, name, args);
-  const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map(async (name) => {
-    const dir = join(rig.workspace, name);
-    await mkdir(dir);
-    return dir;
-  })) as [string, string, string, string];
+  const [a, b, c, d] = (await Promise.all(
+    ['a', 'b', 'c', 'd'].map(async (name) => {
+      const dir = join(rig.workspace, name);
+      await mkdir(dir);
+      return dir;
+    }),
+  )) as [string, string, string, string];
 
   expect((await client.listTools()).tools).toHaveLength(11);
   expect(await use('list_workspaces', {})).toMatchObject({
@@ -156,16 +164,24 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
   const first = await use<Handle>('create_session', createA);
   expect(first).toMatchObject({ runId: 'r1', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'off' } });
   expect(await use<Handle>('create_session', createA)).toEqual(first);
-  expect(await callError(watched, 'create_session', { ...createA, prompt: 'job B' })).toMatchObject({ code: 'request_key_conflict', retryable: false });
+  expect(await callError(watched, 'create_session', { ...createA, prompt: 'job B' })).toMatchObject({
+    code: 'request_key_conflict',
+    retryable: false,
+  });
   expect(await callError(watched, 'create_session', { workspace: '/', prompt: 'job B' })).toMatchObject({ code: 'workspace_not_approved' });
 
   // Parallel sessions in two workspaces: both runs started before either ended.
-  const [second, third] = await Promise.all([use<Handle>('create_session', { workspace: b, prompt: 'job B' }), use<Handle>('create_session', { workspace: c, prompt: 'job C' })]);
+  const [second, third] = await Promise.all([
+    use<Handle>('create_session', { workspace: b, prompt: 'job B' }),
+    use<Handle>('create_session', { workspace: c, prompt: 'job C' }),
+  ]);
   const ids = [first.sessionId, second.sessionId, third.sessionId];
   expect(new Set(ids).size).toBe(3);
   const done = await waitSettled(use, ids);
   expect(done.settled.map((s) => [s.sessionId, s.latestRun?.status]).sort()).toEqual(ids.map((id) => [id, 'completed']).sort());
-  const runs = await Promise.all([second, third].map(async (h) => (await use<{ latestRun: Run }>('read_session', { session: h.sessionId })).latestRun));
+  const runs = await Promise.all(
+    [second, third].map(async (h) => (await use<{ latestRun: Run }>('read_session', { session: h.sessionId })).latestRun),
+  );
   const starts = runs.map((r) => r.startedAt ?? 'missing');
   const ends = runs.map((r) => r.endedAt ?? 'missing');
   expect([...starts, ...ends]).not.toContain('missing');
@@ -180,10 +196,14 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
   const follow = await use<Handle>('send_message', { session: first.sessionId, prompt: 'job A follow-up', requestKey: 'key-a2' });
   expect(follow).toMatchObject({ sessionId: first.sessionId, runId: 'r2', settings: { model: SCRIPTED_MODEL_ID, autonomy: 'off' } });
   await waitSettled(use, [first.sessionId]);
-  expect(await use('read_session', { session: first.sessionId })).toMatchObject({ latestRun: { runId: 'r2', status: 'completed', text: 'A again', settings: { autonomy: 'off' } } });
+  expect(await use('read_session', { session: first.sessionId })).toMatchObject({
+    latestRun: { runId: 'r2', status: 'completed', text: 'A again', settings: { autonomy: 'off' } },
+  });
 
   // Metadata: find by label, archive hides it.
-  expect((await use<{ sessions: Summary[] }>('find_sessions', { label: 'mcp' })).sessions.map((s) => s.sessionId)).toEqual([first.sessionId]);
+  expect((await use<{ sessions: Summary[] }>('find_sessions', { label: 'mcp' })).sessions.map((s) => s.sessionId)).toEqual([
+    first.sessionId,
+  ]);
   expect(await use('update_session', { session: first.sessionId, archived: true })).toMatchObject({ archived: true });
   expect((await use<{ sessions: Summary[] }>('find_sessions', { label: 'mcp' })).sessions).toEqual([]);
 
@@ -192,7 +212,11 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
   await until(() => rig.processes().some((p) => p.args === 'sleep 30'));
   const short = await use<Waited>('wait_for_sessions', { sessions: [long.sessionId], timeoutSeconds: 0.5 });
   expect(short).toMatchObject({ timedOut: true, pending: [{ sessionId: long.sessionId, state: 'working' }] });
-  expect(await use('cancel_session', { session: long.sessionId })).toMatchObject({ sessionId: long.sessionId, state: 'idle', latestRun: { runId: 'r1', status: 'interrupted' } });
+  expect(await use('cancel_session', { session: long.sessionId })).toMatchObject({
+    sessionId: long.sessionId,
+    state: 'idle',
+    latestRun: { runId: 'r1', status: 'interrupted' },
+  });
   // The tool's process is gone once cancel_session has returned (the orchestrator still runs).
   expect(rig.processes().filter((p) => p.args === 'sleep 30')).toEqual([]);
   expect(await use('session_status', { session: long.sessionId })).toMatchObject({ latestRun: { status: 'interrupted' } });

@@ -5,7 +5,16 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, type CliRig } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
-import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, freePort, nativeIds, stopOrchestrator } from './mcp-e2e-support.js';
+import {
+  MCP_RIG_DROID,
+  MCP_RIG_ORCHESTRATOR,
+  MCP_SCRIPT,
+  exerciseTools,
+  expectReaped,
+  freePort,
+  nativeIds,
+  stopOrchestrator,
+} from './mcp-e2e-support.js';
 import { until } from './orchestrator-rig.js';
 
 // `one-works mcp --http 127.0.0.1:PORT --token-file F`, driven by the real MCP SDK client over
@@ -23,9 +32,18 @@ async function tokenFile(rig: CliRig): Promise<string> {
   return path;
 }
 
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});
 const post = (url: string, headers: Record<string, string>, body = initialize): Promise<Response> =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
 
 describe('one-works mcp over authenticated HTTP with the real droid', () => {
   it('drives sessions end to end for a client with the token; refuses a missing or wrong token (401), an oversized body (413) and a foreign Origin (403)', async () => {
@@ -49,7 +67,9 @@ describe('one-works mcp over authenticated HTTP with the real droid', () => {
     await expect(anonymous.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toMatchObject({ code: 401 });
 
     const client = new Client({ name: 'conformance', version: '0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
+    );
     try {
       const seen = await exerciseTools(client, rig);
       const natives = await nativeIds(rig);

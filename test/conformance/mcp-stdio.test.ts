@@ -8,7 +8,15 @@ import { CliRigs, ONE_WORKS_BIN } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import { until } from './orchestrator-rig.js';
 import { adviceFor } from '../../cli/mcp/tool-errors.js';
-import { MCP_RIG_DROID, MCP_RIG_ORCHESTRATOR, MCP_SCRIPT, exerciseTools, expectReaped, nativeIds, stopOrchestrator } from './mcp-e2e-support.js';
+import {
+  MCP_RIG_DROID,
+  MCP_RIG_ORCHESTRATOR,
+  MCP_SCRIPT,
+  exerciseTools,
+  expectReaped,
+  nativeIds,
+  stopOrchestrator,
+} from './mcp-e2e-support.js';
 
 // `one-works mcp` over stdio, driven by the real MCP SDK client, with the real droid and a
 // scripted model behind the orchestrator the MCP server auto-starts.
@@ -53,14 +61,23 @@ describe('one-works mcp over stdio with the real droid', () => {
   it('writes nothing but protocol messages to stdout, even while it auto-starts the orchestrator', async () => {
     const model = await rigs.model({ steps: MCP_SCRIPT });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
-    const child = spawn(process.execPath, [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'], { cwd: rig.root, env: { PATH: process.env.PATH ?? '', HOME: rig.userHome }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'], {
+      cwd: rig.root,
+      env: { PATH: process.env.PATH ?? '', HOME: rig.userHome },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const send = (message: object): boolean => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_workspaces', arguments: {} } });
     send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'session_status', arguments: { session: 's-0000000000' } } });

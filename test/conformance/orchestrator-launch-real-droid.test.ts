@@ -53,16 +53,30 @@ describe('orchestrator launch defaults and session metadata with the real droid'
     try {
       // The live catalog, as acceptance checks it.
       const models = await client.models('droid');
-      expect(models.find((m) => m.id === other.modelId), JSON.stringify(models.map((m) => m.id))).toMatchObject({ custom: true, disabled: false });
+      expect(
+        models.find((m) => m.id === other.modelId),
+        JSON.stringify(models.map((m) => m.id)),
+      ).toMatchObject({ custom: true, disabled: false });
       expect(models.some((m) => m.id === SCRIPTED_MODEL_ID)).toBe(true);
-      expect(await client.info()).toMatchObject({ approvedRoots: [rig.workspace], adapters: expect.arrayContaining([expect.objectContaining({ name: 'droid', model: SCRIPTED_MODEL_ID, autonomy: 'high' })]) });
+      expect(await client.info()).toMatchObject({
+        approvedRoots: [rig.workspace],
+        adapters: expect.arrayContaining([expect.objectContaining({ name: 'droid', model: SCRIPTED_MODEL_ID, autonomy: 'high' })]),
+      });
       // droid 0.225.2 lists BYOK custom models with the single effort "none": no effort levels,
       // so no effort is part of their turns' settings (whatever is configured).
       for (const id of [SCRIPTED_MODEL_ID, other.modelId]) {
         expect(models.find((m) => m.id === id)).toMatchObject({ custom: true, efforts: ['none'], defaultEffort: 'none' });
       }
 
-      const create = { adapter: 'droid', workspace: rig.workspace, prompt: 'first job', title: 'Launch check', labels: ['team:infra', 'conformance'], autonomy: 'off' as const, requestKey: 'create-launch-1' };
+      const create = {
+        adapter: 'droid',
+        workspace: rig.workspace,
+        prompt: 'first job',
+        title: 'Launch check',
+        labels: ['team:infra', 'conformance'],
+        autonomy: 'off' as const,
+        requestKey: 'create-launch-1',
+      };
       const first = await client.createSession(create);
       expect(first.settings).toEqual({ model: SCRIPTED_MODEL_ID, autonomy: 'off' });
       const id = first.sessionId;
@@ -93,7 +107,9 @@ describe('orchestrator launch defaults and session metadata with the real droid'
         (model.requests.find((r) => r.kind === 'step' && lastUserText(r).includes(prompt))?.body as { model?: unknown } | undefined)?.model;
       expect([usedModel('first job'), usedModel('second job'), usedModel('third job')]).toEqual(['scripted', 'scripted', 'other-scripted']);
       // An unknown model is refused before anything is recorded.
-      await expect(client.sendMessage({ sessionId: id, prompt: 'never', model: 'custom:Nope-0' })).rejects.toMatchObject({ code: 'model_unavailable' });
+      await expect(client.sendMessage({ sessionId: id, prompt: 'never', model: 'custom:Nope-0' })).rejects.toMatchObject({
+        code: 'model_unavailable',
+      });
 
       // The request key replays the original handle, settings included.
       expect(await client.createSession(create)).toEqual(first);
@@ -121,7 +137,8 @@ describe('orchestrator launch defaults and session metadata with the real droid'
       });
       const usage = await client.usage([id]);
       expect(usage.sessions).toEqual([expect.objectContaining({ sessionId: id, runs: 3 })]);
-      const summed = (field: 'inputTokens' | 'outputTokens'): number => record.runs.reduce((sum, run) => sum + (run.usage?.[field] ?? 0), 0);
+      const summed = (field: 'inputTokens' | 'outputTokens'): number =>
+        record.runs.reduce((sum, run) => sum + (run.usage?.[field] ?? 0), 0);
       expect(usage.total).toMatchObject({ reported: true, inputTokens: summed('inputTokens'), outputTokens: summed('outputTokens') });
 
       expect(await client.updateSession({ sessionId: id, archived: true })).toMatchObject({ archived: true, title: 'Launch check' });

@@ -27,7 +27,15 @@ describe('readSession pending questions with the real droid', () => {
         'write f.txt': (request) =>
           toolResults(request).length > 0
             ? { text: 'Could not write.' }
-            : { toolCalls: [{ id: 'call_pending_exec', name: 'Execute', arguments: { command: 'echo hi > f.txt', riskLevel: 'medium', riskLevelReason: 'writes a file' } }] },
+            : {
+                toolCalls: [
+                  {
+                    id: 'call_pending_exec',
+                    name: 'Execute',
+                    arguments: { command: 'echo hi > f.txt', riskLevel: 'medium', riskLevelReason: 'writes a file' },
+                  },
+                ],
+              },
         'blue please': () => ({ text: 'Blue it is.' }),
       }),
     });

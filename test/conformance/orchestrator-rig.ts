@@ -5,7 +5,14 @@ import { createOrchestrator, type Orchestrator, type OrchestratorDeps, type Orch
 import { createFileStore, type FileStore } from '../../core/store/index.js';
 import { type CliRig, type CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
 import { realDroidRuntime } from '../support/real-droid-runtime.js';
-import { lastUserText, SCRIPTED_MODEL_ID, type RecordedRequest, type ScriptedModel, type StaticStep, type Step } from '../support/scripted-model.js';
+import {
+  lastUserText,
+  SCRIPTED_MODEL_ID,
+  type RecordedRequest,
+  type ScriptedModel,
+  type StaticStep,
+  type Step,
+} from '../support/scripted-model.js';
 
 /**
  * An in-process orchestrator driving the REAL droid (ONE_WORKS_TEST_DROID) against a scripted
@@ -37,9 +44,14 @@ export const executeStep = (id: string, command: string): StaticStep => ({
   toolCalls: [{ id, name: 'Execute', arguments: { command, riskLevel: 'low', riskLevelReason: 'harmless' } }],
 });
 
-export async function createOrchestratorRig(rigs: CliRigs, steps: Step[], limits: Partial<OrchestratorLimits> = {}): Promise<OrchestratorRig> {
+export async function createOrchestratorRig(
+  rigs: CliRigs,
+  steps: Step[],
+  limits: Partial<OrchestratorLimits> = {},
+): Promise<OrchestratorRig> {
   const binary = process.env.ONE_WORKS_TEST_DROID;
-  if (!binary) throw new Error('ONE_WORKS_TEST_DROID is not set: run this file in the vitest conformance project (its global setup installs droid)');
+  if (!binary)
+    throw new Error('ONE_WORKS_TEST_DROID is not set: run this file in the vitest conformance project (its global setup installs droid)');
   const model = await rigs.model({ steps });
   const rig = await rigs.create({ baseUrl: model.baseUrl });
   const store = await createFileStore(rig.stateDir);

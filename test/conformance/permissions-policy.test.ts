@@ -22,7 +22,11 @@ const askingExecute = (id: string): Step => ({
 });
 const echoToolResult: Step = (request) => ({ text: `Tool said: ${toolResults(request)[0]?.content.trim() ?? '(nothing)'}` });
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 // The permission events of one request, in log order.
 function permissionEvents(events: RuntimeEvent[]) {
@@ -49,7 +53,9 @@ describe('permission policy with the real droid, no terminal', () => {
 
     const { requested, decided, order } = permissionEvents(events);
     expect(order).toEqual(['permission.requested', 'permission.decided']);
-    expect(requested[0]).toMatchObject({ tools: [{ toolUseId: 'call_declined', name: 'Execute', kind: 'execute', label: `execute: ${COMMAND}` }] });
+    expect(requested[0]).toMatchObject({
+      tools: [{ toolUseId: 'call_declined', name: 'Execute', kind: 'execute', label: `execute: ${COMMAND}` }],
+    });
     expect(decided[0]).toMatchObject({ requestId: requested[0]!.requestId, decision: 'deny', by: 'policy', option: 'cancel' });
     expect(decided[0]?.reason).toContain('no person available');
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_declined', isError: true });

@@ -41,10 +41,14 @@ describe('AskUser questions with the real droid', () => {
   it('are answered on the terminal by number, several numbers and the answers reach the model', async () => {
     const model = await rigs.model({ steps: steps() });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
-    const pty = await runInPty(rig, ['run', '--workspace', rig.workspace, 'ask me'], [
-      { expect: String.raw`2\) Blue[\s\S]*> `, send: '2\r' },
-      { expect: String.raw`2\) Large[\s\S]*> `, send: '1,2\r' },
-    ]);
+    const pty = await runInPty(
+      rig,
+      ['run', '--workspace', rig.workspace, 'ask me'],
+      [
+        { expect: String.raw`2\) Blue[\s\S]*> `, send: '2\r' },
+        { expect: String.raw`2\) Large[\s\S]*> `, send: '1,2\r' },
+      ],
+    );
     expect(pty.diagnostics, pty.screen).toBe('');
     expect(pty.exitCode, pty.screen).toBe(0);
     expect(pty.screen).toContain('[one-works] question from the agent (1 of 2) — Color');
@@ -76,10 +80,14 @@ describe('AskUser questions with the real droid', () => {
   it('take free text verbatim', async () => {
     const model = await rigs.model({ steps: steps() });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
-    const pty = await runInPty(rig, ['run', '--workspace', rig.workspace, 'ask me'], [
-      { expect: String.raw`2\) Blue[\s\S]*> `, send: 'teal, like the logo\r' },
-      { expect: String.raw`2\) Large[\s\S]*> `, send: '2\r' },
-    ]);
+    const pty = await runInPty(
+      rig,
+      ['run', '--workspace', rig.workspace, 'ask me'],
+      [
+        { expect: String.raw`2\) Blue[\s\S]*> `, send: 'teal, like the logo\r' },
+        { expect: String.raw`2\) Large[\s\S]*> `, send: '2\r' },
+      ],
+    );
     expect(pty.exitCode, pty.screen).toBe(0);
     const [id] = await rig.sessionIds();
     expect((await rig.readEvents(id!)).find((e) => e.type === 'question.answered')).toMatchObject({
@@ -94,7 +102,11 @@ describe('AskUser questions with the real droid', () => {
   it('are declined when the person enters an empty line: cancelled, and the model is not called again', async () => {
     const model = await rigs.model({ steps: steps() });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
-    const pty = await runInPty(rig, ['run', '--workspace', rig.workspace, 'ask me'], [{ expect: String.raw`2\) Blue[\s\S]*> `, send: '\r' }]);
+    const pty = await runInPty(
+      rig,
+      ['run', '--workspace', rig.workspace, 'ask me'],
+      [{ expect: String.raw`2\) Blue[\s\S]*> `, send: '\r' }],
+    );
     expect(pty.exitCode, pty.screen).toBe(0);
     const [id] = await rig.sessionIds();
     const events = await rig.readEvents(id!);

@@ -19,7 +19,11 @@ const COMMAND = 'echo hi > f.txt';
 const CHOICES = String.raw`\[y\] allow once  \[a\] allow for this session  \[n\] deny\s+> `;
 
 const steps = (): Step[] => [
-  { toolCalls: [{ id: 'call_tty', name: 'Execute', arguments: { command: COMMAND, riskLevel: 'medium', riskLevelReason: 'writes a file' } }] },
+  {
+    toolCalls: [
+      { id: 'call_tty', name: 'Execute', arguments: { command: COMMAND, riskLevel: 'medium', riskLevelReason: 'writes a file' } },
+    ],
+  },
   (request) => ({ text: `Tool said: ${toolResults(request)[0]?.content.trim() ?? '(nothing)'}` }),
 ];
 
@@ -48,7 +52,10 @@ describe('permission asked on the terminal, real droid', () => {
     expect(pty.screen).not.toContain(RIG_API_KEY);
 
     const events = await rig.readEvents(id);
-    expect(events.filter((e) => e.type.startsWith('permission.')).map((e) => e.type)).toEqual(['permission.requested', 'permission.decided']);
+    expect(events.filter((e) => e.type.startsWith('permission.')).map((e) => e.type)).toEqual([
+      'permission.requested',
+      'permission.decided',
+    ]);
     expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'allow', by: 'human', option: 'proceed_once' });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_tty', isError: false });
     expect(await readFile(join(rig.workspace, 'f.txt'), 'utf8')).toBe('hi\n');
@@ -64,7 +71,12 @@ describe('permission asked on the terminal, real droid', () => {
     const events = await rig.readEvents(id);
     expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', by: 'human', option: 'cancel' });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_tty', isError: true });
-    expect(await access(join(rig.workspace, 'f.txt')).then(() => true, () => false)).toBe(false);
+    expect(
+      await access(join(rig.workspace, 'f.txt')).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
     // A person decided, so nothing is left for anyone to attend to.
     expect((await rig.readSession(id)).status).toBe('idle');
     await expectNothingLeft(rig, pty);
@@ -72,14 +84,20 @@ describe('permission asked on the terminal, real droid', () => {
 
   it('remembers a for the rest of the session: the same command is allowed by policy without asking again', async () => {
     const append = 'echo hi >> f.txt';
-    const execute = (id: string): Step => ({ toolCalls: [{ id, name: 'Execute', arguments: { command: append, riskLevel: 'medium', riskLevelReason: 'writes a file' } }] });
+    const execute = (id: string): Step => ({
+      toolCalls: [{ id, name: 'Execute', arguments: { command: append, riskLevel: 'medium', riskLevelReason: 'writes a file' } }],
+    });
     const model = await rigs.model({ steps: [execute('call_first'), execute('call_second'), { text: 'done' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl });
     // A second prompt would be answered n; the driver reports that it never appeared.
-    const pty = await runInPty(rig, ['run', '--workspace', rig.workspace, 'append twice'], [
-      { expect: CHOICES, send: 'a\r' },
-      { expect: CHOICES, send: 'n\r' },
-    ]);
+    const pty = await runInPty(
+      rig,
+      ['run', '--workspace', rig.workspace, 'append twice'],
+      [
+        { expect: CHOICES, send: 'a\r' },
+        { expect: CHOICES, send: 'n\r' },
+      ],
+    );
     expect(pty.exitCode, pty.screen).toBe(0);
     expect(pty.diagnostics).toContain('never saw');
     const [id] = await rig.sessionIds();
@@ -94,8 +112,17 @@ describe('permission asked on the terminal, real droid', () => {
   it('abandons the open prompt on Ctrl-C: the tool is denied, the CLI exits and leaves nothing running', async () => {
     const { rig, pty, id } = await runAnswering('\x03');
     const events = await rig.readEvents(id);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', by: 'policy', reason: expect.stringContaining('abandoned') });
-    expect(await access(join(rig.workspace, 'f.txt')).then(() => true, () => false)).toBe(false);
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({
+      decision: 'deny',
+      by: 'policy',
+      reason: expect.stringContaining('abandoned'),
+    });
+    expect(
+      await access(join(rig.workspace, 'f.txt')).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
     expect(pty.screen).toContain('interrupting the turn');
     expect(pty.exitCode, pty.screen).toBe(130);
     // The person interrupted the turn themselves: nothing is left for them to attend to.

@@ -66,7 +66,9 @@ describe('secrets never reach what One Works writes or prints', () => {
             },
           ],
         },
-        (request) => ({ text: `The model server saw: ${String(request.headers.authorization)} and base64 ${Buffer.from(`user:${RIG_API_KEY}`).toString('base64')}` }),
+        (request) => ({
+          text: `The model server saw: ${String(request.headers.authorization)} and base64 ${Buffer.from(`user:${RIG_API_KEY}`).toString('base64')}`,
+        }),
         { text: `Second turn repeats ${RIG_API_KEY} and ${encodeURIComponent(FACTORY_TOKEN)}.` },
       ],
     });

@@ -48,7 +48,15 @@ describe('one-works run: the agent sees an allowlisted environment', () => {
     let droidEnv: Record<string, string> = {};
     const model = await rigs.model({
       steps: [
-        { toolCalls: [{ id: 'call_env_allowlist_1', name: 'Execute', arguments: { command: 'env', riskLevel: 'low', riskLevelReason: 'prints the environment' } }] },
+        {
+          toolCalls: [
+            {
+              id: 'call_env_allowlist_1',
+              name: 'Execute',
+              arguments: { command: 'env', riskLevel: 'low', riskLevelReason: 'prints the environment' },
+            },
+          ],
+        },
         () => {
           // droid is alive and waiting for this reply: read its own environment.
           const droid = rigRef.processes?.().find((p) => p.args.includes(' exec --input-format stream-jsonrpc'));
@@ -69,17 +77,27 @@ describe('one-works run: the agent sees an allowlisted environment', () => {
       ...CANARIES,
     };
 
-    const result = await rig.run(['run', '--workspace', rig.workspace, 'print the environment'], { env: { ...parentEnv, FACTORY_API_KEY: undefined } });
+    const result = await rig.run(['run', '--workspace', rig.workspace, 'print the environment'], {
+      env: { ...parentEnv, FACTORY_API_KEY: undefined },
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     const [id] = await rig.sessionIds();
     const home = rig.sessionHome(id!);
     const toolOutput = (await rig.readEvents(id!)).flatMap((e) => (e.type === 'tool.result' ? [e.output] : [])).join('\n');
-    const seenByModel = toolResults(model.requests.find((r) => r.kind === 'step' && r.stepIndex === 1)!).map((r) => r.content).join('\n');
+    const seenByModel = toolResults(model.requests.find((r) => r.kind === 'step' && r.stepIndex === 1)!)
+      .map((r) => r.content)
+      .join('\n');
     const parent = { PATH: process.env.PATH ?? '', ...parentEnv };
 
     for (const [label, env, text] of [
       ['tool', parseEnv(toolOutput), toolOutput],
-      ['droid', droidEnv, Object.entries(droidEnv).map(([k, v]) => `${k}=${v}`).join('\n')],
+      [
+        'droid',
+        droidEnv,
+        Object.entries(droidEnv)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('\n'),
+      ],
     ] as const) {
       expect(Object.keys(env).length, `${label} environment was read`).toBeGreaterThan(5);
       for (const [name, value] of Object.entries(CANARIES)) {
@@ -89,10 +107,20 @@ describe('one-works run: the agent sees an allowlisted environment', () => {
       expect(env.FACTORY_API_KEY, label).toBeUndefined();
       expect(env.HOME, label).toBe(home);
       for (const [name, dir] of Object.entries(SESSION_XDG_DIRS)) expect(env[name], `${label} ${name}`).toBe(join(home, dir));
-      expect(env, label).toMatchObject({ DROID_DISABLE_AUTO_UPDATE: 'true', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false', FACTORY_AIRGAP_ENABLED: 'true', LANG: 'C.UTF-8', TZ: 'UTC', USER: 'ow-env-test' });
+      expect(env, label).toMatchObject({
+        DROID_DISABLE_AUTO_UPDATE: 'true',
+        FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false',
+        FACTORY_AIRGAP_ENABLED: 'true',
+        LANG: 'C.UTF-8',
+        TZ: 'UTC',
+        USER: 'ow-env-test',
+      });
       // Whatever equals the parent's value crossed through the allowlist, nothing else.
       const inherited = Object.keys(env).filter((name) => parent[name as keyof typeof parent] === env[name]);
-      expect(inherited.filter((name) => !(INHERITED_ENV_VARS as readonly string[]).includes(name)), label).toEqual([]);
+      expect(
+        inherited.filter((name) => !(INHERITED_ENV_VARS as readonly string[]).includes(name)),
+        label,
+      ).toEqual([]);
     }
     // droid's own environment is exactly the allowlist plus what One Works adds; droid adds its
     // own variables (GIT_*, FACTORY_DISABLE_SETTINGS_PERSISTENCE, ...) only for its tools.

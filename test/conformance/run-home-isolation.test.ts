@@ -16,7 +16,15 @@ const TEXT = 'Answered by the scripted model.';
 
 // Shadows custom:Scripted-0 with an entry pointing at a dead port, and turns autonomy off.
 const CANARY_SETTINGS = {
-  customModels: [{ model: 'x', displayName: 'Scripted', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'canary-key', provider: 'generic-chat-completion-api' }],
+  customModels: [
+    {
+      model: 'x',
+      displayName: 'Scripted',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'canary-key',
+      provider: 'generic-chat-completion-api',
+    },
+  ],
   sessionDefaultSettings: { autonomyLevel: 'off' },
 };
 
@@ -32,14 +40,22 @@ async function plantCanaries(rig: CliRig): Promise<Canaries> {
   const factory = join(rig.userHome, '.factory');
   await mkdir(factory);
   await writeFile(join(factory, 'settings.json'), JSON.stringify(CANARY_SETTINGS));
-  await writeFile(join(factory, 'mcp.json'), JSON.stringify({ mcpServers: { 'user-canary': { type: 'stdio', command: 'sh', args: ['-c', `touch ${userMarker}`] } } }));
+  await writeFile(
+    join(factory, 'mcp.json'),
+    JSON.stringify({ mcpServers: { 'user-canary': { type: 'stdio', command: 'sh', args: ['-c', `touch ${userMarker}`] } } }),
+  );
   await mkdir(join(rig.workspace, '.factory'));
   await writeFile(
     join(rig.workspace, '.factory', 'mcp.json'),
     JSON.stringify({ mcpServers: { 'project-canary': { type: 'stdio', command: 'sh', args: ['-c', `touch ${projectMarker}`] } } }),
   );
   const env: Record<string, string> = { HOME: rig.userHome };
-  for (const [name, dir] of [['XDG_CONFIG_HOME', '.config'], ['XDG_CACHE_HOME', '.cache'], ['XDG_DATA_HOME', '.local/share'], ['XDG_STATE_HOME', '.local/state']]) {
+  for (const [name, dir] of [
+    ['XDG_CONFIG_HOME', '.config'],
+    ['XDG_CACHE_HOME', '.cache'],
+    ['XDG_DATA_HOME', '.local/share'],
+    ['XDG_STATE_HOME', '.local/state'],
+  ]) {
     env[name!] = join(rig.userHome, dir!);
   }
   return { userMarker, projectMarker, env };
@@ -60,7 +76,11 @@ async function snapshot(root: string): Promise<string[]> {
   return out;
 }
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 // The MCP servers droid reported in its status notifications, with their flags.
 function mcpServers(events: RuntimeEvent[]): Array<{ name: string; source?: string; blockedByPolicy?: boolean }> {
@@ -100,7 +120,12 @@ describe('one-works run leaves the real HOME alone', () => {
     // Without One Works: the real droid, a fresh HOME with no policy, the same workspace canary.
     const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9/v1' });
     const canaries = await plantCanaries(rig);
-    const client = await startRawDroid({ binary: process.env.ONE_WORKS_TEST_DROID!, cwd: rig.workspace, home: join(rig.root, 'raw-home'), settings: {} });
+    const client = await startRawDroid({
+      binary: process.env.ONE_WORKS_TEST_DROID!,
+      cwd: rig.workspace,
+      home: join(rig.root, 'raw-home'),
+      settings: {},
+    });
     try {
       await client.request('droid.initialize_session', { machineId: 'control', cwd: rig.workspace });
       for (let i = 0; i < 100 && !(await exists(canaries.projectMarker)); i++) await new Promise((r) => setTimeout(r, 50));

@@ -13,7 +13,8 @@ import { executeStep, until } from './orchestrator-rig.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
-const ownerPid = async (stateDir: string): Promise<number> => (JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8')) as { pid: number }).pid;
+const ownerPid = async (stateDir: string): Promise<number> =>
+  (JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8')) as { pid: number }).pid;
 
 describe('orchestrator environment fingerprint', () => {
   it('replaces an idle auto-started orchestrator that runs with another environment; the new turn sees the new one', async () => {
@@ -49,7 +50,9 @@ describe('orchestrator environment fingerprint', () => {
     await until(() => existsSync(join(rig.stateDir, 'orchestrator.sock')));
     const refused = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: { LANG: 'C.UTF-8', FACTORY_API_KEY: 'fk-not-sent-1234' } });
     expect(refused.exitCode).toBe(6);
-    expect(refused.stderr).toMatch(/runs with a different configuration or environment than this command, and it was started with `one-works serve`/);
+    expect(refused.stderr).toMatch(
+      /runs with a different configuration or environment than this command, and it was started with `one-works serve`/,
+    );
     expect(refused.stderr).toContain(`kill -TERM ${server.pid}`);
     expect(refused.stderr).not.toContain('fk-not-sent-1234');
     expect(await rig.sessionIds()).toEqual([]);

@@ -25,13 +25,14 @@ const execute = (id: string, command: string): Step => ({
 async function sampledRig(steps: Step[], sampleAt: number): Promise<{ rig: CliRig; sample: () => RigProcess[] }> {
   let sampled: RigProcess[] = [];
   const holder: { rig?: CliRig } = {};
-  const wrapped = steps.map((step, index): Step =>
-    index !== sampleAt
-      ? step
-      : (request) => {
-          sampled = holder.rig?.processes() ?? [];
-          return typeof step === 'function' ? step(request) : step;
-        },
+  const wrapped = steps.map(
+    (step, index): Step =>
+      index !== sampleAt
+        ? step
+        : (request) => {
+            sampled = holder.rig?.processes() ?? [];
+            return typeof step === 'function' ? step(request) : step;
+          },
   );
   const model = await rigs.model({ steps: wrapped });
   holder.rig = await rigs.create({ baseUrl: model.baseUrl });
@@ -87,7 +88,12 @@ describe('no process outlives one-works', () => {
     const [id] = await rig.sessionIds();
     expect((await rig.readSession(id!)).runs[0]).toMatchObject({ status: 'interrupted' });
     expect(await waitForNoProcesses(() => rig.processes(), TOOL_LINGER_MS)).toEqual([]);
-    expect(await waitForExit(during.map((p) => p.pid), TOOL_LINGER_MS)).toEqual([]);
+    expect(
+      await waitForExit(
+        during.map((p) => p.pid),
+        TOOL_LINGER_MS,
+      ),
+    ).toEqual([]);
   });
 
   it('SIGTERM during a running tool: exit 130, droid and then its tool are gone', async () => {
@@ -119,7 +125,10 @@ describe('no process outlives one-works', () => {
     const { rig, sample } = await sampledRig([execute('call_orphans_bg_1', 'sleep 3024 > /dev/null 2>&1 &'), { text: 'started it' }], 1);
     const result = await rig.run(['run', '--workspace', rig.workspace, 'start something in the background']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(sample().some((p) => p.args === 'sleep 3024'), 'the background sleep was running during the turn').toBe(true);
+    expect(
+      sample().some((p) => p.args === 'sleep 3024'),
+      'the background sleep was running during the turn',
+    ).toBe(true);
     await expectDroidGone(sample());
     expect(await waitForNoProcesses(() => rig.processes(), TOOL_LINGER_MS)).toEqual([]);
   });

@@ -79,7 +79,12 @@ describe('one-works send: a second process resumes the session', () => {
     expect(events.filter((e) => e.type === 'assistant.message' && e.text === FIRST_REPLY)).toHaveLength(1);
     // Everything the second process wrote comes after what the first wrote.
     expect(events.slice(firstCount).every((e) => e.seq > firstCount)).toBe(true);
-    expect(events.slice(firstCount).filter((e) => e.type === 'session.started').map((e) => e.resumed)).toEqual([true]);
+    expect(
+      events
+        .slice(firstCount)
+        .filter((e) => e.type === 'session.started')
+        .map((e) => e.resumed),
+    ).toEqual([true]);
 
     // Reading commands see both runs and every recorded event.
     const list = await rig.run(['--json', 'sessions', 'list']);

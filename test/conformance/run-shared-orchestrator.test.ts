@@ -16,7 +16,8 @@ afterEach(() => rigs.dispose());
 // droid 0.225.2's Execute supervisor polls every 2 s whether droid lives, then kills its group.
 const TOOL_LINGER_MS = 10_000;
 
-const ownerPid = async (rig: CliRig): Promise<number> => (JSON.parse(await readFile(join(rig.stateDir, 'owner.json'), 'utf8')) as { pid: number }).pid;
+const ownerPid = async (rig: CliRig): Promise<number> =>
+  (JSON.parse(await readFile(join(rig.stateDir, 'owner.json'), 'utf8')) as { pid: number }).pid;
 const parentPid = (pid: number): number => Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
 async function dirs(rig: CliRig, ...names: string[]): Promise<string[]> {
@@ -27,7 +28,9 @@ async function dirs(rig: CliRig, ...names: string[]): Promise<string[]> {
 
 describe('one-works run through the orchestrator', () => {
   it('two runs started at the same moment share one orchestrator; with one slot the second turn starts after the first ended', async () => {
-    const model = await rigs.model({ steps: byPrompt({ 'job one': () => ({ text: 'one done' }), 'job two': () => ({ text: 'two done' }) }) });
+    const model = await rigs.model({
+      steps: byPrompt({ 'job one': () => ({ text: 'one done' }), 'job two': () => ({ text: 'two done' }) }),
+    });
     const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { maxConcurrentRuns: 1 } });
     const [a, b] = await dirs(rig, 'a', 'b');
     const [one, two] = await Promise.all([rig.run(['run', '-w', a!, 'job one']), rig.run(['run', '-w', b!, 'job two'])]);
@@ -100,7 +103,9 @@ describe('one-works run through the orchestrator', () => {
 
     const list = await rig.run(['--json', 'sessions', 'list']);
     expect(list.exitCode, list.stderr).toBe(0);
-    const rows = list.stdout.split('\n').map((line) => JSON.parse(line) as { id: string; status: string; queueDepth: number; lastRun: { status: string } });
+    const rows = list.stdout
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; status: string; queueDepth: number; lastRun: { status: string } });
     expect(rows.find((r) => r.id === longId)).toMatchObject({ status: 'working', queueDepth: 0, lastRun: { status: 'running' } });
     expect(rows.find((r) => r.id === queuedId)).toMatchObject({ queueDepth: 1, lastRun: { status: 'queued' } });
     expect((await rig.run(['sessions', 'list'])).stdout).toMatch(new RegExp(`${queuedId} .* queue 1 `));
@@ -115,7 +120,9 @@ describe('one-works run through the orchestrator', () => {
     // Without an orchestrator, reading does not start one.
     const offline = await rig.run(['--json', 'sessions', 'list']);
     expect(offline.exitCode, offline.stderr).toBe(0);
-    expect(offline.stdout.split('\n').map((line) => JSON.parse(line) as { id: string; queueDepth: number; lastRun: { status: string } })).toEqual([
+    expect(
+      offline.stdout.split('\n').map((line) => JSON.parse(line) as { id: string; queueDepth: number; lastRun: { status: string } }),
+    ).toEqual([
       expect.objectContaining({ id: expect.any(String), queueDepth: 0 }),
       expect.objectContaining({ id: expect.any(String), queueDepth: 0 }),
     ]);

@@ -29,7 +29,14 @@ describe('one-works run: a text turn', () => {
     expect(record).toMatchObject({ id, adapter: 'droid', workspace: rig.workspace, cliVersion: '0.225.2', status: 'idle' });
     expect(record.nativeSessionId).toEqual(expect.any(String));
     expect(record.runs).toHaveLength(1);
-    expect(record.runs[0]).toMatchObject({ id: 'r1', prompt: 'say hello', status: 'completed', reason: 'completed', text: TEXT, model: 'custom:Scripted-0' });
+    expect(record.runs[0]).toMatchObject({
+      id: 'r1',
+      prompt: 'say hello',
+      status: 'completed',
+      reason: 'completed',
+      text: TEXT,
+      model: 'custom:Scripted-0',
+    });
     // droid 0.225.2 adds its session-title side request (scripted default usage 60/4) to the
     // turn when that request finishes in time, so the step's own tokens are a lower bound.
     const usage = record.runs[0]?.usage;
@@ -47,7 +54,10 @@ describe('one-works run: a text turn', () => {
     const types = events.map((e) => e.type);
     const at = (type: string): number => types.indexOf(type as (typeof types)[number]);
     for (const type of ['session.started', 'turn.started', 'assistant.message', 'turn.completed', 'session.closed']) {
-      expect(types.filter((t) => t === type), type).toHaveLength(1);
+      expect(
+        types.filter((t) => t === type),
+        type,
+      ).toHaveLength(1);
     }
     // The child starts lazily inside the turn, so turn.started precedes session.started.
     expect(at('turn.started')).toBeLessThan(at('session.started'));
@@ -64,7 +74,10 @@ describe('one-works run: a text turn', () => {
       protocolVersion: '1.220.0',
     });
     expect(events[at('assistant.message')]).toMatchObject({ text: TEXT });
-    expect(events[at('turn.completed')]).toMatchObject({ runId: 'r1', outcome: { status: 'completed', reason: 'completed', text: TEXT, usage } });
+    expect(events[at('turn.completed')]).toMatchObject({
+      runId: 'r1',
+      outcome: { status: 'completed', reason: 'completed', text: TEXT, usage },
+    });
     expect(rig.processes()).toEqual([]);
   });
 
@@ -86,8 +99,15 @@ describe('one-works run: a text turn', () => {
     });
     // Everything before the result is a live event, deltas included.
     const live = values.slice(0, -1).map((value) => RuntimeEventSchema.parse(value));
-    expect(live.filter((e) => e.type === 'assistant.delta').map((e) => (e.type === 'assistant.delta' ? e.text : '')).join('')).toBe(TEXT);
-    expect(live.map((e) => e.type)).toEqual(expect.arrayContaining(['session.started', 'turn.started', 'assistant.message', 'turn.completed']));
+    expect(
+      live
+        .filter((e) => e.type === 'assistant.delta')
+        .map((e) => (e.type === 'assistant.delta' ? e.text : ''))
+        .join(''),
+    ).toBe(TEXT);
+    expect(live.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['session.started', 'turn.started', 'assistant.message', 'turn.completed']),
+    );
     // The recorded log holds the same non-delta events.
     const recorded = await rig.readEvents(id!);
     const liveKeys = live.filter((e) => e.type !== 'assistant.delta').map((e) => e.key);

@@ -17,7 +17,12 @@ describe('one-works run: a tool call', () => {
   it('runs Execute in the workspace, records one tool span and its result, and shows both', async () => {
     const model = await rigs.model({
       steps: [
-        { text: 'Let me write the file.', toolCalls: [{ id: CALL_ID, name: 'Execute', arguments: { command: COMMAND, riskLevel: 'low', riskLevelReason: 'writes one file' } }] },
+        {
+          text: 'Let me write the file.',
+          toolCalls: [
+            { id: CALL_ID, name: 'Execute', arguments: { command: COMMAND, riskLevel: 'low', riskLevelReason: 'writes one file' } },
+          ],
+        },
         (request) => ({ text: `The tool said: ${toolResults(request)[0]?.content.split('\n')[0] ?? '(nothing)'}` }),
       ],
     });
@@ -33,13 +38,25 @@ describe('one-works run: a tool call', () => {
     const results = events.filter((e) => e.type === 'tool.result');
     // One span: every tool.call and the tool.result carry the scripted tool-use id.
     expect(new Set([...calls, ...results].map((e) => e.toolUseId))).toEqual(new Set([CALL_ID]));
-    expect(calls.map((e) => e.key)).toEqual([`tool:${CALL_ID}:open`, `tool:${CALL_ID}:input`, `tool:${CALL_ID}:queued`, `tool:${CALL_ID}:running`]);
+    expect(calls.map((e) => e.key)).toEqual([
+      `tool:${CALL_ID}:open`,
+      `tool:${CALL_ID}:input`,
+      `tool:${CALL_ID}:queued`,
+      `tool:${CALL_ID}:running`,
+    ]);
     expect(calls.map((e) => e.phase)).toEqual(['open', 'input', 'queued', 'running']);
-    expect(calls.find((e) => e.phase === 'input')).toMatchObject({ name: 'Execute', kind: 'execute', label: `execute: ${COMMAND}`, input: { command: COMMAND } });
+    expect(calls.find((e) => e.phase === 'input')).toMatchObject({
+      name: 'Execute',
+      kind: 'execute',
+      label: `execute: ${COMMAND}`,
+      input: { command: COMMAND },
+    });
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({ isError: false, closedBy: 'agent' });
     expect(results[0]?.output).toContain('hi');
-    expect(events.findIndex((e) => e.type === 'tool.result')).toBeGreaterThan(events.findIndex((e) => e.type === 'tool.call' && e.phase === 'running'));
+    expect(events.findIndex((e) => e.type === 'tool.result')).toBeGreaterThan(
+      events.findIndex((e) => e.type === 'tool.call' && e.phase === 'running'),
+    );
 
     // The model saw the tool's output under the same id, and the turn ended with its answer.
     const conversation = model.requests.filter((r) => r.kind === 'step');
@@ -58,7 +75,15 @@ describe('one-works run: a tool call', () => {
     const failing = 'ls does-not-exist-here';
     const model = await rigs.model({
       steps: [
-        { toolCalls: [{ id: 'call_run_tool_fail_1', name: 'Execute', arguments: { command: failing, riskLevel: 'low', riskLevelReason: 'lists a path' } }] },
+        {
+          toolCalls: [
+            {
+              id: 'call_run_tool_fail_1',
+              name: 'Execute',
+              arguments: { command: failing, riskLevel: 'low', riskLevelReason: 'lists a path' },
+            },
+          ],
+        },
         { text: 'That path is missing.' },
       ],
     });

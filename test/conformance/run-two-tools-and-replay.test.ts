@@ -10,7 +10,11 @@ import { CliRigs } from '../support/one-works-cli.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
-const execute = (id: string, command: string) => ({ id, name: 'Execute', arguments: { command, riskLevel: 'low', riskLevelReason: 'writes a file' } });
+const execute = (id: string, command: string) => ({
+  id,
+  name: 'Execute',
+  arguments: { command, riskLevel: 'low', riskLevelReason: 'writes a file' },
+});
 
 function toolEvents(events: RuntimeEvent[], toolUseId: string): RuntimeEvent[] {
   return events.filter((e) => (e.type === 'tool.call' || e.type === 'tool.result') && e.toolUseId === toolUseId);
@@ -53,8 +57,12 @@ describe('tool spans and replay', () => {
     expect(resumedAt).toBeGreaterThan(afterFirst.length - 1);
     const replayed = all.slice(afterFirst.length);
     // The history load_session returned (both tool calls, both messages) is already recorded.
-    expect(replayed.filter((e) => (e.type === 'tool.call' || e.type === 'tool.result') && ['two_a', 'two_b'].includes(e.toolUseId))).toEqual([]);
-    expect(replayed.filter((e) => e.type === 'assistant.message').map((e) => (e.type === 'assistant.message' ? e.text : ''))).toEqual(['Second turn answer.']);
+    expect(
+      replayed.filter((e) => (e.type === 'tool.call' || e.type === 'tool.result') && ['two_a', 'two_b'].includes(e.toolUseId)),
+    ).toEqual([]);
+    expect(replayed.filter((e) => e.type === 'assistant.message').map((e) => (e.type === 'assistant.message' ? e.text : ''))).toEqual([
+      'Second turn answer.',
+    ]);
     expect(new Set(all.map((e) => e.key)).size).toBe(all.length);
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
   });

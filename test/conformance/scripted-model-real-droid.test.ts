@@ -75,7 +75,11 @@ describe('real droid against the scripted model', () => {
     const { model, client } = await rig([{ text }], 'low');
     const turn = await client.runTurn('say hello');
     expect(turn.completion).toMatchObject({ reason: 'completed', turnId: turn.turnId });
-    expect(notifications(turn.frames, 'assistant_text_delta').map((n) => n.textDelta).join('')).toBe(text);
+    expect(
+      notifications(turn.frames, 'assistant_text_delta')
+        .map((n) => n.textDelta)
+        .join(''),
+    ).toBe(text);
     const assistant = notifications(turn.frames, 'create_message').find((n) => (n.message as { role: string }).role === 'assistant');
     expect(assistant?.message).toMatchObject({ content: [{ type: 'text', text }] });
     expect(model.pending()).toBe(0);
@@ -86,7 +90,15 @@ describe('real droid against the scripted model', () => {
 
   it('asks permission for a medium-risk Execute at autonomy low and runs it after proceed_once', async () => {
     const steps: Step[] = [
-      { toolCalls: [{ id: 'call_exec', name: 'Execute', arguments: { command: 'echo hi > out.txt', riskLevel: 'medium', riskLevelReason: 'writes a file' } }] },
+      {
+        toolCalls: [
+          {
+            id: 'call_exec',
+            name: 'Execute',
+            arguments: { command: 'echo hi > out.txt', riskLevel: 'medium', riskLevelReason: 'writes a file' },
+          },
+        ],
+      },
       (request) => ({ text: `Tool said: ${toolResults(request)[0]?.content.trim() ?? '(nothing)'}` }),
     ];
     const { model, client, workspace } = await rig(steps, 'low');

@@ -25,7 +25,15 @@ describe('one-works serve: escalations without a person', () => {
         (request) =>
           toolResults(request).length > 0
             ? { text: 'Could not write.' }
-            : { toolCalls: [{ id: 'serve_attention_1', name: 'Execute', arguments: { command: 'echo hi > f.txt', riskLevel: 'medium', riskLevelReason: 'writes a file' } }] },
+            : {
+                toolCalls: [
+                  {
+                    id: 'serve_attention_1',
+                    name: 'Execute',
+                    arguments: { command: 'echo hi > f.txt', riskLevel: 'medium', riskLevelReason: 'writes a file' },
+                  },
+                ],
+              },
         { text: 'Could not write.' },
       ],
     });

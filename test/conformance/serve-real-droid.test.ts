@@ -52,9 +52,15 @@ describe('one-works serve with the real droid', () => {
     const waited = json<WaitResult>(await rig.run(['--json', 'wait', first.sessionId, second.sessionId, '--timeout', '120']));
     expect(waited.timedOut).toBe(false);
     expect(waited.settled.map((s) => [s.sessionId, s.latestRun?.status]).sort()).toEqual(
-      [[first.sessionId, 'completed'], [second.sessionId, 'completed']].sort(),
+      [
+        [first.sessionId, 'completed'],
+        [second.sessionId, 'completed'],
+      ].sort(),
     );
-    for (const [handle, workspace] of [[first, a], [second, b]] as const) {
+    for (const [handle, workspace] of [
+      [first, a],
+      [second, b],
+    ] as const) {
       const record = await rig.readSession(handle.sessionId);
       expect(record.workspace).toBe(workspace);
       expect(record.runs.map((run) => run.status)).toEqual(['completed']);
@@ -75,7 +81,12 @@ describe('one-works serve with the real droid', () => {
     expect(timedOut.exitCode).toBe(0);
     expect(timedOut.stdout).toContain(`still working: ${long.sessionId}`);
     const cancelled = json<SessionSummary>(await rig.run(['--json', 'cancel', long.sessionId]));
-    expect(cancelled).toMatchObject({ sessionId: long.sessionId, state: 'idle', queueDepth: 0, latestRun: { runId: 'r1', status: 'interrupted' } });
+    expect(cancelled).toMatchObject({
+      sessionId: long.sessionId,
+      state: 'idle',
+      queueDepth: 0,
+      latestRun: { runId: 'r1', status: 'interrupted' },
+    });
     expect((await rig.readSession(long.sessionId)).runs.map((run) => run.status)).toEqual(['interrupted']);
     // The only slot is free again: the next session runs to completion.
     const next = json<TurnHandle>(await rig.run(['--json', 'submit', '-w', a, 'job C']));

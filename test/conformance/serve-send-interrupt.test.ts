@@ -45,7 +45,10 @@ describe('send --interrupt with the real droid', () => {
     await until(() => rig.processes().some((p) => p.args === 'sleep 2061'));
     const native = (await rig.readSession(id)).nativeSessionId;
     expect(native).toBeTypeOf('string');
-    expect(lastJson<TurnHandle>(await rig.run(['--json', 'send-queued', id, 'queued job']))).toMatchObject({ runId: 'r2', state: 'queued' });
+    expect(lastJson<TurnHandle>(await rig.run(['--json', 'send-queued', id, 'queued job']))).toMatchObject({
+      runId: 'r2',
+      state: 'queued',
+    });
 
     const steered = lastJson<RunResult>(await rig.run(['--json', 'send', id, 'change of plan', '--interrupt', '--request-key', 'steer-1']));
     expect(steered).toMatchObject({ type: 'result', sessionId: id, outcome: { status: 'completed', text: 'steered' } });
@@ -58,7 +61,9 @@ describe('send --interrupt with the real droid', () => {
     ]);
 
     // The same send again: the request key returns the original turn, which this follows.
-    const replayed = lastJson<RunResult>(await rig.run(['--json', 'send', id, 'change of plan', '--interrupt', '--request-key', 'steer-1']));
+    const replayed = lastJson<RunResult>(
+      await rig.run(['--json', 'send', id, 'change of plan', '--interrupt', '--request-key', 'steer-1']),
+    );
     expect(replayed).toMatchObject({ sessionId: id, outcome: { status: 'completed', text: 'steered' } });
     expect((await rig.readSession(id)).runs).toHaveLength(3);
 

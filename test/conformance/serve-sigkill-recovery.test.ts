@@ -49,7 +49,10 @@ describe('one-works serve killed with SIGKILL mid-turn', () => {
     const second = rig.start(['serve']);
     try {
       await until(async () => (await rig.readSession(queued.sessionId)).runs[0]?.status === 'cancelled');
-      const agents = (await waitForNoProcesses(() => rig.processes().filter((p) => p.args === 'sleep 45' || /droid exec/.test(p.args)), 15_000));
+      const agents = await waitForNoProcesses(
+        () => rig.processes().filter((p) => p.args === 'sleep 45' || /droid exec/.test(p.args)),
+        15_000,
+      );
       expect(agents).toEqual([]);
       expect((await rig.readSession(queued.sessionId)).runs[0]).toMatchObject({ status: 'cancelled', reason: 'queue_lost' });
       const liveRecord = await rig.readSession(live.sessionId);

@@ -25,7 +25,11 @@ describe('YAML hooks with the real droid', () => {
   it('runs PreToolUse and PostToolUse hooks around Execute and records each hook run once', async () => {
     const model = await rigs.model({
       steps: [
-        { toolCalls: [{ id: CALL_ID, name: 'Execute', arguments: { command: COMMAND, riskLevel: 'low', riskLevelReason: 'writes one file' } }] },
+        {
+          toolCalls: [
+            { id: CALL_ID, name: 'Execute', arguments: { command: COMMAND, riskLevel: 'low', riskLevelReason: 'writes one file' } },
+          ],
+        },
         { text: 'Done.' },
       ],
     });
@@ -33,12 +37,18 @@ describe('YAML hooks with the real droid', () => {
     const script = join(dir, 'hook.sh');
     await writeFile(script, HOOK_SCRIPT.replace('$HOOK_LOG_DIR', dir), { mode: 0o755 });
     const matcher = (label: string) => [{ matcher: 'Execute', hooks: [{ type: 'command', command: `${script} ${label}`, timeout: 20 }] }];
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: { hooks: { PreToolUse: matcher('pre'), PostToolUse: matcher('post') } } });
+    const rig = await rigs.create({
+      baseUrl: model.baseUrl,
+      droid: { hooks: { PreToolUse: matcher('pre'), PostToolUse: matcher('post') } },
+    });
 
     const result = await rig.run(['run', '--workspace', rig.workspace, 'write the file']);
     expect(result.exitCode, result.stderr).toBe(0);
     // The scripts ran, once each, for the Execute call.
-    expect((await readFile(join(dir, 'hooks.log'), 'utf8')).trim().split('\n')).toEqual(['pre PreToolUse Execute', 'post PostToolUse Execute']);
+    expect((await readFile(join(dir, 'hooks.log'), 'utf8')).trim().split('\n')).toEqual([
+      'pre PreToolUse Execute',
+      'post PostToolUse Execute',
+    ]);
     expect(await readFile(join(rig.workspace, 'hooked.txt'), 'utf8')).toBe('hooked\n');
 
     const [id] = await rig.sessionIds();
@@ -47,7 +57,10 @@ describe('YAML hooks with the real droid', () => {
     expect(new Set(keys).size).toBe(keys.length);
     const hooks = events.filter((e): e is Extract<RuntimeEvent, { type: 'hook' }> => e.type === 'hook');
     expect(hooks.map((h) => `${h.event}:${h.phase}`)).toEqual([
-      'PreToolUse:started', 'PreToolUse:completed', 'PostToolUse:started', 'PostToolUse:completed',
+      'PreToolUse:started',
+      'PreToolUse:completed',
+      'PostToolUse:started',
+      'PostToolUse:completed',
     ]);
     const hookIds = [...new Set(hooks.map((h) => h.hookId))];
     expect(hookIds).toHaveLength(2);

@@ -59,7 +59,10 @@ describe('YAML mcpServers with the real droid', () => {
       droid: { mcpServers: { yamltiny: stdioServer('from-yaml', started, { TINY_SECRET: ENV_SECRET }) } },
     });
     await mkdir(join(rig.workspace, '.factory'));
-    await writeFile(join(rig.workspace, '.factory', 'mcp.json'), JSON.stringify({ mcpServers: { wsserver: stdioServer('from-workspace', started) } }));
+    await writeFile(
+      join(rig.workspace, '.factory', 'mcp.json'),
+      JSON.stringify({ mcpServers: { wsserver: stdioServer('from-workspace', started) } }),
+    );
 
     const result = await rig.run(['run', '--workspace', rig.workspace, 'say hello']);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -85,6 +88,8 @@ describe('YAML mcpServers with the real droid', () => {
     // The env value is a secret: it reached the server's config, never the record or the output.
     expect(await readFile(join(rig.sessionHome(id!), '.factory', 'mcp.json'), 'utf8')).toContain(ENV_SECRET);
     const recorded = await readFile(join(rig.stateDir, 'sessions', id!, 'events.jsonl'), 'utf8');
-    expect(recorded + (await readFile(join(rig.stateDir, 'sessions', id!, 'session.json'), 'utf8')) + result.stdout + result.stderr).not.toContain(ENV_SECRET);
+    expect(
+      recorded + (await readFile(join(rig.stateDir, 'sessions', id!, 'session.json'), 'utf8')) + result.stdout + result.stderr,
+    ).not.toContain(ENV_SECRET);
   });
 });

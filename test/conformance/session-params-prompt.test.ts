@@ -34,7 +34,10 @@ describe('YAML systemPrompt and rules with the real droid', () => {
     const dir = await rigs.tempDir('ow-prompt-');
     const rules = join(dir, 'STYLE.md');
     await writeFile(rules, `${RULE_MARKER}\n`);
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: { systemPrompt: PROMPT_MARKER, rules: [rules], plugins: ['some-plugin'] } });
+    const rig = await rigs.create({
+      baseUrl: model.baseUrl,
+      droid: { systemPrompt: PROMPT_MARKER, rules: [rules], plugins: ['some-plugin'] },
+    });
 
     const first = await rig.run(['run', '--workspace', rig.workspace, 'hello']);
     expect(first.exitCode, first.stderr).toBe(0);

@@ -27,7 +27,11 @@ async function skillDir(): Promise<string> {
 // The lines of the "Available skills" reminder droid put into the first conversation request.
 function listedSkills(model: ScriptedModel): string[] {
   const request = model.requests.find((r) => r.kind === 'step');
-  const text = request ? chatMessages(request).map((message) => contentText(message.content)).join('\n') : '';
+  const text = request
+    ? chatMessages(request)
+        .map((message) => contentText(message.content))
+        .join('\n')
+    : '';
   const start = text.indexOf('Available skills');
   if (start < 0) return [];
   const block = text.slice(text.indexOf('\n', start) + 1, text.indexOf('</system-reminder>', start));

@@ -55,7 +55,12 @@ async function expectGone(pid: number): Promise<void> {
 async function runAgainstHostileWorkspace(withManagedLevel: boolean): Promise<Outcome> {
   const root = await mkdtemp(join(tmpdir(), 'ow-trust-'));
   cleanups.push(() => rm(root, { recursive: true, force: true }));
-  const [home, workspace, started, hookLog] = ['home', 'ws', 'started.txt', 'hooks.txt'].map((name) => join(root, name)) as [string, string, string, string];
+  const [home, workspace, started, hookLog] = ['home', 'ws', 'started.txt', 'hooks.txt'].map((name) => join(root, name)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
   const server = (label: string, extraArgs: string[] = []) => ({
     type: 'stdio' as const,
     command: process.execPath,
@@ -70,13 +75,21 @@ async function runAgainstHostileWorkspace(withManagedLevel: boolean): Promise<Ou
     await writeFile(join(home, file.path), file.content, { mode: file.mode ?? 0o600 });
   }
   await mkdir(join(workspace, '.factory'), { recursive: true });
-  await writeFile(join(workspace, '.factory', 'mcp.json'), JSON.stringify({ mcpServers: { theirs: server('from-workspace', ['workspace-token']) } }));
+  await writeFile(
+    join(workspace, '.factory', 'mcp.json'),
+    JSON.stringify({ mcpServers: { theirs: server('from-workspace', ['workspace-token']) } }),
+  );
   await writeFile(
     join(workspace, '.factory', 'settings.json'),
     JSON.stringify({ mcpPolicy: { enabled: true, allowlist: ['workspace-token'] }, hooks: { SessionStart: hook('workspace-hook') } }),
   );
 
-  const client: RawDroidClient = await startRawDroid({ binary: droidBinary, cwd: workspace, home, env: withManagedLevel ? droidSettingsEnv(home) : {} });
+  const client: RawDroidClient = await startRawDroid({
+    binary: droidBinary,
+    cwd: workspace,
+    home,
+    env: withManagedLevel ? droidSettingsEnv(home) : {},
+  });
   cleanups.push(async () => {
     await client.close();
     await expectGone(client.pid);
@@ -96,7 +109,8 @@ async function runAgainstHostileWorkspace(withManagedLevel: boolean): Promise<Ou
   return { servers: listed.servers, started: startedLines.map((line) => line.split(' ')[0]!), hooks: await readLines(hookLog) };
 }
 
-const blocked = (outcome: Outcome, name: string): boolean | undefined => outcome.servers.find((s) => s.name === name)?.blockedByPolicy === true;
+const blocked = (outcome: Outcome, name: string): boolean | undefined =>
+  outcome.servers.find((s) => s.name === name)?.blockedByPolicy === true;
 
 describe('isolated settings against a hostile workspace', () => {
   it('with the managed level, only the YAML server and the YAML hook run', async () => {

@@ -26,13 +26,20 @@ interface DroidVersion {
 }
 const VERSIONS: DroidVersion[] = [
   { version: '0.225.2', variable: 'ONE_WORKS_TEST_DROID', range: '>=0.225.0 <0.226.0', protocolVersion: '1.220.0', loadShowsTags: true },
-  { version: '0.215.0', variable: 'ONE_WORKS_TEST_DROID_0215', range: '>=0.215.0 <0.216.0', protocolVersion: '1.206.0', loadShowsTags: false },
+  {
+    version: '0.215.0',
+    variable: 'ONE_WORKS_TEST_DROID_0215',
+    range: '>=0.215.0 <0.216.0',
+    protocolVersion: '1.206.0',
+    loadShowsTags: false,
+  },
 ];
 const binaries = new Map<string, string>();
 beforeAll(() => {
   for (const { version, variable } of VERSIONS) {
     const value = process.env[variable];
-    if (!value) throw new Error(`${variable} is not set: run this file in the vitest conformance project (its global setup installs droid)`);
+    if (!value)
+      throw new Error(`${variable} is not set: run this file in the vitest conformance project (its global setup installs droid)`);
     binaries.set(version, value);
   }
 });
@@ -46,7 +53,12 @@ async function createRunner(droid: DroidVersion, rig: CliRig, baseUrl: string, o
       store: await createFileStore(rig.stateDir),
       stateDir: rig.stateDir,
       baseUrl,
-      droid: { binaryPath: binaries.get(droid.version)!, version: droid.version, range: droid.range, protocolVersion: droid.protocolVersion },
+      droid: {
+        binaryPath: binaries.get(droid.version)!,
+        version: droid.version,
+        range: droid.range,
+        protocolVersion: droid.protocolVersion,
+      },
     }),
     { workspace: rig.workspace, model: SCRIPTED_MODEL_ID, autonomy: 'low', tags: TAGS, ...options },
   );
@@ -60,7 +72,10 @@ async function droidFiles(home: string, nativeId: string): Promise<{ start: Reco
     if (!files.includes(`${nativeId}.jsonl`)) continue;
     const journal = await readFile(join(sessions, slug, `${nativeId}.jsonl`), 'utf8');
     const settings = await readFile(join(sessions, slug, `${nativeId}.settings.json`), 'utf8');
-    return { start: JSON.parse(journal.split('\n')[0]!) as Record<string, unknown>, settings: JSON.parse(settings) as Record<string, unknown> };
+    return {
+      start: JSON.parse(journal.split('\n')[0]!) as Record<string, unknown>,
+      settings: JSON.parse(settings) as Record<string, unknown>,
+    };
   }
   throw new Error(`no journal of droid session ${nativeId} under ${sessions}`);
 }
@@ -69,7 +84,10 @@ async function droidFiles(home: string, nativeId: string): Promise<{ start: Reco
 async function loadInFreshDroid(binary: string, rig: CliRig, home: string, nativeId: string): Promise<{ title: unknown; tags: unknown }> {
   const droid = await startRawDroid({ binary, cwd: rig.workspace, home });
   try {
-    const loaded = (await droid.request('droid.load_session', { sessionId: nativeId })) as { session?: { title?: unknown }; settings?: { tags?: unknown } };
+    const loaded = (await droid.request('droid.load_session', { sessionId: nativeId })) as {
+      session?: { title?: unknown };
+      settings?: { tags?: unknown };
+    };
     return { title: loaded.session?.title, tags: loaded.settings?.tags };
   } finally {
     await droid.close();
@@ -78,7 +96,9 @@ async function loadInFreshDroid(binary: string, rig: CliRig, home: string, nativ
 }
 
 const titleEvents = (events: RuntimeEvent[]) =>
-  events.flatMap((e) => (e.type === 'settings.changed' && typeof e.settings.title === 'string' ? [[e.settings.title, e.settings.titleSource]] : []));
+  events.flatMap((e) =>
+    e.type === 'settings.changed' && typeof e.settings.title === 'string' ? [[e.settings.title, e.settings.titleSource]] : [],
+  );
 
 describe.each(VERSIONS)('session titles and tags with the real droid $version', (droid) => {
   it('renames an untitled session after its first turn; droid keeps that title over its automatic ones, with the tags', async () => {
@@ -111,7 +131,10 @@ describe.each(VERSIONS)('session titles and tags with the real droid $version', 
     const files = await droidFiles(home, nativeId);
     expect(files.start).toMatchObject({ type: 'session_start', id: nativeId, title: 'My title', isSessionTitleManuallySet: true });
     expect(files.settings.tags).toEqual(NATIVE_TAGS);
-    expect(await loadInFreshDroid(binaries.get(droid.version)!, rig, home, nativeId)).toEqual({ title: 'My title', tags: droid.loadShowsTags ? NATIVE_TAGS : undefined });
+    expect(await loadInFreshDroid(binaries.get(droid.version)!, rig, home, nativeId)).toEqual({
+      title: 'My title',
+      tags: droid.loadShowsTags ? NATIVE_TAGS : undefined,
+    });
   });
 
   it('a session created with a title has it in droid from the start, and renameNative with the same title confirms it', async () => {
@@ -136,6 +159,9 @@ describe.each(VERSIONS)('session titles and tags with the real droid $version', 
     const files = await droidFiles(home, record.nativeSessionId!);
     expect(files.start).toMatchObject({ title: 'My title', isSessionTitleManuallySet: true });
     expect(files.settings.tags).toEqual(NATIVE_TAGS);
-    expect(await loadInFreshDroid(binaries.get(droid.version)!, rig, home, record.nativeSessionId!)).toEqual({ title: 'My title', tags: droid.loadShowsTags ? NATIVE_TAGS : undefined });
+    expect(await loadInFreshDroid(binaries.get(droid.version)!, rig, home, record.nativeSessionId!)).toEqual({
+      title: 'My title',
+      tags: droid.loadShowsTags ? NATIVE_TAGS : undefined,
+    });
   });
 });

@@ -53,7 +53,11 @@ describe('Redactor', () => {
 
   it('redacts every string inside a JSON value', () => {
     const r = redactor(BYOK);
-    expect(r.redactValue({ a: [`x ${BYOK}`, 3], b: { c: BYOK }, d: null })).toEqual({ a: [`x ${REDACTED}`, 3], b: { c: REDACTED }, d: null });
+    expect(r.redactValue({ a: [`x ${BYOK}`, 3], b: { c: BYOK }, d: null })).toEqual({
+      a: [`x ${REDACTED}`, 3],
+      b: { c: REDACTED },
+      d: null,
+    });
   });
 
   it('catches a secret split across streamed chunks, whatever the split', () => {

@@ -74,11 +74,15 @@ async function main(): Promise<number> {
     say('  are real.');
     say(`  workspace: ${workspace}`);
     say('');
-    const run = await execa(BIN, ['--config', configPath, 'run', '--workspace', workspace, '--title', 'demo', 'Look around the workspace and leave a note.'], {
-      stdio: 'inherit',
-      reject: false,
-      cwd: root,
-    });
+    const run = await execa(
+      BIN,
+      ['--config', configPath, 'run', '--workspace', workspace, '--title', 'demo', 'Look around the workspace and leave a note.'],
+      {
+        stdio: 'inherit',
+        reject: false,
+        cwd: root,
+      },
+    );
     say('');
     await stopOrchestrator(join(root, 'state'));
     const note = await readFile(join(workspace, 'NOTE.txt'), 'utf8').catch(() => undefined);

@@ -67,7 +67,10 @@ function readMs(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
 
 /** Reads the configuration; throws with a readable message on an unknown fault or bad number. */
 export function readFakeDroidConfig(env: NodeJS.ProcessEnv): FakeDroidConfig {
-  const names = (env.FAKE_DROID_FAULT ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = (env.FAKE_DROID_FAULT ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const faults = new Set<FakeDroidFault>();
   for (const name of names) {
     if (!(FAKE_DROID_FAULTS as readonly string[]).includes(name)) {

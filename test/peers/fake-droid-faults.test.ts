@@ -96,7 +96,9 @@ describe('fake droid turn faults', () => {
     const turn = await client.runTurn('go');
     expect(turn.completion.reason).toBe('completed');
     const idle = turn.frames.findIndex((frame) => notificationOf(frame)?.newState === 'idle');
-    const assistant = turn.frames.findIndex((frame) => (notificationOf(frame)?.message as { role?: string } | undefined)?.role === 'assistant');
+    const assistant = turn.frames.findIndex(
+      (frame) => (notificationOf(frame)?.message as { role?: string } | undefined)?.role === 'assistant',
+    );
     expect(idle).toBeGreaterThan(-1);
     expect(idle).toBeLessThan(assistant);
     expect(turn.frames.slice(assistant).some((frame) => isNotification(frame, 'session_token_usage_changed'))).toBe(true);

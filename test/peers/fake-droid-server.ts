@@ -112,7 +112,8 @@ export class FakeDroid {
 
   #settingsUpdated(requestId?: string): void {
     const settings = (this.#session as FakeSession).settings;
-    const notification = requestId === undefined ? { type: 'settings_updated', settings } : { type: 'settings_updated', requestId, settings };
+    const notification =
+      requestId === undefined ? { type: 'settings_updated', settings } : { type: 'settings_updated', requestId, settings };
     this.#wire.notify(notification);
   }
 
@@ -205,7 +206,8 @@ export class FakeDroid {
         return { result: { models: AVAILABLE_MODELS.map((model) => ({ ...model, disabled: false })) } };
       // The fake runs no tools, so it lists none (a catalog listing asks for models and tools).
       case 'droid.list_tools':
-        if (this.#config.faults.has('list-tools-fails')) return { error: { code: -32603, message: `fake-droid does not simulate ${method}` } };
+        if (this.#config.faults.has('list-tools-fails'))
+          return { error: { code: -32603, message: `fake-droid does not simulate ${method}` } };
         return { result: { tools: [] } };
       default:
         if (UNSIMULATED.has(method)) {

@@ -23,7 +23,11 @@ afterEach(async () => {
 });
 
 const deltaText = (frames: RawFrame[]): string =>
-  frames.map((frame) => notificationOf(frame)).filter((n) => n?.type === 'assistant_text_delta').map((n) => String(n?.textDelta)).join('');
+  frames
+    .map((frame) => notificationOf(frame))
+    .filter((n) => n?.type === 'assistant_text_delta')
+    .map((n) => String(n?.textDelta))
+    .join('');
 
 describe('fake droid CLI surface', () => {
   it('answers --version with FAKE_DROID_VERSION (default 0.225.2)', async () => {
@@ -67,11 +71,17 @@ describe('fake droid wire protocol', () => {
     const turn = await client.runTurn('say hello', { messageId: 'turn-1' });
     expect(turn.completion).toMatchObject({ type: 'agent_turn_completed', reason: 'completed', turnId: 'turn-1' });
     const notifications = turn.frames.map(notificationOf);
-    const user = notifications.find((n) => n?.type === 'create_message' && (n.message as { role: string }).role === 'user' && (n.message as { id: string }).id === 'turn-1');
+    const user = notifications.find(
+      (n) =>
+        n?.type === 'create_message' && (n.message as { role: string }).role === 'user' && (n.message as { id: string }).id === 'turn-1',
+    );
     expect(user?.requestId).toEqual(expect.any(String));
     expect(deltaText(turn.frames)).toBe('A scripted answer that spans pieces.');
     const assistant = notifications.find((n) => n?.type === 'create_message' && (n.message as { role: string }).role === 'assistant');
-    expect(assistant?.message).toMatchObject({ content: [{ type: 'text', text: 'A scripted answer that spans pieces.' }], modelId: 'custom:Scripted-0' });
+    expect(assistant?.message).toMatchObject({
+      content: [{ type: 'text', text: 'A scripted answer that spans pieces.' }],
+      modelId: 'custom:Scripted-0',
+    });
     expect(notifications.some((n) => n?.type === 'session_token_usage_changed')).toBe(true);
     const ackIndex = turn.frames.findIndex((frame) => frame.type === 'response');
     expect(ackIndex).toBe(0);
@@ -81,8 +91,12 @@ describe('fake droid wire protocol', () => {
     const client = await fleet.start(dirs);
     const errors = (): RawFrame[] => client.frames.filter((frame) => frame.type === 'response' && frame.id === null);
     client.writeLine(JSON.stringify({ jsonrpc: '2.0', id: '1', method: 'droid.initialize_session', params: {} }));
-    client.writeLine(JSON.stringify({ jsonrpc: '2.0', type: 'request', factoryApiVersion: '1.0.0', id: 7, method: 'droid.list_models', params: {} }));
-    client.writeLine(JSON.stringify({ jsonrpc: '2.0', type: 'request', factoryApiVersion: '2.0.0', id: 'x', method: 'droid.list_models', params: {} }));
+    client.writeLine(
+      JSON.stringify({ jsonrpc: '2.0', type: 'request', factoryApiVersion: '1.0.0', id: 7, method: 'droid.list_models', params: {} }),
+    );
+    client.writeLine(
+      JSON.stringify({ jsonrpc: '2.0', type: 'request', factoryApiVersion: '2.0.0', id: 'x', method: 'droid.list_models', params: {} }),
+    );
     client.writeLine('this is not json');
     await client.waitFor(() => errors().length === 4);
     expect(errors().map((frame) => frame.error)).toEqual([
@@ -96,7 +110,15 @@ describe('fake droid wire protocol', () => {
   it('accepts what droid accepts: no protocol version, _meta, extra fields, an empty string id', async () => {
     const client = await fleet.start(dirs);
     const line = (id: string, extra: object): string =>
-      JSON.stringify({ jsonrpc: '2.0', type: 'request', factoryApiVersion: '1.0.0', id, method: 'droid.list_models', params: {}, ...extra });
+      JSON.stringify({
+        jsonrpc: '2.0',
+        type: 'request',
+        factoryApiVersion: '1.0.0',
+        id,
+        method: 'droid.list_models',
+        params: {},
+        ...extra,
+      });
     client.writeLine(line('a', {}));
     client.writeLine(line('b', { _meta: { traceparent: '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01' }, foo: 1 }));
     client.writeLine(line('', { factoryProtocolVersion: '0.1.0' }));
@@ -147,7 +169,9 @@ describe('fake droid sessions', () => {
     const second = await fleet.start(dirs);
     const loaded = (await second.request('droid.load_session', { sessionId })) as Record<string, unknown>;
     expect(loaded.sessionId).toBeUndefined();
-    const texts = (loaded.session as { messages: { content: { text?: string }[] }[] }).messages.flatMap((m) => m.content.map((c) => c.text));
+    const texts = (loaded.session as { messages: { content: { text?: string }[] }[] }).messages.flatMap((m) =>
+      m.content.map((c) => c.text),
+    );
     expect(texts).toEqual(expect.arrayContaining(['first question', 'Hello from the fake droid.']));
     const turn = await second.runTurn('second question');
     expect(turn.completion.reason).toBe('completed');

@@ -43,7 +43,9 @@ export async function runCli(args: readonly string[], options: RunCliOptions): P
     forceKillAfterDelay: 5_000,
   });
   if (result.exitCode === undefined || result.timedOut || result.isTerminated) {
-    throw new Error(`one-works ${args.join(' ')} did not exit by itself (${result.signal ?? 'timeout'})\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+    throw new Error(
+      `one-works ${args.join(' ')} did not exit by itself (${result.signal ?? 'timeout'})\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
   }
   return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
 }

@@ -5,7 +5,13 @@ import { classifyDroidFrame } from '../../adapters/droid/envelope.js';
 import { DROID_METHODS, ForkSession, ListMcpServers, ListModels, ListTools, RenameSession } from '../../adapters/droid/methods.js';
 import { checkNegotiation, parseInitializeResult, parseLoadResult, readAnnouncedVersions } from '../../adapters/droid/negotiate.js';
 import { parseDroidNotification } from '../../adapters/droid/notifications.js';
-import { buildPermissionAsk, buildQuestionAsk, createDroidProjector, type DroidProjector, type TurnCompletion } from '../../adapters/droid/project.js';
+import {
+  buildPermissionAsk,
+  buildQuestionAsk,
+  createDroidProjector,
+  type DroidProjector,
+  type TurnCompletion,
+} from '../../adapters/droid/project.js';
 import { AskUserParamsSchema, RequestPermissionParamsSchema } from '../../adapters/droid/wire.js';
 
 /**
@@ -78,7 +84,8 @@ export function runDroidCapture(file: string): CaptureRun {
 
   for (const { line, dir, frame } of frames) {
     if (dir === 'out') {
-      if (frame.type === 'request' && typeof frame.id === 'string' && typeof frame.method === 'string') sentMethods.set(frame.id, frame.method);
+      if (frame.type === 'request' && typeof frame.id === 'string' && typeof frame.method === 'string')
+        sentMethods.set(frame.id, frame.method);
       continue;
     }
     if (!negotiated) {
@@ -101,7 +108,10 @@ export function runDroidCapture(file: string): CaptureRun {
       }
       case 'request': {
         if (inbound.method === DROID_METHODS.requestPermission) {
-          entries.push({ line, ask: buildPermissionAsk(inbound.id, RequestPermissionParamsSchema.parse(inbound.params), CORPUS_WORKSPACE) });
+          entries.push({
+            line,
+            ask: buildPermissionAsk(inbound.id, RequestPermissionParamsSchema.parse(inbound.params), CORPUS_WORKSPACE),
+          });
         } else if (inbound.method === DROID_METHODS.askUser) {
           entries.push({ line, ask: buildQuestionAsk(inbound.id, AskUserParamsSchema.parse(inbound.params), CORPUS_WORKSPACE) });
         } else {

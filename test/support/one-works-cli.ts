@@ -211,7 +211,8 @@ function buildRig(root: string): CliRig {
     stateDir,
     workspace: join(root, 'ws'),
     userHome,
-    run: (args, options = {}) => startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }).result,
+    run: (args, options = {}) =>
+      startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }).result,
     start: (args, options = {}) => startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }),
     sessionIds: async () => (await readdir(join(stateDir, 'sessions')).catch(() => [] as string[])).sort(),
     readSession: async (id) => SessionRecordSchema.parse(JSON.parse(await readFile(join(sessionDir(id), 'session.json'), 'utf8'))),
@@ -243,7 +244,9 @@ export function startOneWorks(args: readonly string[], options: { cwd: string; e
   });
   const result = child.then((done) => {
     if (done.exitCode === undefined || done.timedOut) {
-      throw new Error(`one-works ${args.join(' ')} did not exit by itself (${done.signal ?? 'timeout'})\nstdout: ${done.stdout}\nstderr: ${done.stderr}`);
+      throw new Error(
+        `one-works ${args.join(' ')} did not exit by itself (${done.signal ?? 'timeout'})\nstdout: ${done.stdout}\nstderr: ${done.stderr}`,
+      );
     }
     return { exitCode: done.exitCode, stdout: done.stdout, stderr: done.stderr };
   });

@@ -37,7 +37,19 @@ export async function runInPty(rig: CliRig, args: readonly string[], dialog: rea
   const env = { PATH: process.env.PATH ?? '', HOME: rig.userHome, TERM: 'dumb' };
   const driver = execa(
     'python3',
-    [PTY_RUN, '--timeout', String(PTY_TIMEOUT_MS / 1000), '--dialog', JSON.stringify(dialog.map((s) => [s.expect, s.send])), '--', process.execPath, ONE_WORKS_BIN, '--config', rig.configPath, ...args],
+    [
+      PTY_RUN,
+      '--timeout',
+      String(PTY_TIMEOUT_MS / 1000),
+      '--dialog',
+      JSON.stringify(dialog.map((s) => [s.expect, s.send])),
+      '--',
+      process.execPath,
+      ONE_WORKS_BIN,
+      '--config',
+      rig.configPath,
+      ...args,
+    ],
     { cwd: rig.root, env, extendEnv: false, stdin: 'ignore', reject: false, timeout: PTY_TIMEOUT_MS + 10_000, forceKillAfterDelay: 2_000 },
   );
   const done = await driver;
@@ -45,5 +57,11 @@ export async function runInPty(rig: CliRig, args: readonly string[], dialog: rea
   if (done.exitCode === 124 || done.exitCode === undefined || done.timedOut) {
     throw new Error(`one-works ${args.join(' ')} did not finish on the terminal\n${done.stderr}\nscreen:\n${done.stdout}`);
   }
-  return { exitCode: done.exitCode, screen: done.stdout, pid, driverPid: driver.pid!, diagnostics: done.stderr.replace(/^pty-run: pid \d+\n?/, '') };
+  return {
+    exitCode: done.exitCode,
+    screen: done.stdout,
+    pid,
+    driverPid: driver.pid!,
+    diagnostics: done.stderr.replace(/^pty-run: pid \d+\n?/, ''),
+  };
 }

@@ -5,7 +5,12 @@ import { createTtyEscalator } from '../../cli/tty-escalator.js';
 // must exit when that timer has fired, with the prompt still open.
 const escalator = createTtyEscalator({ input: process.stdin, output: process.stderr, redact: (text) => text });
 void escalator.ask(
-  { requestId: 'r', kind: 'tool', tools: [{ toolUseId: 't', name: 'Execute', kind: 'execute', label: 'execute: make', command: 'make', input: {} }], options: [] },
+  {
+    requestId: 'r',
+    kind: 'tool',
+    tools: [{ toolUseId: 't', name: 'Execute', kind: 'execute', label: 'execute: make', command: 'make', input: {} }],
+    options: [],
+  },
   { reason: 'a test' },
 );
 setTimeout(() => process.stdout.write('timer fired\n'), 200);

@@ -124,10 +124,12 @@ export class RawDroidClient {
         this.#pending.delete(id);
         reject(new RawDroidError(`no response to ${method} (${id}) within ${timeoutMs} ms`));
       }, timeoutMs);
-      const settle = <T>(fn: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
-        fn(value);
-      };
+      const settle =
+        <T>(fn: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timer);
+          fn(value);
+        };
       this.#pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
       this.writeLine(JSON.stringify(rawRequest(id, method, params)));
     });
@@ -157,7 +159,10 @@ export class RawDroidClient {
    * Sends `add_user_message` with `messageId` (default a new UUID) and resolves on the
    * `agent_turn_completed` whose `turnId` is that id — never on idle or the `{}` response.
    */
-  async runTurn(text: string, options: { messageId?: string; timeoutMs?: number; params?: Record<string, unknown> } = {}): Promise<RawTurn> {
+  async runTurn(
+    text: string,
+    options: { messageId?: string; timeoutMs?: number; params?: Record<string, unknown> } = {},
+  ): Promise<RawTurn> {
     const turnId = options.messageId ?? randomUUID();
     const since = this.frames.length;
     const completed = this.waitFor(turnCompletedFor(turnId), { since, timeoutMs: options.timeoutMs ?? 120_000 });

@@ -9,7 +9,9 @@ import { formatEntries, runDroidCapture } from './droid-corpus-harness.js';
  */
 const version = process.argv[2] ?? '0.225.2';
 const dir = join(import.meta.dirname, '..', 'fixtures', 'droid', version);
-const captures = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+const captures = readdirSync(dir)
+  .filter((f) => f.endsWith('.jsonl'))
+  .sort();
 for (const capture of captures) {
   const { entries } = runDroidCapture(join(dir, capture));
   const target = join(dir, capture.replace(/\.jsonl$/, '.events.json'));

@@ -138,7 +138,12 @@ export async function buildTarball(files: Record<string, PackageFile>): Promise<
  * for `--version`, plus `paddingBytes` of random (incompressible) data so a download takes
  * several chunks. The script is stored WITHOUT its executable bit, so the installer must set it.
  */
-export function fakeBinaryFiles(options: { name: string; version: string; prints?: string; paddingBytes?: number }): Record<string, PackageFile> {
+export function fakeBinaryFiles(options: {
+  name: string;
+  version: string;
+  prints?: string;
+  paddingBytes?: number;
+}): Record<string, PackageFile> {
   const files: Record<string, PackageFile> = {
     'package.json': { content: JSON.stringify({ name: options.name, version: options.version }) },
     'bin/droid': { content: `#!/bin/sh\necho ${options.prints ?? options.version}\n` },

@@ -115,4 +115,3 @@ export function killQuietly(pid: number): void {
     // Already gone.
   }
 }
-

@@ -24,12 +24,7 @@ export function splitPieces(text: string, size: number): string[] {
  * type, name, empty arguments) followed by argument pieces, then one chunk with `finish_reason`
  * and `usage`. The caller writes each as `data: <json>` and ends with `data: [DONE]`.
  */
-export function replyChunks(
-  step: ReplyStep,
-  responseNumber: number,
-  model: string,
-  sizes: PieceSizes = DEFAULT_PIECE_SIZES,
-): object[] {
+export function replyChunks(step: ReplyStep, responseNumber: number, model: string, sizes: PieceSizes = DEFAULT_PIECE_SIZES): object[] {
   const id = `c${responseNumber}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: object, finishReason: string | null = null, extra: object = {}): object => ({

@@ -57,7 +57,10 @@ async function events(response: Response): Promise<{ chunks: Chunk[]; done: bool
 
 const first = (chunk: Chunk | undefined): Chunk['choices'][number] => chunk?.choices[0] ?? expect.unreachable('no choice');
 const deltas = (chunks: Chunk[]): Delta[] => chunks.map((chunk) => first(chunk).delta);
-const textOf = (chunks: Chunk[]): string => deltas(chunks).map((delta) => delta.content ?? '').join('');
+const textOf = (chunks: Chunk[]): string =>
+  deltas(chunks)
+    .map((delta) => delta.content ?? '')
+    .join('');
 
 describe('startScriptedModel', () => {
   it('streams text in pieces, then finish_reason stop with usage, then [DONE]', async () => {
@@ -67,7 +70,9 @@ describe('startScriptedModel', () => {
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     const { chunks, done } = await events(response);
     expect(done).toBe(true);
-    const pieces = deltas(chunks).map((delta) => delta.content).filter((content) => content !== undefined);
+    const pieces = deltas(chunks)
+      .map((delta) => delta.content)
+      .filter((content) => content !== undefined);
     expect(pieces.every((piece) => (piece ?? '').length <= 5)).toBe(true);
     expect(pieces.join('')).toBe('Hello from the scripted model.');
     expect(deltas(chunks)[0]?.role).toBe('assistant');
@@ -106,7 +111,12 @@ describe('startScriptedModel', () => {
   });
 
   it('answers an httpError step with its status, JSON body and retry-after', async () => {
-    const model = await start({ steps: [{ httpError: 429, retryAfter: 1 }, { httpError: 500, body: { error: { message: 'boom' } } }] });
+    const model = await start({
+      steps: [
+        { httpError: 429, retryAfter: 1 },
+        { httpError: 500, body: { error: { message: 'boom' } } },
+      ],
+    });
     const first = await chat(model, []);
     expect(first.status).toBe(429);
     expect(first.headers.get('retry-after')).toBe('1');
@@ -121,7 +131,13 @@ describe('startScriptedModel', () => {
     const model = await start({ steps: [{ text: 'conversation reply' }], titleReply: 'A title' });
     const side = await fetch(`${model.baseUrl}/chat/completions`, {
       method: 'POST',
-      body: JSON.stringify({ stream: true, messages: [{ role: 'system', content: 'You are a helper that generates concise session titles.' }, { role: 'user', content: 'hi' }] }),
+      body: JSON.stringify({
+        stream: true,
+        messages: [
+          { role: 'system', content: 'You are a helper that generates concise session titles.' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
     });
     expect(textOf((await events(side)).chunks)).toBe('A title');
     expect(model.pending()).toBe(1);
@@ -135,7 +151,10 @@ describe('startScriptedModel', () => {
 
   it('computes dynamic steps from the request, e.g. echoing a tool result', async () => {
     const model = await start({ steps: [(request) => ({ text: `saw: ${toolResults(request)[0]?.content ?? 'nothing'}` })] });
-    const messages = [{ role: 'user', content: 'go' }, { role: 'tool', tool_call_id: 'call_1_0', content: 'hi\n' }];
+    const messages = [
+      { role: 'user', content: 'go' },
+      { role: 'tool', tool_call_id: 'call_1_0', content: 'hi\n' },
+    ];
     const { chunks } = await events(await chat(model, messages));
     expect(textOf(chunks)).toBe('saw: hi\n');
   });

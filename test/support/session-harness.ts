@@ -164,7 +164,8 @@ export async function createSessionHarness(options: SessionHarnessOptions = {}):
     create: async (session = {}) => track(await SessionRunner.create(runtime, { workspace, autonomy: 'low', ...session })),
     resume: async (sessionId) => track(await SessionRunner.resume(runtime, sessionId)),
     received,
-    receivedMethods: async () => (await received()).flatMap((frame) => (frame.type === 'request' && typeof frame.method === 'string' ? [frame.method] : [])),
+    receivedMethods: async () =>
+      (await received()).flatMap((frame) => (frame.type === 'request' && typeof frame.method === 'string' ? [frame.method] : [])),
     logged: (sessionId) => store.readEvents(sessionId),
     pid: (index) => {
       const child = index === undefined ? children.at(-1) : children[index];
@@ -223,7 +224,10 @@ export async function expectNoProcessLeft(pid: number): Promise<void> {
 }
 
 /** The events of `type` in `events`, typed. */
-export function ofType<T extends RuntimeEvent['type']>(events: readonly RuntimeEvent[], type: T): Array<Extract<RuntimeEvent, { type: T }>> {
+export function ofType<T extends RuntimeEvent['type']>(
+  events: readonly RuntimeEvent[],
+  type: T,
+): Array<Extract<RuntimeEvent, { type: T }>> {
   return events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type);
 }
 

@@ -53,17 +53,20 @@ function send(message: unknown): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 }
 
-createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => {
-  if (line.trim() === '') return;
-  let request: Request;
-  try {
-    request = JSON.parse(line) as Request;
-  } catch {
-    send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
-    return;
-  }
-  if (request.id === undefined || request.id === null) return; // a notification
-  const result = answer(request);
-  if (result === undefined) send({ jsonrpc: '2.0', id: request.id, error: { code: -32601, message: `Method not found: ${request.method}` } });
-  else send({ jsonrpc: '2.0', id: request.id, result });
-}).on('close', () => process.exit(0));
+createInterface({ input: process.stdin, crlfDelay: Infinity })
+  .on('line', (line) => {
+    if (line.trim() === '') return;
+    let request: Request;
+    try {
+      request = JSON.parse(line) as Request;
+    } catch {
+      send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      return;
+    }
+    if (request.id === undefined || request.id === null) return; // a notification
+    const result = answer(request);
+    if (result === undefined)
+      send({ jsonrpc: '2.0', id: request.id, error: { code: -32601, message: `Method not found: ${request.method}` } });
+    else send({ jsonrpc: '2.0', id: request.id, result });
+  })
+  .on('close', () => process.exit(0));

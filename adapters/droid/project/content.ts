@@ -65,7 +65,10 @@ export function outputText(content: unknown): string {
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    const texts = content.map((b) => DroidTextBlockSchema.safeParse(b)).filter((r) => r.success).map((r) => r.data.text);
+    const texts = content
+      .map((b) => DroidTextBlockSchema.safeParse(b))
+      .filter((r) => r.success)
+      .map((r) => r.data.text);
     if (texts.length === content.length) return texts.join(BLOCK_SEPARATOR);
   }
   return JSON.stringify(content);

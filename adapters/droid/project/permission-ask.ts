@@ -43,7 +43,12 @@ export function buildQuestionAsk(requestId: string, params: AskUserParams, works
 /** The `permission.requested` (tool asks) or `question.asked` (question asks) event of an ask. */
 export function askedDraft(ask: PermissionAsk): EventDraft {
   if (ask.kind === 'question') {
-    return { type: 'question.asked', key: droidEventKeys.questionAsked(ask.requestId), requestId: ask.requestId, questions: ask.questions ?? [] };
+    return {
+      type: 'question.asked',
+      key: droidEventKeys.questionAsked(ask.requestId),
+      requestId: ask.requestId,
+      questions: ask.questions ?? [],
+    };
   }
   return {
     type: 'permission.requested',

@@ -23,7 +23,14 @@ export class TitleUpdates {
     if (manual) this.#manual = true;
     else if (this.#manual) {
       const source = n.updateType ?? 'unknown source';
-      return [{ type: 'log', key, level: 'info', message: `droid proposed an automatic title (${source}): "${n.title}"; the session keeps its own title` }];
+      return [
+        {
+          type: 'log',
+          key,
+          level: 'info',
+          message: `droid proposed an automatic title (${source}): "${n.title}"; the session keeps its own title`,
+        },
+      ];
     }
     const settings: Record<string, unknown> = { title: n.title };
     if (n.updateType !== undefined) settings.titleSource = n.updateType;

@@ -17,7 +17,10 @@ const CAPTURE = fileURLToPath(new URL('../../fixtures/droid/0.225.2/misc-methods
 
 // The result of the captured request with `method`, found by its id.
 async function capturedResult(method: string): Promise<unknown> {
-  const frames = (await readFile(CAPTURE, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as { dir: string; frame: Record<string, unknown> });
+  const frames = (await readFile(CAPTURE, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { dir: string; frame: Record<string, unknown> });
   const request = frames.find((f) => f.dir === 'out' && f.frame.method === method);
   const response = frames.find((f) => f.dir === 'in' && f.frame.type === 'response' && f.frame.id === request?.frame.id);
   if (!response) throw new Error(`no ${method} response in ${CAPTURE}`);
@@ -54,19 +57,42 @@ describe('droid catalog parsing (captured 0.225.2 list_models / list_tools)', ()
     expect(models.find((m) => m.id === 'glm-5')).toMatchObject({ deprecated: true, efforts: ['none'] });
   });
 
-  it('maps tools by the name the model calls them, keeping droid\'s own id', async () => {
+  it("maps tools by the name the model calls them, keeping droid's own id", async () => {
     const wire = ListToolsResultSchema.parse(await capturedResult('droid.list_tools'));
     const tools = wire.tools.map(toCatalogTool);
     for (const tool of tools) CatalogToolSchema.parse(tool);
-    expect(tools.find((t) => t.id === 'Execute')).toEqual({ id: 'Execute', displayName: 'Execute', nativeId: 'execute-cli', category: 'execute', allowed: true });
-    expect(tools.find((t) => t.id === 'Read')).toEqual({ id: 'Read', displayName: 'Read', nativeId: 'read-cli', category: 'read', allowed: true });
+    expect(tools.find((t) => t.id === 'Execute')).toEqual({
+      id: 'Execute',
+      displayName: 'Execute',
+      nativeId: 'execute-cli',
+      category: 'execute',
+      allowed: true,
+    });
+    expect(tools.find((t) => t.id === 'Read')).toEqual({
+      id: 'Read',
+      displayName: 'Read',
+      nativeId: 'read-cli',
+      category: 'read',
+      allowed: true,
+    });
     expect(tools.find((t) => t.id === 'ExitSpecMode')).toMatchObject({ allowed: false });
     expect(tools.find((t) => t.id === 'ConnectorSearch')).not.toHaveProperty('nativeId');
   });
 
   it('falls back to sensible defaults for a sparse entry', () => {
-    expect(toCatalogModel({ id: 'custom:bare-0' })).toEqual({ id: 'custom:bare-0', displayName: 'custom:bare-0', custom: true, deprecated: false, disabled: false, efforts: [] });
-    expect(toCatalogModel({ id: 'm', disabled: true, disabledReason: 'no plan' })).toMatchObject({ custom: false, disabled: true, disabledReason: 'no plan' });
+    expect(toCatalogModel({ id: 'custom:bare-0' })).toEqual({
+      id: 'custom:bare-0',
+      displayName: 'custom:bare-0',
+      custom: true,
+      deprecated: false,
+      disabled: false,
+      efforts: [],
+    });
+    expect(toCatalogModel({ id: 'm', disabled: true, disabledReason: 'no plan' })).toMatchObject({
+      custom: false,
+      disabled: true,
+      disabledReason: 'no plan',
+    });
     expect(toCatalogTool({ id: 'x-cli' })).toEqual({ id: 'x-cli', displayName: 'x-cli' });
   });
 });
@@ -76,7 +102,14 @@ describe('droidCatalogFacts', () => {
     const config = DroidConfigSchema.parse({
       model: 'custom:Local-0',
       customModels: [
-        { model: 'm', displayName: 'Local', baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'sk-facts-key-1', provider: 'openai', extraHeaders: { 'x-token': 'hdr-secret-2' } },
+        {
+          model: 'm',
+          displayName: 'Local',
+          baseUrl: 'http://127.0.0.1:1/v1',
+          apiKey: 'sk-facts-key-1',
+          provider: 'openai',
+          extraHeaders: { 'x-token': 'hdr-secret-2' },
+        },
         { model: 'other-model', baseUrl: 'http://127.0.0.1:2/v1', apiKey: 'sk-facts-key-3', provider: 'generic-chat-completion-api' },
       ],
       credentials: { FACTORY_API_KEY: 'fk-facts-4' },
@@ -92,7 +125,8 @@ describe('droidCatalogFacts', () => {
     });
     expect(droidCatalogFacts(config, cli, { modelId: 'gpt-5.4' }).toolsModel).toBe('gpt-5.4');
     const text = JSON.stringify(facts);
-    for (const secret of ['sk-facts-key-1', 'hdr-secret-2', 'sk-facts-key-3', 'fk-facts-4', '127.0.0.1']) expect(text).not.toContain(secret);
+    for (const secret of ['sk-facts-key-1', 'hdr-secret-2', 'sk-facts-key-3', 'fk-facts-4', '127.0.0.1'])
+      expect(text).not.toContain(secret);
   });
 });
 
@@ -114,21 +148,33 @@ describe('listDroidCatalog against the fake droid', () => {
   });
 
   // Runs listDroidCatalog in a throwaway sandbox, keeping the pids it started and the frames droid read.
-  async function list(modelId: string | undefined, faults: FakeDroidFault[] = []): Promise<{ result: PromiseSettledResult<unknown>; pids: (number | undefined)[]; sent: Record<string, unknown>[] }> {
+  async function list(
+    modelId: string | undefined,
+    faults: FakeDroidFault[] = [],
+  ): Promise<{ result: PromiseSettledResult<unknown>; pids: (number | undefined)[]; sent: Record<string, unknown>[] }> {
     const recordPath = join(dir, 'stdin.jsonl');
     const binary = await writeFakeDroidBinary(dir, { recordPath, faults });
     const pids: (number | undefined)[] = [];
     const config = DroidConfigSchema.parse({ autonomy: 'medium', startupTimeoutMs: 15_000, requestTimeoutMs: 15_000 });
     const [result] = await Promise.allSettled([
       withThrowawaySandbox({ purpose: 'catalog' }, ({ launch, workdir }) =>
-        listDroidCatalog(config, cliAt(binary), async (spec, seed) => {
-          const child = await launch(spec, seed);
-          pids.push(child.pid);
-          return child;
-        }, workdir, modelId === undefined ? {} : { modelId }),
+        listDroidCatalog(
+          config,
+          cliAt(binary),
+          async (spec, seed) => {
+            const child = await launch(spec, seed);
+            pids.push(child.pid);
+            return child;
+          },
+          workdir,
+          modelId === undefined ? {} : { modelId },
+        ),
       ),
     ]);
-    const sent = (await readFile(recordPath, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const sent = (await readFile(recordPath, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     return { result: result!, pids, sent };
   }
 
@@ -138,8 +184,26 @@ describe('listDroidCatalog against the fake droid', () => {
     const catalog = (result as PromiseFulfilledResult<{ models: unknown[]; tools: unknown[] }>).value;
     expect(catalog.tools).toEqual([]);
     expect(catalog.models).toEqual([
-      { id: 'gpt-5.6-sol', displayName: 'GPT 5.6 Sol', provider: 'openai', custom: false, deprecated: false, disabled: false, efforts: ['low', 'medium', 'high'], defaultEffort: 'high' },
-      { id: 'gpt-5.6-sol-mini', displayName: 'GPT 5.6 Sol Mini', provider: 'openai', custom: false, deprecated: false, disabled: false, efforts: ['low', 'high'], defaultEffort: 'low' },
+      {
+        id: 'gpt-5.6-sol',
+        displayName: 'GPT 5.6 Sol',
+        provider: 'openai',
+        custom: false,
+        deprecated: false,
+        disabled: false,
+        efforts: ['low', 'medium', 'high'],
+        defaultEffort: 'high',
+      },
+      {
+        id: 'gpt-5.6-sol-mini',
+        displayName: 'GPT 5.6 Sol Mini',
+        provider: 'openai',
+        custom: false,
+        deprecated: false,
+        disabled: false,
+        efforts: ['low', 'high'],
+        defaultEffort: 'low',
+      },
     ]);
     expect(sent.map((frame) => frame.method)).toEqual(['droid.initialize_session', 'droid.list_models']);
     expect(sent[1]?.params).toEqual({ includeDisabled: true });

@@ -70,7 +70,10 @@ describe('resolveDroidCli with source: path', () => {
   it('checks a configured range instead of the default one and names it', async () => {
     const droid = await fakeDroid(bin, '0.230.0');
     const lock = new Map([['0.230.0', { apiVersion: '1.0.0', protocolVersion: '1.230.0' }]]);
-    const ok = await resolveDroidCli({ source: 'path', path: droid, version: '0.225.2', range: '>=0.225.0 <0.231.0' }, { ...context(), lock });
+    const ok = await resolveDroidCli(
+      { source: 'path', path: droid, version: '0.225.2', range: '>=0.225.0 <0.231.0' },
+      { ...context(), lock },
+    );
     expect(ok.expected).toEqual({ apiVersion: '1.0.0', protocolVersion: '1.230.0', qualifiedBy: 'lock' });
     const error = await rejection(
       resolveDroidCli({ source: 'path', path: droid, version: '0.225.2', range: '>=0.225.0 <0.226.0 || 0.215.x' }, context()),
@@ -177,7 +180,12 @@ describe('checkCliVersion', () => {
   it('runs --version with only PATH and a throwaway HOME that is removed afterwards', async () => {
     const record = path.join(root, 'env.txt');
     const droid = await fakeDroid(bin, '0.225.2', `env > ${record}\n`);
-    expect(await checkCliVersion(droid, '>=0.225.0 <0.226.0', { services: createPrepareServices(), env: { PATH: '/usr/bin:/bin', SECRET_TOKEN: 'x' } })).toBe('0.225.2');
+    expect(
+      await checkCliVersion(droid, '>=0.225.0 <0.226.0', {
+        services: createPrepareServices(),
+        env: { PATH: '/usr/bin:/bin', SECRET_TOKEN: 'x' },
+      }),
+    ).toBe('0.225.2');
     const vars = new Map(
       (await readFile(record, 'utf8'))
         .trim()

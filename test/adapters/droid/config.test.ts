@@ -18,7 +18,10 @@ describe('customModelId', () => {
       { model: 'm-d' },
     ];
     expect(models.map((_, i) => customModelId(models, i))).toEqual([
-      'custom:My-Model-0', 'custom:Other-0', 'custom:My-Model-1', 'custom:m-d-0',
+      'custom:My-Model-0',
+      'custom:Other-0',
+      'custom:My-Model-1',
+      'custom:m-d-0',
     ]);
   });
 
@@ -76,7 +79,12 @@ describe('DroidConfigSchema', () => {
 
   it('rejects two custom models that end up with the same id', () => {
     const entry = { model: 'x', baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'k', provider: 'openai' };
-    const result = DroidConfigSchema.safeParse({ customModels: [{ ...entry, displayName: 'A', id: 'custom:A-1' }, { ...entry, displayName: 'A' }] });
+    const result = DroidConfigSchema.safeParse({
+      customModels: [
+        { ...entry, displayName: 'A', id: 'custom:A-1' },
+        { ...entry, displayName: 'A' },
+      ],
+    });
     expect(result.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
       ['customModels.1', 'duplicate model id "custom:A-1" (also customModels[0])'],
     ]);

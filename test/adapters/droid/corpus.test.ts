@@ -15,7 +15,9 @@ import { CorpusError, readCapture, runDroidCapture, type CorpusEntry } from '../
  * with `npx tsx test/support/regen-droid-corpus.ts` and review the diff by hand.
  */
 const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'droid', '0.225.2');
-const CAPTURES = readdirSync(DIR).filter((f) => f.endsWith('.jsonl')).sort();
+const CAPTURES = readdirSync(DIR)
+  .filter((f) => f.endsWith('.jsonl'))
+  .sort();
 const capturePath = (name: string) => join(DIR, `${name}.jsonl`);
 const eventsOf = (entries: CorpusEntry[]): EventDraft[] => entries.flatMap((e) => ('event' in e ? [e.event] : []));
 const liveEvents = (entries: CorpusEntry[]): EventDraft[] => entries.flatMap((e) => ('event' in e && !('history' in e) ? [e.event] : []));
@@ -44,8 +46,14 @@ describe('droid 0.225.2 corpus', () => {
       const byTool = new Map<string, ToolEvent[]>();
       for (const e of toolEvents(eventsOf(run.entries))) byTool.set(e.toolUseId, [...(byTool.get(e.toolUseId) ?? []), e]);
       for (const [id, events] of byTool) {
-        expect(events.filter((e) => e.type === 'tool.call' && e.phase === 'open'), id).toHaveLength(1);
-        expect(events.filter((e) => e.type === 'tool.result'), id).toHaveLength(1);
+        expect(
+          events.filter((e) => e.type === 'tool.call' && e.phase === 'open'),
+          id,
+        ).toHaveLength(1);
+        expect(
+          events.filter((e) => e.type === 'tool.result'),
+          id,
+        ).toHaveLength(1);
       }
     });
 
@@ -69,13 +77,21 @@ describe('droid 0.225.2 corpus: dedup facts', () => {
     const tools = toolEvents(eventsOf(runDroidCapture(capturePath('two-tool-calls-one-message')).entries));
     expect([...new Set(tools.map((e) => e.toolUseId))]).toEqual(['call_1_0', 'call_1_1']);
     for (const id of ['call_1_0', 'call_1_1']) {
-      expect(tools.filter((e) => e.toolUseId === id).map((e) => (e.type === 'tool.call' ? e.phase : 'result'))).toEqual(['open', 'input', 'queued', 'running', 'result']);
+      expect(tools.filter((e) => e.toolUseId === id).map((e) => (e.type === 'tool.call' ? e.phase : 'result'))).toEqual([
+        'open',
+        'input',
+        'queued',
+        'running',
+        'result',
+      ]);
     }
   });
 
   it('interrupt-long-tool: droid sends tool_result twice, one tool.result comes out', () => {
     const { entries, frames } = runDroidCapture(capturePath('interrupt-long-tool'));
-    const sent = frames.filter((f) => (f.frame.params as { notification?: { type?: string } } | undefined)?.notification?.type === 'tool_result');
+    const sent = frames.filter(
+      (f) => (f.frame.params as { notification?: { type?: string } } | undefined)?.notification?.type === 'tool_result',
+    );
     expect(sent).toHaveLength(2);
     expect(eventsOf(entries).filter((e) => e.type === 'tool.result')).toMatchObject([{ toolUseId: 'call_1_0', isError: true }]);
   });
@@ -90,10 +106,25 @@ describe('droid 0.225.2 corpus: dedup facts', () => {
 });
 
 describe('droid 0.225.2 corpus: what the client sent', () => {
-  const descriptors = [methods.InitializeSession, methods.LoadSession, methods.UpdateSessionSettings, methods.AddUserMessage, methods.InterruptSession, methods.CloseSession, methods.ListModels, methods.ListTools, methods.ListMcpServers, methods.RenameSession, methods.ForkSession];
+  const descriptors = [
+    methods.InitializeSession,
+    methods.LoadSession,
+    methods.UpdateSessionSettings,
+    methods.AddUserMessage,
+    methods.InterruptSession,
+    methods.CloseSession,
+    methods.ListModels,
+    methods.ListTools,
+    methods.ListMcpServers,
+    methods.RenameSession,
+    methods.ForkSession,
+  ];
   const byMethod = new Map<string, (typeof descriptors)[number]>(descriptors.map((d) => [d.method, d]));
   // Deliberately bad client frames of the captures: our strict params refuse them before the wire.
-  const REFUSED = ['protocol-errors.jsonl:11 droid.initialize_session', 'update-settings-unknown-model.jsonl:11 droid.update_session_settings'];
+  const REFUSED = [
+    'protocol-errors.jsonl:11 droid.initialize_session',
+    'update-settings-unknown-model.jsonl:11 droid.update_session_settings',
+  ];
 
   it('our strict params accept every request the driver sent except the deliberately bad ones', () => {
     const refused: string[] = [];
@@ -128,7 +159,12 @@ describe('droid corpus harness', () => {
     try {
       const file = join(dir, 'unknown.jsonl');
       const head = { jsonrpc: '2.0', factoryApiVersion: '1.0.0', factoryProtocolVersion: '1.220.0' };
-      const frame = { ...head, type: 'notification', method: 'droid.session_notification', params: { notification: { type: 'brand_new' } } };
+      const frame = {
+        ...head,
+        type: 'notification',
+        method: 'droid.session_notification',
+        params: { notification: { type: 'brand_new' } },
+      };
       writeFileSync(file, `${JSON.stringify({ dir: 'in', frame })}\n`);
       expect(() => runDroidCapture(file)).toThrow(CorpusError);
       expect(() => runDroidCapture(file)).toThrow(/unknown\.jsonl:1: notification is unknown/);

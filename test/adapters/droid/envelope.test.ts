@@ -40,7 +40,15 @@ describe('droid envelope: classify', () => {
       method: 'droid.ask_user',
       params: { q: 1 },
     });
-    expect(classifyDroidFrame({ ...head, type: 'notification', method: 'droid.session_notification', params: { a: 1 }, _meta: { traceparent: 'x' } })).toEqual({
+    expect(
+      classifyDroidFrame({
+        ...head,
+        type: 'notification',
+        method: 'droid.session_notification',
+        params: { a: 1 },
+        _meta: { traceparent: 'x' },
+      }),
+    ).toEqual({
       kind: 'notification',
       method: 'droid.session_notification',
       params: { a: 1 },

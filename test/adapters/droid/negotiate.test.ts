@@ -28,7 +28,10 @@ describe('readAnnouncedVersions', () => {
 
   it('leaves absent fields absent and renders non-strings as text', () => {
     expect(readAnnouncedVersions({ factoryApiVersion: '1.0.0' })).toEqual({ apiVersion: '1.0.0' });
-    expect(readAnnouncedVersions({ factoryApiVersion: 1, factoryProtocolVersion: null })).toEqual({ apiVersion: '1', protocolVersion: 'null' });
+    expect(readAnnouncedVersions({ factoryApiVersion: 1, factoryProtocolVersion: null })).toEqual({
+      apiVersion: '1',
+      protocolVersion: 'null',
+    });
     expect(readAnnouncedVersions('garbage')).toEqual({});
   });
 });
@@ -69,9 +72,19 @@ describe('checkNegotiation', () => {
 
 describe('parseInitializeResult / parseLoadResult', () => {
   it('accepts the results droid 0.225.2 sends', () => {
-    const init = parseInitializeResult({ sessionId: 's1', hostId: 'h', session: { messages: [] }, settings: { modelId: 'm' }, availableModels: [{ id: 'm' }] });
+    const init = parseInitializeResult({
+      sessionId: 's1',
+      hostId: 'h',
+      session: { messages: [] },
+      settings: { modelId: 'm' },
+      availableModels: [{ id: 'm' }],
+    });
     expect(init.sessionId).toBe('s1');
-    const load = parseLoadResult({ session: { messages: [{ id: 'x', role: 'user', content: [] }], title: 't' }, hasOlderMessages: false, isAgentLoopInProgress: false });
+    const load = parseLoadResult({
+      session: { messages: [{ id: 'x', role: 'user', content: [] }], title: 't' },
+      hasOlderMessages: false,
+      isAgentLoopInProgress: false,
+    });
     expect(load.session.messages).toHaveLength(1);
   });
 

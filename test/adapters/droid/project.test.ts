@@ -19,17 +19,25 @@ const created = (msg: Record<string, unknown>) => n('create_message', { message:
 const DROPPED = new Set<DroidNotificationType>(['assistant_text_complete', 'thinking_text_complete', 'tool_execution_heartbeat']);
 
 describe('droid projector: coverage of the notification union', () => {
-  it.each(Object.keys(DROID_NOTIFICATION_SCHEMAS) as DroidNotificationType[])('%s yields valid events or is documented as dropped', (type) => {
-    const drafts = projector().project(notificationParams(type));
-    for (const draft of drafts) expect(EventDraftSchema.safeParse(draft).success).toBe(true);
-    if (DROPPED.has(type)) expect(drafts).toEqual([]);
-    else expect(drafts.length).toBeGreaterThan(0);
-  });
+  it.each(Object.keys(DROID_NOTIFICATION_SCHEMAS) as DroidNotificationType[])(
+    '%s yields valid events or is documented as dropped',
+    (type) => {
+      const drafts = projector().project(notificationParams(type));
+      for (const draft of drafts) expect(EventDraftSchema.safeParse(draft).success).toBe(true);
+      if (DROPPED.has(type)) expect(drafts).toEqual([]);
+      else expect(drafts.length).toBeGreaterThan(0);
+    },
+  );
 
   it('keeps an unknown type as native, a malformed one as log + native, and never throws', () => {
     const p = projector();
-    expect(p.project(n('future_thing' as DroidNotificationType, { a: 1 }))).toMatchObject([{ type: 'native', nativeType: 'future_thing', payload: { type: 'future_thing', a: 1 } }]);
-    expect(p.project(n('tool_result', { content: 'no id' }))).toMatchObject([{ type: 'log', level: 'warn' }, { type: 'native', nativeType: 'tool_result' }]);
+    expect(p.project(n('future_thing' as DroidNotificationType, { a: 1 }))).toMatchObject([
+      { type: 'native', nativeType: 'future_thing', payload: { type: 'future_thing', a: 1 } },
+    ]);
+    expect(p.project(n('tool_result', { content: 'no id' }))).toMatchObject([
+      { type: 'log', level: 'warn' },
+      { type: 'native', nativeType: 'tool_result' },
+    ]);
     expect(p.project({ nope: true })).toMatchObject([{ type: 'log' }, { type: 'native', nativeType: 'invalid_notification' }]);
     fc.assert(fc.property(fc.jsonValue(), (value) => Array.isArray(p.project(value))));
   });
@@ -38,10 +46,21 @@ describe('droid projector: coverage of the notification union', () => {
 describe('droid projector: tool spans', () => {
   it('opens a span on the first tool_call and records the full input once', () => {
     const p = projector();
-    expect(p.project(toolCall('t1'))).toMatchObject([{ type: 'tool.call', key: 'tool:t1:open', phase: 'open', label: 'execute', kind: 'execute' }]);
+    expect(p.project(toolCall('t1'))).toMatchObject([
+      { type: 'tool.call', key: 'tool:t1:open', phase: 'open', label: 'execute', kind: 'execute' },
+    ]);
     const input = { command: 'npm test' };
     expect(p.project(toolCall('t1', input))).toEqual([
-      { type: 'tool.call', key: 'tool:t1:input', toolUseId: 't1', name: 'Execute', kind: 'execute', label: 'execute: npm test', phase: 'input', input },
+      {
+        type: 'tool.call',
+        key: 'tool:t1:input',
+        toolUseId: 't1',
+        name: 'Execute',
+        kind: 'execute',
+        label: 'execute: npm test',
+        phase: 'input',
+        input,
+      },
     ]);
     expect(p.project(toolCall('t1', input))).toEqual([]);
   });
@@ -57,13 +76,18 @@ describe('droid projector: tool spans', () => {
   });
 
   it('opens the span first when a phase arrives before any tool_call', () => {
-    expect(keys(projector().project(n('tool_execution_phase_changed', { toolUseId: 't9', toolName: 'Read', phase: 'queued' })))).toEqual(['tool:t9:open', 'tool:t9:queued']);
+    expect(keys(projector().project(n('tool_execution_phase_changed', { toolUseId: 't9', toolName: 'Read', phase: 'queued' })))).toEqual([
+      'tool:t9:open',
+      'tool:t9:queued',
+    ]);
   });
 
   it('closes a span with the first tool_result only (droid repeats it on interrupt)', () => {
     const p = projector();
     p.project(toolCall('t1', { command: 'sleep 20' }));
-    expect(p.project(toolResult('t1', 'Error: Tool execution cancelled by user'))).toMatchObject([{ type: 'tool.result', key: 'tool:t1:result', closedBy: 'agent' }]);
+    expect(p.project(toolResult('t1', 'Error: Tool execution cancelled by user'))).toMatchObject([
+      { type: 'tool.result', key: 'tool:t1:result', closedBy: 'agent' },
+    ]);
     expect(p.project(toolResult('t1', 'Error: Tool execution cancelled: Batch cancelled'))).toEqual([]);
     expect(p.openToolUseIds()).toEqual([]);
   });
@@ -74,7 +98,14 @@ describe('droid projector: tool spans', () => {
     p.project(toolCall('b', { command: 'y' }));
     p.project(toolResult('a'));
     expect(p.closeOpenSpans('the agent process exited')).toEqual([
-      { type: 'tool.result', key: 'tool:b:result', toolUseId: 'b', isError: true, output: 'tool did not finish: the agent process exited', closedBy: 'runtime' },
+      {
+        type: 'tool.result',
+        key: 'tool:b:result',
+        toolUseId: 'b',
+        isError: true,
+        output: 'tool did not finish: the agent process exited',
+        closedBy: 'runtime',
+      },
     ]);
     expect(p.closeOpenSpans('again')).toEqual([]);
     expect(p.project(toolResult('b'))).toEqual([]);
@@ -84,7 +115,11 @@ describe('droid projector: tool spans', () => {
 describe('droid projector: messages, deltas and retries', () => {
   it('gives each delta a unique key from message, block, generation and running offset', () => {
     const p = projector();
-    const drafts = [...p.project(delta('m1', 'Hello')), ...p.project(delta('m1', ' world')), ...p.project(n('thinking_text_delta', { messageId: 'm2', blockIndex: 0, textDelta: 'hmm' }))];
+    const drafts = [
+      ...p.project(delta('m1', 'Hello')),
+      ...p.project(delta('m1', ' world')),
+      ...p.project(n('thinking_text_delta', { messageId: 'm2', blockIndex: 0, textDelta: 'hmm' })),
+    ];
     expect(keys(drafts)).toEqual(['delta:m1:0:0:0', 'delta:m1:0:0:5', 'delta:m2:0:0:0']);
     expect(drafts[2]).toMatchObject({ type: 'assistant.delta', thinking: true });
     expect(p.project(delta('m1', ''))).toEqual([]);
@@ -110,7 +145,11 @@ describe('droid projector: messages, deltas and retries', () => {
 
   it('projects assistant text and thinking, drops hidden context, logs system messages', () => {
     const p = projector();
-    const content = [{ type: 'thinking', thinking: 'Let me think.' }, { type: 'text', text: 'Answer.' }, { type: 'tool_use', id: 't1', name: 'LS', input: { directory_path: WS } }];
+    const content = [
+      { type: 'thinking', thinking: 'Let me think.' },
+      { type: 'text', text: 'Answer.' },
+      { type: 'tool_use', id: 't1', name: 'LS', input: { directory_path: WS } },
+    ];
     expect(p.project(created(message('m1', 'assistant', content)))).toMatchObject([
       { type: 'assistant.message', key: 'msg:m1', text: 'Answer.', thinking: 'Let me think.' },
       { key: 'tool:t1:open' },
@@ -120,7 +159,11 @@ describe('droid projector: messages, deltas and retries', () => {
     expect(p.project(created(message('x1', 'system', [{ type: 'text', text: 'BYOK Error' }], { visibility: 'user_only' })))).toEqual([
       { type: 'log', key: 'msg:x1', level: 'warn', message: 'BYOK Error' },
     ]);
-    expect(p.project({ notification: { type: 'create_message', message: message('u1', 'user', [{ type: 'text', text: 'hi' }]), requestId: 'f3' } })).toEqual([
+    expect(
+      p.project({
+        notification: { type: 'create_message', message: message('u1', 'user', [{ type: 'text', text: 'hi' }]), requestId: 'f3' },
+      }),
+    ).toEqual([
       { type: 'native', key: 'msg:u1', nativeType: 'create_message.user', payload: { messageId: 'u1', text: 'hi', requestId: 'f3' } },
     ]);
   });
@@ -128,7 +171,11 @@ describe('droid projector: messages, deltas and retries', () => {
   it('records only changes of working state and settings', () => {
     const p = projector();
     const working = (state: string) => p.project(n('droid_working_state_changed', { newState: state }));
-    expect(keys([...working('thinking'), ...working('idle'), ...working('idle'), ...working('thinking')])).toEqual(['working:e1.1', 'working:e1.2', 'working:e1.3']);
+    expect(keys([...working('thinking'), ...working('idle'), ...working('idle'), ...working('thinking')])).toEqual([
+      'working:e1.1',
+      'working:e1.2',
+      'working:e1.3',
+    ]);
     const settings = () => p.project(n('settings_updated', { settings: { modelId: 'a' } }));
     expect(settings()).toHaveLength(1);
     expect(settings()).toEqual([]);
@@ -138,7 +185,14 @@ describe('droid projector: messages, deltas and retries', () => {
 
   it('maps permission_resolved to a decision under the key the session layer uses', () => {
     expect(projector().project(n('permission_resolved', { requestId: 'p1', toolUseIds: [], selectedOption: 'cancel' }))).toEqual([
-      { type: 'permission.decided', key: droidEventKeys.permissionDecided('p1'), requestId: 'p1', decision: 'deny', option: 'cancel', by: 'agent' },
+      {
+        type: 'permission.decided',
+        key: droidEventKeys.permissionDecided('p1'),
+        requestId: 'p1',
+        decision: 'deny',
+        option: 'cancel',
+        by: 'agent',
+      },
     ]);
   });
 });
@@ -151,9 +205,19 @@ describe('droid projector: turns', () => {
     p.project(created(message('m1', 'assistant', [{ type: 'text', text: 'I will list.' }])));
     p.project(delta('m2', 'Done'));
     p.project(created(message('m2', 'assistant', [{ type: 'text', text: 'Done.' }])));
-    const drafts = p.project(n('agent_turn_completed', { reason: 'completed', turnId: 'u1', tokenUsage: { inputTokens: 110, outputTokens: 11 } }));
-    expect(drafts).toEqual([{ type: 'usage', key: 'turn:u1:usage', scope: 'turn', usage: { reported: true, inputTokens: 110, outputTokens: 11 } }]);
-    expect(p.takeCompletion()).toEqual({ turnId: 'u1', reason: 'completed', status: 'completed', usage: { reported: true, inputTokens: 110, outputTokens: 11 }, text: 'Done.' });
+    const drafts = p.project(
+      n('agent_turn_completed', { reason: 'completed', turnId: 'u1', tokenUsage: { inputTokens: 110, outputTokens: 11 } }),
+    );
+    expect(drafts).toEqual([
+      { type: 'usage', key: 'turn:u1:usage', scope: 'turn', usage: { reported: true, inputTokens: 110, outputTokens: 11 } },
+    ]);
+    expect(p.takeCompletion()).toEqual({
+      turnId: 'u1',
+      reason: 'completed',
+      status: 'completed',
+      usage: { reported: true, inputTokens: 110, outputTokens: 11 },
+      text: 'Done.',
+    });
     expect(p.takeCompletion()).toBeUndefined();
     expect(p.turnText('u1')).toBe('Done.');
   });
@@ -163,7 +227,13 @@ describe('droid projector: turns', () => {
     p.project(created(message('u2', 'user', [{ type: 'text', text: 'go' }])));
     p.project(delta('m3', 'Half an ans'));
     p.project(n('agent_turn_completed', { reason: 'cancelled', turnId: 'u2' }));
-    expect(p.takeCompletion()).toEqual({ turnId: 'u2', reason: 'cancelled', status: 'interrupted', usage: { reported: false }, text: 'Half an ans' });
+    expect(p.takeCompletion()).toEqual({
+      turnId: 'u2',
+      reason: 'cancelled',
+      status: 'interrupted',
+      usage: { reported: false },
+      text: 'Half an ans',
+    });
   });
 
   it('does not attribute messages appended outside a turn to the next one', () => {
@@ -196,7 +266,14 @@ describe('droid projector: load_session history', () => {
     ]);
     const replayed = projector().projectHistory(history);
     expect(keys(replayed)).toEqual(liveKeys);
-    expect(replayed).toContainEqual({ type: 'tool.result', key: 'tool:t1:result', toolUseId: 't1', isError: false, output: 'a.txt', closedBy: 'agent' });
+    expect(replayed).toContainEqual({
+      type: 'tool.result',
+      key: 'tool:t1:result',
+      toolUseId: 't1',
+      isError: false,
+      output: 'a.txt',
+      closedBy: 'agent',
+    });
   });
 
   it('keeps a history entry it cannot read as native instead of failing the load', () => {
@@ -206,12 +283,32 @@ describe('droid projector: load_session history', () => {
 
 describe('permission and question asks', () => {
   it('builds a tool ask and its permission.requested draft', () => {
-    const ask = buildPermissionAsk('p1', {
-      toolUses: [{ toolUse: { id: 't1', name: 'Execute', input: { command: 'ls' } }, details: { type: 'exec', fullCommand: 'ls', impactLevel: 'low' } }],
-      options: [{ value: 'proceed_once' }, { value: 'cancel' }],
-    }, WS);
-    expect(ask).toMatchObject({ requestId: 'p1', kind: 'tool', options: ['proceed_once', 'cancel'], tools: [{ command: 'ls', impact: 'low' }] });
-    expect(askedDraft(ask)).toEqual({ type: 'permission.requested', key: 'perm:p1:requested', requestId: 'p1', options: ['proceed_once', 'cancel'], tools: [{ toolUseId: 't1', name: 'Execute', kind: 'execute', label: 'execute: ls' }] });
+    const ask = buildPermissionAsk(
+      'p1',
+      {
+        toolUses: [
+          {
+            toolUse: { id: 't1', name: 'Execute', input: { command: 'ls' } },
+            details: { type: 'exec', fullCommand: 'ls', impactLevel: 'low' },
+          },
+        ],
+        options: [{ value: 'proceed_once' }, { value: 'cancel' }],
+      },
+      WS,
+    );
+    expect(ask).toMatchObject({
+      requestId: 'p1',
+      kind: 'tool',
+      options: ['proceed_once', 'cancel'],
+      tools: [{ command: 'ls', impact: 'low' }],
+    });
+    expect(askedDraft(ask)).toEqual({
+      type: 'permission.requested',
+      key: 'perm:p1:requested',
+      requestId: 'p1',
+      options: ['proceed_once', 'cancel'],
+      tools: [{ toolUseId: 't1', name: 'Execute', kind: 'execute', label: 'execute: ls' }],
+    });
   });
 
   it('builds a question ask for droid.ask_user', () => {

@@ -79,7 +79,9 @@ describe('renameDroidSession', () => {
       message: expect.stringContaining('no droid process is running'),
     });
     connection.close();
-    await expect(renameDroidSession(connection, 'My title', { redactor, timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'connection_closed' });
+    await expect(renameDroidSession(connection, 'My title', { redactor, timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'connection_closed',
+    });
     expect(peer.received.filter((frame) => isRename(frame as Record<string, unknown>))).toEqual([]);
   });
 });

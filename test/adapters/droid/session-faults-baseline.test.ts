@@ -33,13 +33,22 @@ describe('droid session without faults', () => {
     // One initialize, then a load of the same native session by the second child; no replacement.
     const requests = (await h.received()).filter((frame) => frame.type === 'request');
     expect(requests.map((frame) => frame.method)).toEqual([
-      'droid.initialize_session', 'droid.update_session_settings', 'droid.add_user_message', 'droid.add_user_message',
-      'droid.load_session', 'droid.update_session_settings', 'droid.add_user_message',
+      'droid.initialize_session',
+      'droid.update_session_settings',
+      'droid.add_user_message',
+      'droid.add_user_message',
+      'droid.load_session',
+      'droid.update_session_settings',
+      'droid.add_user_message',
     ]);
     expect((requests[4]!.params as { sessionId?: unknown }).sessionId).toBe(nativeSessionId);
     const record = await h.store.readSession(first.id);
     expect(record.nativeSessionId).toBe(nativeSessionId);
-    expect(record.runs.map((run) => [run.id, run.status])).toEqual([['r1', 'completed'], ['r2', 'completed'], ['r3', 'completed']]);
+    expect(record.runs.map((run) => [run.id, run.status])).toEqual([
+      ['r1', 'completed'],
+      ['r2', 'completed'],
+      ['r3', 'completed'],
+    ]);
     expect(record.status).toBe('idle');
 
     // seq continues across processes: 1..n without gaps; every key once; replayed history

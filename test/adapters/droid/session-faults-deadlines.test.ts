@@ -23,7 +23,7 @@ describe('droid session: deadlines and cancellation', () => {
     await expectNoProcessLeft(h.pid());
   });
 
-  it('unrelated-turn-id: another turn\'s completion is logged and ignored; the turn ends by timeout', async () => {
+  it("unrelated-turn-id: another turn's completion is logged and ignored; the turn ends by timeout", async () => {
     const h = await harness({ faults: ['unrelated-turn-id'], timeouts: { runTimeoutMs: RUN_TIMEOUT_MS } });
     const runner = await h.create();
     const outcome = await runner.runTurn('go');

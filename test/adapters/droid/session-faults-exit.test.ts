@@ -14,9 +14,7 @@ describe('droid session: the child goes away', () => {
     const logged = await expectTurnRecorded(h, runner.id, outcome, { status: 'failed', reason: 'process_exited' });
     const toolUseIds = new Set(ofType(logged, 'tool.call').map((event) => event.toolUseId));
     expect([...toolUseIds]).toEqual(['call_1_0']);
-    expect(ofType(logged, 'tool.result')).toEqual([
-      expect.objectContaining({ toolUseId: 'call_1_0', isError: true, closedBy: 'runtime' }),
-    ]);
+    expect(ofType(logged, 'tool.result')).toEqual([expect.objectContaining({ toolUseId: 'call_1_0', isError: true, closedBy: 'runtime' })]);
     expect(ofType(logged, 'error')).toEqual([
       expect.objectContaining({ code: 'process_exited', message: expect.stringMatching(/exited with code 1 .*dying mid-turn/) }),
     ]);

@@ -18,7 +18,9 @@ describe('droid session: bad frames mid-turn', () => {
     const logged = await expectTurnRecorded(h, runner.id, outcome, { status: 'completed', reason: 'completed' });
     expect(outcome.text).toBe(REPLY);
     const errors = ofType(logged, 'error');
-    expect(errors).toEqual([expect.objectContaining({ code: 'protocol_error', message: expect.stringMatching(/malformed inbound line: invalid JSON/) })]);
+    expect(errors).toEqual([
+      expect.objectContaining({ code: 'protocol_error', message: expect.stringMatching(/malformed inbound line: invalid JSON/) }),
+    ]);
     // Frames after the bad line were still decoded: the committed message comes later.
     const message = ofType(logged, 'assistant.message').find((event) => event.text === REPLY);
     expect(message?.seq).toBeGreaterThan(errors[0]!.seq);

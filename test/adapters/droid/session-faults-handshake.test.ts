@@ -19,7 +19,9 @@ describe('droid session: version negotiation faults', () => {
       await runner.close();
 
       const logged = await expectTurnRecorded(h, runner.id, outcome, { status: 'failed', reason: 'protocol_mismatch' });
-      expect(ofType(logged, 'error').map((event) => [event.code, event.message])).toEqual([['protocol_mismatch', expect.stringMatching(message)]]);
+      expect(ofType(logged, 'error').map((event) => [event.code, event.message])).toEqual([
+        ['protocol_mismatch', expect.stringMatching(message)],
+      ]);
       expect(ofType(logged, 'session.started')).toEqual([]);
       expect(await h.receivedMethods()).toEqual(['droid.initialize_session']);
       expect((await h.store.readSession(runner.id)).status).toBe('needs_attention');
@@ -37,7 +39,10 @@ describe('droid session: handshake faults', () => {
 
     const logged = await expectTurnRecorded(h, runner.id, outcome, { status: 'failed', reason: 'protocol_error' });
     expect(ofType(logged, 'error')).toEqual([
-      expect.objectContaining({ code: 'protocol_error', message: expect.stringMatching(/initialize_session returned an unexpected result/) }),
+      expect.objectContaining({
+        code: 'protocol_error',
+        message: expect.stringMatching(/initialize_session returned an unexpected result/),
+      }),
     ]);
     const methods = await h.receivedMethods();
     expect(methods).toContain('droid.initialize_session');
@@ -59,7 +64,10 @@ describe('droid session: handshake faults', () => {
 
     const logged = await expectTurnRecorded(h, runner.id, outcome, { status: 'failed', reason: 'session_load_failed' });
     expect(ofType(logged, 'error')).toEqual([
-      expect.objectContaining({ code: 'session_load_failed', message: expect.stringMatching(/no-such-native-session: .*Session not found.*not replaced/) }),
+      expect.objectContaining({
+        code: 'session_load_failed',
+        message: expect.stringMatching(/no-such-native-session: .*Session not found.*not replaced/),
+      }),
     ]);
     expect(await h.receivedMethods()).toEqual(['droid.load_session']);
     expect((await h.store.readSession(runner.id)).nativeSessionId).toBe('no-such-native-session');

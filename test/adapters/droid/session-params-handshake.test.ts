@@ -37,11 +37,17 @@ describe('droid session: session parameters in the handshake', () => {
     expect(init).toMatchObject({
       interactionMode: 'auto',
       disableBuiltinSkills: true,
-      systemPrompt: { type: 'preset', preset: 'droid', append: `Be brief.\n\nInstructions from STYLE.md (${join(dir, 'STYLE.md')}):\nUse tabs.` },
+      systemPrompt: {
+        type: 'preset',
+        preset: 'droid',
+        append: `Be brief.\n\nInstructions from STYLE.md (${join(dir, 'STYLE.md')}):\nUse tabs.`,
+      },
     });
     expect(Object.keys(init!).filter((key) => key.startsWith('worktree') || key === 'missionSettings')).toEqual([]);
     const logged = await h.logged(runner.id);
-    expect(ofType(logged, 'log').filter((e) => e.message.startsWith('plugin'))).toMatchObject([{ level: 'warn', message: 'plugin p1 skipped: no session-scoped injection' }]);
+    expect(ofType(logged, 'log').filter((e) => e.message.startsWith('plugin'))).toMatchObject([
+      { level: 'warn', message: 'plugin p1 skipped: no session-scoped injection' },
+    ]);
     await expectNoProcessLeft(h.pid());
   });
 

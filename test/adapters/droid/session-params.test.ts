@@ -64,7 +64,12 @@ describe('DroidConfigSchema: session parameter keys', () => {
       { schema, env: {}, file: 'one-works.yaml' },
     );
     const droid = config.adapters.droid;
-    expect(droid.mcpServers.docs).toEqual({ type: 'stdio', command: '/usr/bin/docs-mcp', args: ['--ro'], env: { DOCS_TOKEN: 'tok-env-1234' } });
+    expect(droid.mcpServers.docs).toEqual({
+      type: 'stdio',
+      command: '/usr/bin/docs-mcp',
+      args: ['--ro'],
+      env: { DOCS_TOKEN: 'tok-env-1234' },
+    });
     expect(droid.hooks.PreToolUse).toEqual([{ matcher: 'Execute', hooks: [{ type: 'command', command: '/bin/check', timeout: 5 }] }]);
     expect(collectSecrets(schema, config)).toEqual(['tok-env-1234', 'Bearer tok-hdr-5678']);
   });
@@ -74,11 +79,15 @@ describe('DroidConfigSchema: session parameter keys', () => {
     expect(configError('mcpServers:\n  docs: { type: stdio, url: "http://x" }')).toMatch(
       /mcpServers\.docs\.command: required when type is "stdio"\n.*mcpServers\.docs\.url: not allowed when type is "stdio"/,
     );
-    expect(configError('mcpServers:\n  web: { type: sse, url: "http://x", command: y }')).toContain('mcpServers.web.command: not allowed when type is "sse"');
+    expect(configError('mcpServers:\n  web: { type: sse, url: "http://x", command: y }')).toContain(
+      'mcpServers.web.command: not allowed when type is "sse"',
+    );
     expect(configError('mcpServers:\n  "bad name": { type: http, url: "http://x" }')).toContain('invalid key "bad name"');
     expect(configError('mcpServers:\n  d: { type: stdio, command: "A=b" }')).toContain('expected a command without "="');
     expect(configError('hooks:\n  PreToolUs: []')).toContain('adapters.droid.hooks.PreToolUs: unknown key; did you mean "PreToolUse"?');
-    expect(configError('hooks:\n  Stop: [{ hooks: [{ type: prompt, command: x }] }]')).toContain('hooks.Stop[0].hooks[0].type: expected command');
+    expect(configError('hooks:\n  Stop: [{ hooks: [{ type: prompt, command: x }] }]')).toContain(
+      'hooks.Stop[0].hooks[0].type: expected command',
+    );
     expect(configError('hooks:\n  Stop: [{ hooks: [] }]')).toContain('hooks.Stop[0].hooks');
     expect(configError('skills: [/a/notes, /b/notes]')).toContain('skills[1]: duplicate skill name "notes" (also skills[0])');
     expect(configError('plugins: [""]')).toContain('plugins[0]');
@@ -154,16 +163,25 @@ describe('resumedPromptNotice', () => {
   const params = async (systemPrompt?: string) => composeSessionParams(DroidConfigSchema.parse(systemPrompt ? { systemPrompt } : {}));
 
   it('says nothing when the loaded session kept the prompt the YAML composes', async () => {
-    expect(resumedPromptNotice(await params('Be brief.'), { settings: { systemPrompt: { type: 'preset', preset: 'droid', append: 'Be brief.' } } })).toBeUndefined();
+    expect(
+      resumedPromptNotice(await params('Be brief.'), {
+        settings: { systemPrompt: { type: 'preset', preset: 'droid', append: 'Be brief.' } },
+      }),
+    ).toBeUndefined();
     expect(resumedPromptNotice(await params(), { settings: {} })).toBeUndefined();
     expect(resumedPromptNotice(await params(), {})).toBeUndefined();
   });
 
   it('warns when the YAML prompt differs from the one the session keeps', async () => {
-    const changed = resumedPromptNotice(await params('Be verbose.'), { settings: { systemPrompt: { type: 'preset', preset: 'droid', append: 'Be brief.' } } });
+    const changed = resumedPromptNotice(await params('Be verbose.'), {
+      settings: { systemPrompt: { type: 'preset', preset: 'droid', append: 'Be brief.' } },
+    });
     expect(changed).toMatchObject({ type: 'log', level: 'warn' });
     expect(changed?.type === 'log' ? changed.message : '').toContain('keeps the prompt of its creation');
     expect(resumedPromptNotice(await params('Be brief.'), { settings: {} })).toMatchObject({ type: 'log', level: 'warn' });
-    expect(resumedPromptNotice(await params(), { settings: { systemPrompt: { append: 'Old.' } } })).toMatchObject({ type: 'log', level: 'warn' });
+    expect(resumedPromptNotice(await params(), { settings: { systemPrompt: { append: 'Old.' } } })).toMatchObject({
+      type: 'log',
+      level: 'warn',
+    });
   });
 });

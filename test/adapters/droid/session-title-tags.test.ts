@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { expectNoProcessLeft, expectTurnRecorded, ofType, useSessionHarnesses, type SessionHarness } from '../../support/session-harness.js';
+import {
+  expectNoProcessLeft,
+  expectTurnRecorded,
+  ofType,
+  useSessionHarnesses,
+  type SessionHarness,
+} from '../../support/session-harness.js';
 
 // Titles and labels with the fake droid: labels reach initialize_session as droid tags (never
 // load_session), and a native rename that droid refuses is a logged `false` that changes
@@ -60,7 +66,11 @@ describe('droid session: title and tags', () => {
 
     await expectTurnRecorded(h, runner.id, outcome, { status: 'completed', reason: 'completed' });
     const after = await h.store.readSession(runner.id);
-    expect({ title: after.title, status: after.status, runs: after.runs }).toEqual({ title: before.title, status: before.status, runs: before.runs });
+    expect({ title: after.title, status: after.status, runs: after.runs }).toEqual({
+      title: before.title,
+      status: before.status,
+      runs: before.runs,
+    });
     const logs = ofType(await h.logged(runner.id), 'log').filter((event) => event.message.startsWith('native rename'));
     expect(logs).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringContaining('(peer_error)') })]);
     expect(logs[0]?.message).toContain('fake-droid does not simulate droid.rename_session');

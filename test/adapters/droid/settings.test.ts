@@ -71,7 +71,12 @@ describe('composeDroidSettings', () => {
     const { files, secrets } = composeDroidSettings(DroidConfigSchema.parse({ mcpServers: MCP_SERVERS }), { mcpToken: TOKEN });
     expect(json(files, '.factory/mcp.json')).toEqual({
       mcpServers: {
-        docs: { type: 'stdio', command: '/usr/bin/env', args: [`${MCP_TOKEN_VARIABLE}=${TOKEN}`, '/usr/bin/docs-mcp', '--ro'], env: { DOCS_TOKEN: 'tok-env-1234' } },
+        docs: {
+          type: 'stdio',
+          command: '/usr/bin/env',
+          args: [`${MCP_TOKEN_VARIABLE}=${TOKEN}`, '/usr/bin/docs-mcp', '--ro'],
+          env: { DOCS_TOKEN: 'tok-env-1234' },
+        },
         tracker: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer tok-hdr-5678' } },
         events: { type: 'sse', url: 'http://127.0.0.1:9000/sse' },
       },
@@ -84,7 +89,9 @@ describe('composeDroidSettings', () => {
 
   it('draws a fresh random token for each composition', () => {
     const config = DroidConfigSchema.parse({ mcpServers: { docs: MCP_SERVERS.docs } });
-    const allowlists = [0, 1].map(() => (json(composeDroidSettings(config).files, '.factory/settings.json').mcpPolicy as { allowlist: string[] }).allowlist);
+    const allowlists = [0, 1].map(
+      () => (json(composeDroidSettings(config).files, '.factory/settings.json').mcpPolicy as { allowlist: string[] }).allowlist,
+    );
     expect(allowlists[0]?.[0]).toMatch(/^one-works-mcp-[0-9a-f]{24}$/);
     expect(allowlists[0]).not.toEqual(allowlists[1]);
   });
@@ -132,7 +139,11 @@ describe('composeDroidSettings: skills', () => {
     const { files } = composeDroidSettings(DroidConfigSchema.parse({ skills: [skill] }), { mcpToken: TOKEN });
     const copied = files.filter((f) => f.path.startsWith('.factory/skills/')).sort((a, b) => (a.path < b.path ? -1 : 1));
     expect(copied).toEqual([
-      { path: '.factory/skills/release-notes/SKILL.md', content: '---\nname: release-notes\ndescription: Notes.\n---\nBody ✓\n', mode: 0o600 },
+      {
+        path: '.factory/skills/release-notes/SKILL.md',
+        content: '---\nname: release-notes\ndescription: Notes.\n---\nBody ✓\n',
+        mode: 0o600,
+      },
       { path: '.factory/skills/release-notes/scripts/collect.sh', content: '#!/bin/sh\n', mode: 0o700 },
     ]);
   });
@@ -151,7 +162,10 @@ describe('composeDroidSettings: skills', () => {
       [join(root, 'missing'), 'cannot be read: ENOENT'],
       [await make('no-skill-md', { 'README.md': 'x' }), 'has no SKILL.md file'],
       [linked, 'contains host, which is not a regular file (symlinks are not followed)'],
-      [await make('binary', { 'SKILL.md': 'x', 'logo.png': Buffer.from([0x89, 0x50, 0xff, 0xfe]) }), 'contains logo.png, which is not UTF-8 text'],
+      [
+        await make('binary', { 'SKILL.md': 'x', 'logo.png': Buffer.from([0x89, 0x50, 0xff, 0xfe]) }),
+        'contains logo.png, which is not UTF-8 text',
+      ],
       [await make('huge', { 'SKILL.md': 'x'.repeat(MAX_SKILL_FILE_BYTES + 1) }), 'is too large at SKILL.md'],
     ];
     for (const [dir, problem] of cases) {

@@ -76,13 +76,19 @@ describe('toolLabel', () => {
 });
 
 function entry(name: string, input: unknown, details?: Record<string, unknown>): DroidPermissionToolUse {
-  return { toolUse: { type: 'tool_use', id: 'call_1_0', name, input }, ...(details ? { confirmationType: String(details.type), details: { type: String(details.type), ...details } } : {}) };
+  return {
+    toolUse: { type: 'tool_use', id: 'call_1_0', name, input },
+    ...(details ? { confirmationType: String(details.type), details: { type: String(details.type), ...details } } : {}),
+  };
 }
 
 describe('describePermissionTool', () => {
   it('exec: full command and impact from details', () => {
     const input = { command: 'echo hi > out.txt && cat out.txt', riskLevel: 'medium' };
-    const tool = describePermissionTool(entry('Execute', input, { type: 'exec', fullCommand: input.command, command: 'echo, cat', impactLevel: 'medium' }), WS);
+    const tool = describePermissionTool(
+      entry('Execute', input, { type: 'exec', fullCommand: input.command, command: 'echo, cat', impactLevel: 'medium' }),
+      WS,
+    );
     expect(tool).toEqual({
       toolUseId: 'call_1_0',
       name: 'Execute',
@@ -95,7 +101,10 @@ describe('describePermissionTool', () => {
   });
 
   it('edit / create: absolute target path from details.filePath', () => {
-    const edit = describePermissionTool(entry('Edit', { file_path: `${WS}/new.txt` }, { type: 'edit', filePath: `${WS}/new.txt`, fileName: 'new.txt' }), WS);
+    const edit = describePermissionTool(
+      entry('Edit', { file_path: `${WS}/new.txt` }, { type: 'edit', filePath: `${WS}/new.txt`, fileName: 'new.txt' }),
+      WS,
+    );
     expect(edit).toMatchObject({ kind: 'edit', label: 'edit: new.txt', paths: [`${WS}/new.txt`] });
     expect(edit.command).toBeUndefined();
     const create = describePermissionTool(entry('Create', { file_path: 'rel/x.txt' }, { type: 'create', fileName: 'x.txt' }), WS);
@@ -103,16 +112,35 @@ describe('describePermissionTool', () => {
   });
 
   it('apply_patch: every file of the patch', () => {
-    const tool = describePermissionTool(entry('ApplyPatch', { input: '' }, { type: 'apply_patch', filePath: `${WS}/a.ts`, files: [{ filePath: `${WS}/b.ts` }, `${WS}/a.ts`] }), WS);
+    const tool = describePermissionTool(
+      entry(
+        'ApplyPatch',
+        { input: '' },
+        { type: 'apply_patch', filePath: `${WS}/a.ts`, files: [{ filePath: `${WS}/b.ts` }, `${WS}/a.ts`] },
+      ),
+      WS,
+    );
     expect(tool.paths).toEqual([`${WS}/a.ts`, `${WS}/b.ts`]);
   });
 
   it('mcp_tool: impact from details, no command or paths', () => {
-    const tool = describePermissionTool(entry('echo___say', { text: 'hello mcp' }, { type: 'mcp_tool', toolName: 'echo___say', impactLevel: 'high', serverName: 'echo' }), WS);
-    expect(tool).toEqual({ toolUseId: 'call_1_0', name: 'echo___say', kind: 'other', label: 'other: echo___say', impact: 'high', input: { text: 'hello mcp' } });
+    const tool = describePermissionTool(
+      entry('echo___say', { text: 'hello mcp' }, { type: 'mcp_tool', toolName: 'echo___say', impactLevel: 'high', serverName: 'echo' }),
+      WS,
+    );
+    expect(tool).toEqual({
+      toolUseId: 'call_1_0',
+      name: 'echo___say',
+      kind: 'other',
+      label: 'other: echo___say',
+      impact: 'high',
+      input: { text: 'hello mcp' },
+    });
   });
 
   it('ignores an impact level outside low/medium/high', () => {
-    expect(describePermissionTool(entry('Execute', { command: 'ls' }, { type: 'exec', fullCommand: 'ls', impactLevel: 'extreme' }), WS).impact).toBeUndefined();
+    expect(
+      describePermissionTool(entry('Execute', { command: 'ls' }, { type: 'exec', fullCommand: 'ls', impactLevel: 'extreme' }), WS).impact,
+    ).toBeUndefined();
   });
 });

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DROID_METHODS, InitializeSession } from '../../../adapters/droid/methods.js';
-import {
-  DROID_NOTIFICATION_SCHEMAS,
-  parseDroidNotification,
-  type DroidNotificationType,
-} from '../../../adapters/droid/notifications.js';
+import { DROID_NOTIFICATION_SCHEMAS, parseDroidNotification, type DroidNotificationType } from '../../../adapters/droid/notifications.js';
 import {
   AddUserMessageParamsSchema,
   AskUserAnswerSchema,
@@ -84,10 +80,21 @@ describe('droid server requests and our answers', () => {
   it('parses a batched request_permission and rejects one without toolUses', () => {
     const params = {
       toolUses: [
-        { toolUse: { type: 'tool_use', id: 'a', name: 'Execute', input: { command: 'ls' } }, confirmationType: 'exec', details: { type: 'exec', fullCommand: 'ls' } },
-        { toolUse: { type: 'tool_use', id: 'b', name: 'Execute', input: { command: 'pwd' } }, confirmationType: 'exec', details: { type: 'exec', fullCommand: 'pwd' } },
+        {
+          toolUse: { type: 'tool_use', id: 'a', name: 'Execute', input: { command: 'ls' } },
+          confirmationType: 'exec',
+          details: { type: 'exec', fullCommand: 'ls' },
+        },
+        {
+          toolUse: { type: 'tool_use', id: 'b', name: 'Execute', input: { command: 'pwd' } },
+          confirmationType: 'exec',
+          details: { type: 'exec', fullCommand: 'pwd' },
+        },
       ],
-      options: [{ label: 'Yes, allow all', value: 'proceed_once' }, { label: 'No, cancel all', value: 'cancel' }],
+      options: [
+        { label: 'Yes, allow all', value: 'proceed_once' },
+        { label: 'No, cancel all', value: 'cancel' },
+      ],
     };
     expect(RequestPermissionParamsSchema.parse(params).toolUses).toHaveLength(2);
     expect(RequestPermissionParamsSchema.safeParse({ options: [] }).success).toBe(false);

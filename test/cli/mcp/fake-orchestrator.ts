@@ -35,7 +35,15 @@ export class FakeOrchestrator implements ToolOrchestrator {
 
   /** Adds a settled session. */
   add(partial: Partial<SessionSummary> & { sessionId: string }): SessionSummary {
-    const summary: SessionSummary = { adapter: 'droid', workspace: '/ws', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', state: 'idle', queueDepth: 0, ...partial };
+    const summary: SessionSummary = {
+      adapter: 'droid',
+      workspace: '/ws',
+      createdAt: '2026-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00Z',
+      state: 'idle',
+      queueDepth: 0,
+      ...partial,
+    };
     this.sessions.set(summary.sessionId, summary);
     return summary;
   }
@@ -43,14 +51,31 @@ export class FakeOrchestrator implements ToolOrchestrator {
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
     this.#record('createSession', request);
     const sessionId = `s-${String(this.#next++).padStart(10, '0')}`;
-    this.add({ sessionId, workspace: request.workspace, title: request.title, labels: request.labels, state: 'working', latestRun: { runId: 'r1', status: 'running' } });
-    return { sessionId, runId: 'r1', state: 'running', settings: { model: request.model ?? 'm-default', effort: request.effort, autonomy: request.autonomy ?? 'low' } };
+    this.add({
+      sessionId,
+      workspace: request.workspace,
+      title: request.title,
+      labels: request.labels,
+      state: 'working',
+      latestRun: { runId: 'r1', status: 'running' },
+    });
+    return {
+      sessionId,
+      runId: 'r1',
+      state: 'running',
+      settings: { model: request.model ?? 'm-default', effort: request.effort, autonomy: request.autonomy ?? 'low' },
+    };
   }
 
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
     this.#record('sendMessage', request);
     const s = this.#get(request.sessionId);
-    return { sessionId: s.sessionId, runId: 'r2', state: 'queued', settings: { model: request.model ?? 'm-default', autonomy: request.autonomy ?? 'low' } };
+    return {
+      sessionId: s.sessionId,
+      runId: 'r2',
+      state: 'queued',
+      settings: { model: request.model ?? 'm-default', autonomy: request.autonomy ?? 'low' },
+    };
   }
 
   async cancel(sessionId: string): Promise<SessionSummary> {
@@ -98,7 +123,10 @@ export class FakeOrchestrator implements ToolOrchestrator {
 
   async usage(sessionIds?: string[]): Promise<UsageReport> {
     this.#record('usage', sessionIds);
-    return { total: { reported: true, inputTokens: 10, outputTokens: 5 }, sessions: [{ sessionId: 's-1', runs: 1, usage: { reported: true, inputTokens: 10, outputTokens: 5 } }] };
+    return {
+      total: { reported: true, inputTokens: 10, outputTokens: 5 },
+      sessions: [{ sessionId: 's-1', runs: 1, usage: { reported: true, inputTokens: 10, outputTokens: 5 } }],
+    };
   }
 
   async info(): Promise<OrchestratorInfo> {
@@ -113,7 +141,17 @@ export class FakeOrchestrator implements ToolOrchestrator {
 
   async models(adapter: string): Promise<CatalogModel[]> {
     this.#record('models', adapter);
-    return [{ id: 'm-default', displayName: 'Default', custom: true, deprecated: false, disabled: false, efforts: ['low', 'high'], defaultEffort: 'low' }];
+    return [
+      {
+        id: 'm-default',
+        displayName: 'Default',
+        custom: true,
+        deprecated: false,
+        disabled: false,
+        efforts: ['low', 'high'],
+        defaultEffort: 'low',
+      },
+    ];
   }
 
   #record(method: string, args: unknown): void {

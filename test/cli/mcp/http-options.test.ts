@@ -10,9 +10,12 @@ describe('parseListenAddress', () => {
     expect(parseListenAddress('localhost:8765')).toEqual({ bindHost: '127.0.0.1', port: 8765 });
     expect(parseListenAddress('[::1]:8765')).toEqual({ bindHost: '::1', port: 8765 });
     for (const bad of ['0.0.0.0:8765', '192.168.1.4:80', 'example.com:80', '[::]:80']) {
-      expect(() => parseListenAddress(bad)).toThrow(expect.objectContaining({ code: 'usage', message: expect.stringContaining('only loopback hosts') }));
+      expect(() => parseListenAddress(bad)).toThrow(
+        expect.objectContaining({ code: 'usage', message: expect.stringContaining('only loopback hosts') }),
+      );
     }
-    for (const bad of ['8765', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:70000']) expect(() => parseListenAddress(bad)).toThrow(expect.objectContaining({ code: 'usage' }));
+    for (const bad of ['8765', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:70000'])
+      expect(() => parseListenAddress(bad)).toThrow(expect.objectContaining({ code: 'usage' }));
   });
 });
 
@@ -20,7 +23,8 @@ describe('parseOrigin', () => {
   it('accepts exact origins and refuses paths or garbage', () => {
     expect(parseOrigin('http://localhost:3000')).toBe('http://localhost:3000');
     expect(parseOrigin('https://app.example')).toBe('https://app.example');
-    for (const bad of ['localhost:3000', 'http://localhost:3000/x', 'nonsense']) expect(() => parseOrigin(bad)).toThrow(expect.objectContaining({ code: 'usage' }));
+    for (const bad of ['localhost:3000', 'http://localhost:3000/x', 'nonsense'])
+      expect(() => parseOrigin(bad)).toThrow(expect.objectContaining({ code: 'usage' }));
   });
 });
 
@@ -50,9 +54,15 @@ describe('readTokenFile', () => {
   });
 
   it('refuses a missing file, an empty or short token, and a token with spaces', async () => {
-    await expect(readTokenFile(join(dir, 'nope'))).rejects.toMatchObject({ code: 'usage', message: expect.stringContaining('openssl rand') });
+    await expect(readTokenFile(join(dir, 'nope'))).rejects.toMatchObject({
+      code: 'usage',
+      message: expect.stringContaining('openssl rand'),
+    });
     for (const content of ['', '   \n', 'a'.repeat(31), `${'a'.repeat(20)} ${'b'.repeat(20)}`]) {
-      await expect(readTokenFile(await write(content, 0o600))).rejects.toMatchObject({ code: 'usage', message: expect.stringContaining('at least 32 characters') });
+      await expect(readTokenFile(await write(content, 0o600))).rejects.toMatchObject({
+        code: 'usage',
+        message: expect.stringContaining('at least 32 characters'),
+      });
     }
   });
 });

@@ -22,7 +22,15 @@ async function start(createServer?: () => ReturnType<typeof createMcpServer>, al
     address: { bindHost: '127.0.0.1', port: 0 },
     token: TOKEN,
     allowOrigins,
-    createServer: createServer ?? (() => createMcpServer({ orchestrator: { use: (call) => call(fake) }, version: '0', redact: (t) => t.replaceAll(TOKEN, '[REDACTED]'), log: (l) => logs.push(l) })),
+    createServer:
+      createServer ??
+      (() =>
+        createMcpServer({
+          orchestrator: { use: (call) => call(fake) },
+          version: '0',
+          redact: (t) => t.replaceAll(TOKEN, '[REDACTED]'),
+          log: (l) => logs.push(l),
+        })),
     log: (line) => logs.push(line.replaceAll(TOKEN, '[REDACTED]')),
   });
   return server;
@@ -35,16 +43,28 @@ interface Reply {
 }
 
 // A raw HTTP exchange; `body` may be a string or a generator of chunks (sent chunked).
-function send(port: number, options: { method?: string; headers?: Record<string, string>; body?: string | Iterable<string> }): Promise<Reply> {
+function send(
+  port: number,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Iterable<string> },
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const req = request({ host: '127.0.0.1', port, path: '/mcp', method: options.method ?? 'POST', headers: { host: `127.0.0.1:${port}`, ...options.headers } }, (res) => {
-      answered = true;
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: options.method ?? 'POST',
+        headers: { host: `127.0.0.1:${port}`, ...options.headers },
+      },
+      (res) => {
+        answered = true;
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     // After a response, a write the server no longer reads may fail (EPIPE); the reply is what counts.
     req.on('error', (error) => (answered ? undefined : reject(error)));
     if (typeof options.body === 'string' || options.body === undefined) req.end(options.body);
@@ -57,7 +77,12 @@ function send(port: number, options: { method?: string; headers?: Record<string,
 }
 
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+});
 
 describe('MCP over Streamable HTTP', () => {
   it('serves a real SDK client that presents the bearer token (stateless: no session id)', async () => {
@@ -68,7 +93,9 @@ describe('MCP over Streamable HTTP', () => {
     try {
       expect(transport.sessionId).toBeUndefined();
       expect((await client.listTools()).tools).toHaveLength(11);
-      expect((await client.callTool({ name: 'session_status', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ sessionId: 's-1' });
+      expect((await client.callTool({ name: 'session_status', arguments: { session: 's-1' } })).structuredContent).toMatchObject({
+        sessionId: 's-1',
+      });
     } finally {
       await client.close();
     }
@@ -80,9 +107,15 @@ describe('MCP over Streamable HTTP', () => {
       created += 1;
       throw new Error('not reached');
     });
-    for (const headers of [{} as Record<string, string>, { Authorization: `Bearer ${'k'.repeat(47)}` }, { Authorization: `Bearer ${TOKEN}k` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { Authorization: `Bearer ${'k'.repeat(47)}` },
+      { Authorization: `Bearer ${TOKEN}k` },
+    ]) {
       const client = new Client({ name: 't', version: '0' });
-      await expect(client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))).rejects.toMatchObject({ code: 401 });
+      await expect(client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))).rejects.toMatchObject({
+        code: 401,
+      });
     }
     const raw = await send(port, { headers: { ...auth, authorization: 'Bearer nope' }, body: initialize });
     expect(raw).toMatchObject({ status: 401, headers: { 'www-authenticate': 'Bearer realm="one-works"' } });
@@ -105,7 +138,8 @@ describe('MCP over Streamable HTTP', () => {
     expect(malformed.status).toBe(400);
     expect(JSON.parse(malformed.body)).toMatchObject({ error: { code: -32700 } });
     expect((await send(port, { headers: auth, body: '{"not":"json-rpc"}' })).status).toBe(400);
-    for (const method of ['GET', 'DELETE']) expect(await send(port, { method, headers: auth })).toMatchObject({ status: 405, headers: { allow: 'POST' } });
+    for (const method of ['GET', 'DELETE'])
+      expect(await send(port, { method, headers: auth })).toMatchObject({ status: 405, headers: { allow: 'POST' } });
     expect((await send(port, { headers: { ...auth, origin: 'http://evil.example' }, body: initialize })).status).toBe(403);
     expect((await send(port, { headers: { ...auth, host: `evil.example:${port}` }, body: initialize })).status).toBe(403);
     expect((await send(port, { headers: { ...auth, origin: `http://localhost:${port}` }, body: initialize })).status).toBe(200);
@@ -130,11 +164,13 @@ describe('MCP over Streamable HTTP', () => {
       address: { bindHost: '127.0.0.1', port: 0 },
       token: TOKEN,
       allowOrigins: [],
-      createServer: () => createMcpServer({ orchestrator: { use: (call) => call(hung) }, version: '0', redact: (t) => t, log: (l) => logs.push(l) }),
+      createServer: () =>
+        createMcpServer({ orchestrator: { use: (call) => call(hung) }, version: '0', redact: (t) => t, log: (l) => logs.push(l) }),
       log: (line) => logs.push(line),
       handlingTimeoutMs: 200,
     });
-    const callTool = (name: string, args: object): string => JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } });
+    const callTool = (name: string, args: object): string =>
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } });
     const stuck = await send(server.port, { headers: auth, body: callTool('session_status', { session: 's-1' }) });
     expect([stuck.status, JSON.parse(stuck.body)]).toEqual([503, { error: 'request timed out' }]);
     const fine = await send(server.port, { headers: auth, body: callTool('list_workspaces', {}) });
@@ -145,7 +181,10 @@ describe('MCP over Streamable HTTP', () => {
   it('lets a browser on an --allow-origin origin through: preflight without the token, then a POST whose answer names the origin', async () => {
     const app = 'http://app.example:3000';
     const { port } = await start(undefined, [app]);
-    const pre = await send(port, { method: 'OPTIONS', headers: { origin: app, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    const pre = await send(port, {
+      method: 'OPTIONS',
+      headers: { origin: app, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
     expect(pre).toMatchObject({
       status: 204,
       body: '',
@@ -161,7 +200,10 @@ describe('MCP over Streamable HTTP', () => {
     expect(posted).toMatchObject({ status: 200, headers: { 'access-control-allow-origin': app, vary: 'Origin' } });
     const unauthenticated = await send(port, { headers: { origin: app, 'content-type': 'application/json' }, body: initialize });
     expect(unauthenticated).toMatchObject({ status: 401, headers: { 'access-control-allow-origin': app } });
-    const foreign = await send(port, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+    const foreign = await send(port, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(foreign.status).toBe(403);
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
     const plain = await send(port, { headers: auth, body: initialize });

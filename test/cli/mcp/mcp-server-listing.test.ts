@@ -10,13 +10,16 @@ vi.mock('../../../cli/mcp/json-schema.js', async (importOriginal) => {
 });
 
 describe('createMcpServer', () => {
-  it('does not rebuild the tools\' JSON Schemas for each server it creates', async () => {
+  it("does not rebuild the tools' JSON Schemas for each server it creates", async () => {
     const before = [vi.mocked(jsonSchema.toolJsonSchema).mock.calls.length, vi.mocked(jsonSchema.advertisedOutputSchema).mock.calls.length];
     const fake = new FakeOrchestrator();
     for (let i = 0; i < 5; i += 1) {
       const server = createMcpServer({ orchestrator: { use: (call) => call(fake) }, version: '0', redact: (t) => t, log: () => undefined });
       await server.close();
     }
-    expect([vi.mocked(jsonSchema.toolJsonSchema).mock.calls.length, vi.mocked(jsonSchema.advertisedOutputSchema).mock.calls.length]).toEqual(before);
+    expect([
+      vi.mocked(jsonSchema.toolJsonSchema).mock.calls.length,
+      vi.mocked(jsonSchema.advertisedOutputSchema).mock.calls.length,
+    ]).toEqual(before);
   });
 });

@@ -17,8 +17,21 @@ function fakeClient(): FakeClient {
 // A client whose server went away: like the control-socket client, every call now fails with
 // connection_closed before anything is sent (so none is recorded as reaching the orchestrator).
 function serverGone(client: FakeClient): void {
-  for (const method of ['createSession', 'sendMessage', 'cancel', 'status', 'list', 'wait', 'updateSession', 'readSession', 'usage', 'info', 'models'] as const) {
-    (client as unknown as Record<string, unknown>)[method] = () => Promise.reject(new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `cannot send ${method}: the connection is closed`));
+  for (const method of [
+    'createSession',
+    'sendMessage',
+    'cancel',
+    'status',
+    'list',
+    'wait',
+    'updateSession',
+    'readSession',
+    'usage',
+    'info',
+    'models',
+  ] as const) {
+    (client as unknown as Record<string, unknown>)[method] = () =>
+      Promise.reject(new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `cannot send ${method}: the connection is closed`));
   }
 }
 
@@ -94,7 +107,12 @@ describe('createSharedOrchestrator', () => {
     expect(made[0]!.calls.map((c) => c.method)).toEqual(['list']);
     made[0]!.fail('info', new OneWorksError(ERROR_CODES.REQUEST_TIMEOUT, 'slow'));
     let ran = false;
-    await expect(shared.use(async (o) => { ran = true; return o.list(); })).rejects.toMatchObject({ code: 'request_timeout' });
+    await expect(
+      shared.use(async (o) => {
+        ran = true;
+        return o.list();
+      }),
+    ).rejects.toMatchObject({ code: 'request_timeout' });
     expect(ran).toBe(false);
     expect(made).toHaveLength(1);
     await shared.close();

@@ -29,7 +29,19 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['cancel_session', 'create_session', 'find_sessions', 'list_workspaces', 'models', 'read_session', 'send_message', 'session_status', 'update_session', 'usage', 'wait_for_sessions'].sort(),
+      [
+        'cancel_session',
+        'create_session',
+        'find_sessions',
+        'list_workspaces',
+        'models',
+        'read_session',
+        'send_message',
+        'session_status',
+        'update_session',
+        'usage',
+        'wait_for_sessions',
+      ].sort(),
     );
     for (const tool of tools) {
       expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
@@ -40,11 +52,24 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
 
   it('create_session passes the request through and returns the handle with its effective settings', async () => {
     const { client, fake } = await connect();
-    const result = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high' } });
+    const result = await client.callTool({
+      name: 'create_session',
+      arguments: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high' },
+    });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toEqual({ sessionId: 's-0000000001', runId: 'r1', state: 'running', settings: { model: 'm-default', autonomy: 'high' } });
+    expect(result.structuredContent).toEqual({
+      sessionId: 's-0000000001',
+      runId: 'r1',
+      state: 'running',
+      settings: { model: 'm-default', autonomy: 'high' },
+    });
     expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('s-0000000001') }]);
-    expect(fake.calls).toEqual([{ method: 'createSession', args: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high', adapter: 'droid' } }]);
+    expect(fake.calls).toEqual([
+      {
+        method: 'createSession',
+        args: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high', adapter: 'droid' },
+      },
+    ]);
   });
 
   it('refuses unknown arguments and a relative workspace as usage errors without calling the orchestrator', async () => {
@@ -57,12 +82,18 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(fake.calls).toEqual([]);
   });
 
-  it('send_message maps `session` to the orchestrator\'s sessionId and keeps interrupt, settings and requestKey', async () => {
+  it("send_message maps `session` to the orchestrator's sessionId and keeps interrupt, settings and requestKey", async () => {
     const { client, fake } = await connect();
     fake.add({ sessionId: 's-1' });
-    const result = await client.callTool({ name: 'send_message', arguments: { session: 's-1', prompt: 'more', interrupt: true, model: 'm2', effort: 'high', requestKey: 'k2' } });
+    const result = await client.callTool({
+      name: 'send_message',
+      arguments: { session: 's-1', prompt: 'more', interrupt: true, model: 'm2', effort: 'high', requestKey: 'k2' },
+    });
     expect(result.structuredContent).toMatchObject({ sessionId: 's-1', runId: 'r2', state: 'queued' });
-    expect(fake.calls[0]).toEqual({ method: 'sendMessage', args: { sessionId: 's-1', prompt: 'more', interrupt: true, model: 'm2', effort: 'high', requestKey: 'k2' } });
+    expect(fake.calls[0]).toEqual({
+      method: 'sendMessage',
+      args: { sessionId: 's-1', prompt: 'more', interrupt: true, model: 'm2', effort: 'high', requestKey: 'k2' },
+    });
   });
 
   it('wait_for_sessions: a timeout is a normal result naming the pending sessions; more than 60 s is refused', async () => {
@@ -71,7 +102,11 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     fake.add({ sessionId: 's-2', state: 'needs_attention', attention: ['question unanswered'] });
     const result = await client.callTool({ name: 'wait_for_sessions', arguments: { sessions: ['s-1', 's-2'], timeoutSeconds: 1.5 } });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ timedOut: true, pending: [{ sessionId: 's-1' }], settled: [{ sessionId: 's-2', state: 'needs_attention' }] });
+    expect(result.structuredContent).toMatchObject({
+      timedOut: true,
+      pending: [{ sessionId: 's-1' }],
+      settled: [{ sessionId: 's-2', state: 'needs_attention' }],
+    });
     expect(fake.calls[0]).toEqual({ method: 'wait', args: { sessionIds: ['s-1', 's-2'], timeoutMs: 1500 } });
     const tooLong = await client.callTool({ name: 'wait_for_sessions', arguments: { sessions: ['s-1'], timeoutSeconds: 61 } });
     expect(tooLong.structuredContent).toMatchObject({ error: { code: 'usage' } });
@@ -83,7 +118,9 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     fake.add({ sessionId: 's-b', title: 'parser docs', workspace: '/ws/app/docs', state: 'working', updatedAt: '2026-01-03T00:00:00Z' });
     fake.add({ sessionId: 's-c', title: 'parser old', labels: ['bug'], workspace: '/ws/application', archived: true });
     const find = async (args: Record<string, unknown>): Promise<string[]> =>
-      ((await client.callTool({ name: 'find_sessions', arguments: args })).structuredContent as { sessions: { sessionId: string }[] }).sessions.map((s) => s.sessionId);
+      (
+        (await client.callTool({ name: 'find_sessions', arguments: args })).structuredContent as { sessions: { sessionId: string }[] }
+      ).sessions.map((s) => s.sessionId);
     expect(await find({ title: 'PARSER' })).toEqual(['s-b', 's-a']);
     expect(await find({ title: 'parser', includeArchived: true })).toEqual(['s-b', 's-a', 's-c']);
     expect(await find({ label: 'bug', includeArchived: true })).toEqual(['s-a', 's-c']);
@@ -92,7 +129,7 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(await find({ limit: 1 })).toEqual(['s-b']);
   });
 
-  it('find_sessions matches a workspace given through a symlink against the sessions\' canonical paths', async () => {
+  it("find_sessions matches a workspace given through a symlink against the sessions' canonical paths", async () => {
     const root = await realpath(await mkdtemp(join(tmpdir(), 'mcp-find-')));
     try {
       await mkdir(join(root, 'real', 'app', 'sub'), { recursive: true });
@@ -107,9 +144,14 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     }
   });
 
-  it('refuses a title, label or label count over the orchestrator\'s limits before calling it', async () => {
+  it("refuses a title, label or label count over the orchestrator's limits before calling it", async () => {
     const { client, fake } = await connect();
-    for (const extra of [{ title: 't'.repeat(201) }, { labels: ['has space'] }, { labels: ['l'.repeat(65)] }, { labels: Array.from({ length: 33 }, (_, i) => `l${i}`) }]) {
+    for (const extra of [
+      { title: 't'.repeat(201) },
+      { labels: ['has space'] },
+      { labels: ['l'.repeat(65)] },
+      { labels: Array.from({ length: 33 }, (_, i) => `l${i}`) },
+    ]) {
       const result = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws', prompt: 'hi', ...extra } });
       expect(result.structuredContent, JSON.stringify(extra)).toMatchObject({ error: { code: 'usage' } });
     }
@@ -119,13 +161,21 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
   it('update_session needs at least one change and passes title, labels and archived through', async () => {
     const { client, fake } = await connect();
     fake.add({ sessionId: 's-1' });
-    expect((await client.callTool({ name: 'update_session', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ error: { code: 'usage' } });
-    const result = await client.callTool({ name: 'update_session', arguments: { session: 's-1', title: 'New', labels: ['a', 'b'], archived: true } });
+    expect((await client.callTool({ name: 'update_session', arguments: { session: 's-1' } })).structuredContent).toMatchObject({
+      error: { code: 'usage' },
+    });
+    const result = await client.callTool({
+      name: 'update_session',
+      arguments: { session: 's-1', title: 'New', labels: ['a', 'b'], archived: true },
+    });
     expect(result.structuredContent).toMatchObject({ sessionId: 's-1', title: 'New', labels: ['a', 'b'], archived: true });
-    expect(fake.calls.at(-1)).toEqual({ method: 'updateSession', args: { sessionId: 's-1', title: 'New', labels: ['a', 'b'], archived: true } });
+    expect(fake.calls.at(-1)).toEqual({
+      method: 'updateSession',
+      args: { sessionId: 's-1', title: 'New', labels: ['a', 'b'], archived: true },
+    });
   });
 
-  it('list_workspaces, models, session_status, cancel_session and usage return the orchestrator\'s facts', async () => {
+  it("list_workspaces, models, session_status, cancel_session and usage return the orchestrator's facts", async () => {
     const { client, fake } = await connect();
     fake.add({ sessionId: 's-1', state: 'working', latestRun: { runId: 'r1', status: 'running' } });
     expect((await client.callTool({ name: 'list_workspaces', arguments: {} })).structuredContent).toMatchObject({
@@ -133,10 +183,21 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
       capacity: { limits: { maxConcurrentRuns: 2 }, activity: { live: 1, queued: 0 } },
       adapters: [{ name: 'droid', model: 'm-default', autonomy: 'low' }],
     });
-    expect((await client.callTool({ name: 'models', arguments: {} })).structuredContent).toMatchObject({ adapter: 'droid', models: [{ id: 'm-default', efforts: ['low', 'high'] }] });
-    expect((await client.callTool({ name: 'session_status', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ sessionId: 's-1', state: 'working' });
-    expect((await client.callTool({ name: 'cancel_session', arguments: { session: 's-1' } })).structuredContent).toMatchObject({ state: 'idle', latestRun: { status: 'interrupted' } });
-    expect((await client.callTool({ name: 'usage', arguments: { sessions: ['s-1'] } })).structuredContent).toMatchObject({ total: { reported: true, inputTokens: 10 } });
+    expect((await client.callTool({ name: 'models', arguments: {} })).structuredContent).toMatchObject({
+      adapter: 'droid',
+      models: [{ id: 'm-default', efforts: ['low', 'high'] }],
+    });
+    expect((await client.callTool({ name: 'session_status', arguments: { session: 's-1' } })).structuredContent).toMatchObject({
+      sessionId: 's-1',
+      state: 'working',
+    });
+    expect((await client.callTool({ name: 'cancel_session', arguments: { session: 's-1' } })).structuredContent).toMatchObject({
+      state: 'idle',
+      latestRun: { status: 'interrupted' },
+    });
+    expect((await client.callTool({ name: 'usage', arguments: { sessions: ['s-1'] } })).structuredContent).toMatchObject({
+      total: { reported: true, inputTokens: 10 },
+    });
     expect(fake.calls.map((c) => c.method)).toEqual(['info', 'models', 'status', 'cancel', 'usage']);
   });
 
@@ -153,8 +214,25 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     fake.add({ sessionId: 's-1' });
     const at = '2026-01-01T00:00:00Z';
     fake.events = [
-      { type: 'session.started', key: `started:${NATIVE}`, sessionId: 's-1', seq: 1, at, adapter: 'droid', workspace: '/ws', resumed: false },
-      { type: 'native', key: 'n1', sessionId: 's-1', seq: 2, at, nativeType: 'session_info', payload: { sessionId: NATIVE, nested: { native_session_id: NATIVE, keep: 'yes' } } },
+      {
+        type: 'session.started',
+        key: `started:${NATIVE}`,
+        sessionId: 's-1',
+        seq: 1,
+        at,
+        adapter: 'droid',
+        workspace: '/ws',
+        resumed: false,
+      },
+      {
+        type: 'native',
+        key: 'n1',
+        sessionId: 's-1',
+        seq: 2,
+        at,
+        nativeType: 'session_info',
+        payload: { sessionId: NATIVE, nested: { native_session_id: NATIVE, keep: 'yes' } },
+      },
       { type: 'child_session', key: `child:${CHILD}`, sessionId: 's-1', seq: 3, at, childSessionId: CHILD, description: 'sub' },
       { type: 'error', key: 'e1', sessionId: 's-1', seq: 4, at, code: 'x', message: `could not load ${NATIVE}` },
       { type: 'assistant.message', key: 'm1', sessionId: 's-1', seq: 5, at, messageId: 'm1', text: `the child was ${CHILD}` },
@@ -171,17 +249,31 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(fake.calls[0]).toEqual({ method: 'readSession', args: { sessionId: 's-1', maxEvents: 10 } });
   });
 
-  it('read_session over the orchestrator\'s own detail: no native id in structured or text content, even outside the event window and in the run text', async () => {
+  it("read_session over the orchestrator's own detail: no native id in structured or text content, even outside the event window and in the run text", async () => {
     const { client, fake } = await connect();
     const summary = fake.add({ sessionId: 's-1' });
     const at = '2026-01-01T00:00:00Z';
     const log = [
       { type: 'child_session', key: 'c1', sessionId: 's-1', seq: 1, at, childSessionId: CHILD },
-      ...Array.from({ length: 10 }, (_, i) => ({ type: 'log', key: `l${i}`, sessionId: 's-1', seq: i + 2, at, level: 'info', message: `line ${i}` })),
+      ...Array.from({ length: 10 }, (_, i) => ({
+        type: 'log',
+        key: `l${i}`,
+        sessionId: 's-1',
+        seq: i + 2,
+        at,
+        level: 'info',
+        message: `line ${i}`,
+      })),
       { type: 'tool.result', key: 't1', sessionId: 's-1', seq: 20, at, toolUseId: 't1', isError: false, output: `spawned ${CHILD}` },
     ] as RuntimeEvent[];
     const record: SessionRecord = {
-      id: 's-1', adapter: 'droid', workspace: '/ws', createdAt: at, updatedAt: at, status: 'idle', nativeSessionId: NATIVE,
+      id: 's-1',
+      adapter: 'droid',
+      workspace: '/ws',
+      createdAt: at,
+      updatedAt: at,
+      status: 'idle',
+      nativeSessionId: NATIVE,
       runs: [{ id: 'r1', prompt: 'go', autonomy: 'low', status: 'completed', text: `session ${NATIVE} spawned ${CHILD}` }],
     };
     fake.detail = (request) => sessionDetail(record, summary, log, readBounds(request));
@@ -190,7 +282,10 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     const everything = JSON.stringify([result.structuredContent, result.content]);
     expect(everything).not.toContain(NATIVE);
     expect(everything).not.toContain(CHILD);
-    expect(result.structuredContent).toMatchObject({ latestRun: { text: 'session [native-id] spawned [native-id]' }, events: [{ type: 'log' }, { type: 'tool.result', output: 'spawned [native-id]' }] });
+    expect(result.structuredContent).toMatchObject({
+      latestRun: { text: 'session [native-id] spawned [native-id]' },
+      events: [{ type: 'log' }, { type: 'tool.result', output: 'spawned [native-id]' }],
+    });
   });
 
   it('read_session masks an echoed native id in its text content as well', async () => {
@@ -211,11 +306,17 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(JSON.stringify(result)).not.toContain(CHILD);
   });
 
-  it('read_session\'s text content is a short summary: a preview of the run text, never all of it again', async () => {
+  it("read_session's text content is a short summary: a preview of the run text, never all of it again", async () => {
     const { client, fake } = await connect();
     const summary = fake.add({ sessionId: 's-1' });
     const long = 'w'.repeat(20_000);
-    fake.detail = () => ({ summary, latestRun: { runId: 'r1', status: 'completed', prompt: 'go', settings: { autonomy: 'low' }, text: long }, events: [], eventsTruncated: true, pendingQuestions: [] });
+    fake.detail = () => ({
+      summary,
+      latestRun: { runId: 'r1', status: 'completed', prompt: 'go', settings: { autonomy: 'low' }, text: long },
+      events: [],
+      eventsTruncated: true,
+      pendingQuestions: [],
+    });
     const result = await client.callTool({ name: 'read_session', arguments: { session: 's-1' } });
     expect((result.structuredContent as { latestRun: { text: string } }).latestRun.text).toBe(long);
     const text = (result.content as { text: string }[])[0]!.text;
@@ -238,10 +339,14 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
       fake.fail('createSession', error);
       const result = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws', prompt: 'hi' } });
       expect(result.isError).toBe(true);
-      expect(result.structuredContent).toEqual({ error: { code, message: error.message, retryable, action: expect.stringMatching(/\w+.*\./) } });
+      expect(result.structuredContent).toEqual({
+        error: { code, message: error.message, retryable, action: expect.stringMatching(/\w+.*\./) },
+      });
     }
-    fake.fail('status', new OneWorksError(ERROR_CODES.SESSION_UNKNOWN_OUTCOME, 'the last turn\'s outcome is unknown'));
-    expect((await client.callTool({ name: 'session_status', arguments: { session: 's-x' } })).structuredContent).toMatchObject({ error: { code: 'session_unknown_outcome' } });
+    fake.fail('status', new OneWorksError(ERROR_CODES.SESSION_UNKNOWN_OUTCOME, "the last turn's outcome is unknown"));
+    expect((await client.callTool({ name: 'session_status', arguments: { session: 's-x' } })).structuredContent).toMatchObject({
+      error: { code: 'session_unknown_outcome' },
+    });
   });
 
   it('turns unexpected failures into a generic internal error and logs the details locally, redacted', async () => {

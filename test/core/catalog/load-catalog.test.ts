@@ -9,7 +9,13 @@ import { OneWorksError } from '../../../core/errors.js';
 
 const SECRET = 'sk-load-catalog-secret-99';
 
-const CLI: ResolvedCli = { source: 'path', binaryPath: '/opt/fake/bin/fake', version: '1.2.3', range: '>=1.2.0 <1.3.0', expected: undefined };
+const CLI: ResolvedCli = {
+  source: 'path',
+  binaryPath: '/opt/fake/bin/fake',
+  version: '1.2.3',
+  range: '>=1.2.0 <1.3.0',
+  expected: undefined,
+};
 
 interface Recorder {
   adapter: Adapter<unknown>;
@@ -78,7 +84,7 @@ describe('loadCatalog', () => {
     await expect(access(fake.workdirs[0]!)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('keys entries by the adapter\'s facts: another request lists again, --refresh forces', async () => {
+  it("keys entries by the adapter's facts: another request lists again, --refresh forces", async () => {
     const fake = fakeAdapter();
     await load(fake.adapter);
     await load(fake.adapter, { request: { modelId: 'm1' } });
@@ -98,20 +104,28 @@ describe('loadCatalog', () => {
     });
     const error = await load(fake.adapter).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OneWorksError);
-    expect(error).toMatchObject({ code: 'probe_failed', message: 'listing the catalog of fake 1.2.3 failed: Error: connection refused with [REDACTED]' });
+    expect(error).toMatchObject({
+      code: 'probe_failed',
+      message: 'listing the catalog of fake 1.2.3 failed: Error: connection refused with [REDACTED]',
+    });
     await expect(readdir(join(cacheDir, 'catalog'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('redacts a secret from an adapter\'s OneWorksError, keeping its code', async () => {
+  it("redacts a secret from an adapter's OneWorksError, keeping its code", async () => {
     const own = new OneWorksError('peer_error', `droid said: bad key ${SECRET}`, { data: { echoed: SECRET } });
     const fake = fakeAdapter(async () => {
       throw own;
     });
     const error = await load(fake.adapter).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'peer_error', message: 'droid said: bad key [REDACTED]', data: { echoed: '[REDACTED]' }, cause: own });
+    expect(error).toMatchObject({
+      code: 'peer_error',
+      message: 'droid said: bad key [REDACTED]',
+      data: { echoed: '[REDACTED]' },
+      cause: own,
+    });
   });
 
-  it('passes an adapter\'s OneWorksError without secrets through unchanged', async () => {
+  it("passes an adapter's OneWorksError without secrets through unchanged", async () => {
     const own = new OneWorksError('request_timeout', 'list_models timed out');
     const fake = fakeAdapter(async () => {
       throw own;

@@ -40,7 +40,11 @@ describe('validateModelAndEffort', () => {
   });
 
   it('skips every check for inherit or no model, even with an odd effort', () => {
-    expect(validateModelAndEffort(MODELS, { model: 'inherit', effort: 'ultra' })).toEqual({ model: undefined, effort: 'unchecked', notes: [] });
+    expect(validateModelAndEffort(MODELS, { model: 'inherit', effort: 'ultra' })).toEqual({
+      model: undefined,
+      effort: 'unchecked',
+      notes: [],
+    });
     expect(validateModelAndEffort([], { model: undefined, effort: 'ultra' })).toEqual({ model: undefined, effort: 'unchecked', notes: [] });
   });
 

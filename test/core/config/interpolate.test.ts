@@ -37,7 +37,10 @@ describe('interpolate', () => {
     for (const text of ['${}', '${1A}', '${A-b}', 'x ${A']) {
       const result = interpolate(text, { A: 'a' });
       expect(result.ok, text).toBe(false);
-      if (!result.ok) expect(result.message).toMatch(/^invalid reference "\$\{.*": write \$\{NAME\} or \$\{NAME:-default\}, or \$\$\{ for a literal \$\{$/);
+      if (!result.ok)
+        expect(result.message).toMatch(
+          /^invalid reference "\$\{.*": write \$\{NAME\} or \$\{NAME:-default\}, or \$\$\{ for a literal \$\{$/,
+        );
     }
   });
 });

@@ -22,8 +22,26 @@ describe('configJsonSchema', () => {
 
   it('has the droid keys with their defaults and enums', () => {
     expect(Object.keys(droid.properties ?? {})).toEqual([
-      'cli', 'model', 'effort', 'autonomy', 'customModels', 'configContent', 'env', 'credentials',
-      'startupTimeoutMs', 'requestTimeoutMs', 'drainFallbackMs', 'interruptGraceMs', 'systemPrompt', 'rules', 'skills', 'disableBuiltinSkills', 'mcpServers', 'hooks', 'plugins', 'policy',
+      'cli',
+      'model',
+      'effort',
+      'autonomy',
+      'customModels',
+      'configContent',
+      'env',
+      'credentials',
+      'startupTimeoutMs',
+      'requestTimeoutMs',
+      'drainFallbackMs',
+      'interruptGraceMs',
+      'systemPrompt',
+      'rules',
+      'skills',
+      'disableBuiltinSkills',
+      'mcpServers',
+      'hooks',
+      'plugins',
+      'policy',
     ]);
     expect(droid.required ?? []).toEqual([]);
     expect(droid.properties?.effort).toMatchObject({ enum: ['low', 'medium', 'high', 'xhigh', 'max'], default: 'high' });

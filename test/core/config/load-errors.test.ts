@@ -117,8 +117,13 @@ describe('config errors name file:line:col, the key path and the expectation', (
 
   it('never prints the value found at a secret position', () => {
     const text = lines(
-      'adapters:', '  droid:', '    customModels:',
-      '      - model: m', '        baseUrl: http://127.0.0.1:1/v1', '        provider: openai', '        apiKey: 123456789',
+      'adapters:',
+      '  droid:',
+      '    customModels:',
+      '      - model: m',
+      '        baseUrl: http://127.0.0.1:1/v1',
+      '        provider: openai',
+      '        apiKey: 123456789',
     );
     const error = errorOf(text);
     expect(error.message).toBe('one-works.yaml:7:17: adapters.droid.customModels[0].apiKey: expected a string, got ***');

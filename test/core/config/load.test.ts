@@ -34,20 +34,42 @@ describe('loadConfig', () => {
     expect(loaded.config.cache.directory).toBe('/home/tester/.cache/one-works');
     expect(loaded.config.workspaces.approved).toEqual([]);
     expect(loaded.config.orchestrator).toEqual({
-      maxConcurrentRuns: 4, maxQueuedTotal: 64, maxQueuedPerSession: 8,
-      cancelGraceMs: 5000, runTimeoutMs: 3_600_000, idleExitMs: 600_000,
+      maxConcurrentRuns: 4,
+      maxQueuedTotal: 64,
+      maxQueuedPerSession: 8,
+      cancelGraceMs: 5000,
+      runTimeoutMs: 3_600_000,
+      idleExitMs: 600_000,
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({
       cli: { source: 'managed', version: '0.225.2', range: '>=0.225.0 <0.226.0' },
-      model: 'inherit', effort: 'high', autonomy: 'low', customModels: [], configContent: {}, env: {},
-      credentials: {}, startupTimeoutMs: 30_000, requestTimeoutMs: 30_000, drainFallbackMs: 3000, interruptGraceMs: 5000,
-      rules: [], skills: [], disableBuiltinSkills: false, mcpServers: {}, hooks: {}, plugins: [],
+      model: 'inherit',
+      effort: 'high',
+      autonomy: 'low',
+      customModels: [],
+      configContent: {},
+      env: {},
+      credentials: {},
+      startupTimeoutMs: 30_000,
+      requestTimeoutMs: 30_000,
+      drainFallbackMs: 3000,
+      interruptGraceMs: 5000,
+      rules: [],
+      skills: [],
+      disableBuiltinSkills: false,
+      mcpServers: {},
+      hooks: {},
+      plugins: [],
     });
   });
 
   it('follows XDG_STATE_HOME and XDG_CACHE_HOME when they are absolute, and ignores relative ones', async () => {
-    const absolute = await loadConfig({ schema, cwd, env: { HOME: '/h', XDG_CONFIG_HOME: xdgConfig, XDG_STATE_HOME: '/s', XDG_CACHE_HOME: '/c' } });
+    const absolute = await loadConfig({
+      schema,
+      cwd,
+      env: { HOME: '/h', XDG_CONFIG_HOME: xdgConfig, XDG_STATE_HOME: '/s', XDG_CACHE_HOME: '/c' },
+    });
     expect([absolute.config.state.directory, absolute.config.cache.directory]).toEqual(['/s/one-works', '/c/one-works']);
     const relative = await loadConfig({ schema, cwd, env: { HOME: '/h', XDG_CONFIG_HOME: xdgConfig, XDG_STATE_HOME: 'rel' } });
     expect(relative.config.state.directory).toBe('/h/.local/state/one-works');

@@ -83,7 +83,9 @@ describe('lock file', () => {
     await writeFile(lockPath, '{ "lockfileVersion": 1, ');
     const error = await readLock(lockPath).catch((e: unknown) => e);
     expect(isOneWorksError(error, 'lock_invalid')).toBe(true);
-    expect((error as Error).message).toMatch(new RegExp(`^lock file ${lockPath} is malformed: not valid JSON \\(.+\\); fix it or delete it and probe again$`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`^lock file ${lockPath} is malformed: not valid JSON \\(.+\\); fix it or delete it and probe again$`),
+    );
   });
 
   it('rejects a lock with the wrong shape, naming the bad key', async () => {

@@ -26,7 +26,16 @@ function errorOf(text: string): string {
 describe('adapters.<name>.policy', () => {
   it('is accepted by every adapter block, with the unset lists defaulted', () => {
     const config = parse(
-      lines('adapters:', '  droid:', '    policy:', '      allow: [npm test]', '      deny: [git push]', '  echo:', '    policy:', '      denyPaths: [/etc]'),
+      lines(
+        'adapters:',
+        '  droid:',
+        '    policy:',
+        '      allow: [npm test]',
+        '      deny: [git push]',
+        '  echo:',
+        '    policy:',
+        '      denyPaths: [/etc]',
+      ),
     );
     expect(config.adapters.droid.policy).toEqual({ allow: ['npm test'], deny: ['git push'], denyPaths: [], writeBoundary: [] });
     expect(config.adapters.echo).toEqual({ greeting: 'hi', policy: { allow: [], deny: [], denyPaths: ['/etc'], writeBoundary: [] } });
@@ -48,7 +57,9 @@ describe('adapters.<name>.policy', () => {
     expect(errorOf(lines('adapters:', '  echo:', '    policy:', '      denyPath: [/etc]'))).toBe(
       'one-works.yaml:4:7: adapters.echo.policy.denyPath: unknown key; did you mean "denyPaths"?',
     );
-    expect(errorOf(lines('adapters:', '  droid:', '    polcy: {}'))).toBe('one-works.yaml:3:5: adapters.droid.polcy: unknown key; did you mean "policy"?');
+    expect(errorOf(lines('adapters:', '  droid:', '    polcy: {}'))).toBe(
+      'one-works.yaml:3:5: adapters.droid.polcy: unknown key; did you mean "policy"?',
+    );
   });
 
   it('requires absolute paths in denyPaths and writeBoundary', () => {

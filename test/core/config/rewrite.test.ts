@@ -45,7 +45,7 @@ describe('setYamlValue', () => {
   });
 
   it('keeps the quoting style of the scalar it replaces', () => {
-    const single = setYamlValueInText(ORIGINAL, ['adapters', 'droid', 'cli', 'range'], ">=0.225.0 <0.227.0");
+    const single = setYamlValueInText(ORIGINAL, ['adapters', 'droid', 'cli', 'range'], '>=0.225.0 <0.227.0');
     expect(single).toBe(ORIGINAL.replace("'>=0.225.0 <0.226.0'", "'>=0.225.0 <0.227.0'"));
     const double = setYamlValueInText(ORIGINAL, ['adapters', 'droid', 'model'], 'custom:Other-1');
     expect(double).toBe(ORIGINAL.replace('"custom:Local-0"', '"custom:Other-1"'));
@@ -64,7 +64,7 @@ describe('setYamlValue', () => {
     expect(nested).toBe(ORIGINAL.replace("0.226.0'\n", "0.226.0'\n      path: /opt/droid\n"));
   });
 
-  it('adds a key to a map inside a list entry at that entry\'s indentation', () => {
+  it("adds a key to a map inside a list entry at that entry's indentation", () => {
     const text = 'models:\n  - name: a # first\n  - name: b\n';
     expect(setYamlValueInText(text, ['models', 0, 'id'], 'x')).toBe('models:\n  - name: a # first\n    id: x\n  - name: b\n');
   });
@@ -106,7 +106,9 @@ describe('setYamlValue', () => {
       caught = error;
     }
     expect(isOneWorksError(caught, 'config_invalid')).toBe(true);
-    expect((caught as Error).message).toBe('one-works.yaml: sandbox.kind: cannot set this key: a key on its path holds a value that is not a mapping');
+    expect((caught as Error).message).toBe(
+      'one-works.yaml: sandbox.kind: cannot set this key: a key on its path holds a value that is not a mapping',
+    );
   });
 
   it('refuses to rewrite a file that is not valid YAML', async () => {

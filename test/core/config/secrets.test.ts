@@ -2,13 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { DroidConfigSchema } from '../../../adapters/droid/config.js';
-import {
-  collectSecrets,
-  createConfigSchema,
-  maskSecrets,
-  parseConfigText,
-  renderEffectiveConfig,
-} from '../../../core/config/index.js';
+import { collectSecrets, createConfigSchema, maskSecrets, parseConfigText, renderEffectiveConfig } from '../../../core/config/index.js';
 
 const schema = createConfigSchema({ droid: DroidConfigSchema });
 

@@ -49,7 +49,10 @@ describe('readNpmConfig', () => {
   });
 
   it('lets the project .npmrc override ~/.npmrc, and npm_config_registry override both', async () => {
-    await writeFile(path.join(home, '.npmrc'), 'registry=https://user.example\n@acme:registry=https://acme-user.example/\n//user.example/:_authToken=user-token\n');
+    await writeFile(
+      path.join(home, '.npmrc'),
+      'registry=https://user.example\n@acme:registry=https://acme-user.example/\n//user.example/:_authToken=user-token\n',
+    );
     await writeFile(path.join(project, '.npmrc'), 'registry=https://project.example/\n');
     const fromFiles = await readNpmConfig({ projectDir: project, homeDir: home, env: {} });
     expect(fromFiles).toEqual({
@@ -70,4 +73,3 @@ describe('readNpmConfig', () => {
     expect(config.scopes).toEqual({ '@acme': 'https://acme.example/' });
   });
 });
-

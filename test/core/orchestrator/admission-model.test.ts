@@ -20,11 +20,22 @@ type Op =
   | { kind: 'drop'; session: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), session: fc.nat(SESSIONS.length - 1), tree: fc.nat(TREES.length - 1), writer: fc.boolean() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('enqueue' as const),
+      session: fc.nat(SESSIONS.length - 1),
+      tree: fc.nat(TREES.length - 1),
+      writer: fc.boolean(),
+    }),
+  },
   { weight: 4, arbitrary: fc.constant({ kind: 'next' as const }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('supersede' as const), session: fc.nat(SESSIONS.length - 1), keepNewest: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('supersede' as const), session: fc.nat(SESSIONS.length - 1), keepNewest: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), session: fc.nat(SESSIONS.length - 1) }) },
 );
 
@@ -47,7 +58,10 @@ class Model {
   removed = 0;
   #count = 0;
 
-  constructor(readonly limits: AdmissionLimits, readonly admission: Admission) {}
+  constructor(
+    readonly limits: AdmissionLimits,
+    readonly admission: Admission,
+  ) {}
 
   apply(step: Op): void {
     const a = this.admission;
@@ -137,7 +151,8 @@ class Model {
     }
     // What was accepted beyond a bound has started: the bounds hold for turns that wait.
     expect(this.queued.length).toBeLessThanOrEqual(this.limits.maxQueuedTotal);
-    for (const s of SESSIONS) expect(this.queued.filter((r) => r.sessionId === s).length).toBeLessThanOrEqual(this.limits.maxQueuedPerSession);
+    for (const s of SESSIONS)
+      expect(this.queued.filter((r) => r.sessionId === s).length).toBeLessThanOrEqual(this.limits.maxQueuedPerSession);
   }
 
   // The admission rule read literally: would `req`, appended to the queue, start on the next scan?

@@ -87,7 +87,12 @@ describe('removing queued turns', () => {
   });
 
   it('drops a session’s queued turns and leaves its live turn live', () => {
-    const admission = admissionWith([writer('t1', 's1', '/w/a'), writer('t2', 's1', '/w/a'), writer('t3', 's1', '/w/a'), writer('x', 's2', '/w/a')]);
+    const admission = admissionWith([
+      writer('t1', 's1', '/w/a'),
+      writer('t2', 's1', '/w/a'),
+      writer('t3', 's1', '/w/a'),
+      writer('x', 's2', '/w/a'),
+    ]);
     admission.next();
     expect(ids(admission.dropSession('s1'))).toEqual(['t2', 't3']);
     expect(admission.dropSession('s1')).toEqual([]);

@@ -4,10 +4,9 @@ import { admissionWith, ids, reader, writer } from './admission-builders.js';
 
 describe('admission capacity', () => {
   it('starts at most maxConcurrentRuns turns and the next one when a slot is released', () => {
-    const admission = admissionWith(
-      [writer('t1', 's1', '/w/a'), writer('t2', 's2', '/w/b'), writer('t3', 's3', '/w/c')],
-      { maxConcurrentRuns: 2 },
-    );
+    const admission = admissionWith([writer('t1', 's1', '/w/a'), writer('t2', 's2', '/w/b'), writer('t3', 's3', '/w/c')], {
+      maxConcurrentRuns: 2,
+    });
     expect(ids(admission.next())).toEqual(['t1', 't2']);
     expect(admission.next()).toEqual([]);
     expect(admission.stateOf('t3')).toBe('queued');
@@ -46,7 +45,12 @@ describe('one live turn per session', () => {
 
 describe('workspace locks', () => {
   it('lets readers share the same and overlapping trees', () => {
-    const admission = admissionWith([reader('t1', 's1', '/w/a'), reader('t2', 's2', '/w/a'), reader('t3', 's3', '/w/a/sub'), reader('t4', 's4', '/w')]);
+    const admission = admissionWith([
+      reader('t1', 's1', '/w/a'),
+      reader('t2', 's2', '/w/a'),
+      reader('t3', 's3', '/w/a/sub'),
+      reader('t4', 's4', '/w'),
+    ]);
     expect(ids(admission.next())).toEqual(['t1', 't2', 't3', 't4']);
   });
 
@@ -87,7 +91,12 @@ describe('workspace locks', () => {
 
 describe('FIFO among conflicting requests', () => {
   it('never lets later readers starve a waiting writer', () => {
-    const admission = admissionWith([reader('r1', 's1', '/w/a'), writer('w', 's2', '/w/a'), reader('r2', 's3', '/w/a'), reader('r3', 's4', '/w/a/sub')]);
+    const admission = admissionWith([
+      reader('r1', 's1', '/w/a'),
+      writer('w', 's2', '/w/a'),
+      reader('r2', 's3', '/w/a'),
+      reader('r3', 's4', '/w/a/sub'),
+    ]);
     expect(ids(admission.next())).toEqual(['r1']);
     admission.enqueue(reader('r4', 's5', '/w/a'));
     expect(admission.next()).toEqual([]);
@@ -109,7 +118,12 @@ describe('FIFO among conflicting requests', () => {
   });
 
   it('lets a later request that conflicts with nothing ahead pass a blocked one', () => {
-    const admission = admissionWith([writer('w1', 's1', '/w/a'), writer('w2', 's2', '/w/a'), reader('r', 's3', '/w/b'), writer('w3', 's4', '/w/c')]);
+    const admission = admissionWith([
+      writer('w1', 's1', '/w/a'),
+      writer('w2', 's2', '/w/a'),
+      reader('r', 's3', '/w/b'),
+      writer('w3', 's4', '/w/c'),
+    ]);
     expect(ids(admission.next())).toEqual(['w1', 'r', 'w3']);
     expect(admission.stateOf('w2')).toBe('queued');
   });

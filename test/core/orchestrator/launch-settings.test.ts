@@ -31,7 +31,11 @@ describe('launch settings: a new session', () => {
   });
 
   it('keeps what the request names, validated against the catalog', () => {
-    expect(resolveCreateSettings({ model: 'small', effort: 'off', autonomy: 'off' }, DEFAULTS, CATALOG)).toEqual({ model: 'small', effort: 'off', autonomy: 'off' });
+    expect(resolveCreateSettings({ model: 'small', effort: 'off', autonomy: 'off' }, DEFAULTS, CATALOG)).toEqual({
+      model: 'small',
+      effort: 'off',
+      autonomy: 'off',
+    });
   });
 
   it("gives another model the catalog's default effort, not the configured one", () => {
@@ -42,7 +46,10 @@ describe('launch settings: a new session', () => {
     const byokDefault: AdapterDefaults = { model: 'byok', effort: 'high', autonomy: 'low' };
     expect(resolveCreateSettings({}, byokDefault, CATALOG)).toEqual({ model: 'byok', autonomy: 'low' });
     expect(resolveCreateSettings({ model: 'byok', effort: 'low' }, DEFAULTS, CATALOG)).toEqual({ model: 'byok', autonomy: 'low' });
-    expect(resolveSendSettings({ effort: 'high' }, { model: 'byok', autonomy: 'off' }, CATALOG)).toEqual({ model: 'byok', autonomy: 'off' });
+    expect(resolveSendSettings({ effort: 'high' }, { model: 'byok', autonomy: 'off' }, CATALOG)).toEqual({
+      model: 'byok',
+      autonomy: 'off',
+    });
   });
 
   it('gives a model without effort levels no effort', () => {
@@ -50,29 +57,55 @@ describe('launch settings: a new session', () => {
   });
 
   it('asks for an effort when the catalog does not say which a non-default model supports (efforts [])', () => {
-    expect(() => resolveCreateSettings({ model: 'quiet' }, DEFAULTS, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required', message: expect.stringContaining('does not say') }));
-    expect(resolveCreateSettings({ model: 'quiet', effort: 'medium' }, DEFAULTS, CATALOG)).toEqual({ model: 'quiet', effort: 'medium', autonomy: 'low' });
+    expect(() => resolveCreateSettings({ model: 'quiet' }, DEFAULTS, CATALOG)).toThrow(
+      expect.objectContaining({ code: 'effort_required', message: expect.stringContaining('does not say') }),
+    );
+    expect(resolveCreateSettings({ model: 'quiet', effort: 'medium' }, DEFAULTS, CATALOG)).toEqual({
+      model: 'quiet',
+      effort: 'medium',
+      autonomy: 'low',
+    });
     // As the configured default model, it takes the configured effort (none configured: none).
-    expect(resolveCreateSettings({}, { model: 'quiet', effort: 'high', autonomy: 'low' }, CATALOG)).toEqual({ model: 'quiet', effort: 'high', autonomy: 'low' });
+    expect(resolveCreateSettings({}, { model: 'quiet', effort: 'high', autonomy: 'low' }, CATALOG)).toEqual({
+      model: 'quiet',
+      effort: 'high',
+      autonomy: 'low',
+    });
     expect(resolveCreateSettings({}, { model: 'quiet', autonomy: 'low' }, CATALOG)).toEqual({ model: 'quiet', autonomy: 'low' });
   });
 
   it('refuses an unknown or disabled model and an unsupported effort', () => {
-    expect(() => resolveCreateSettings({ model: 'nope' }, DEFAULTS, CATALOG)).toThrow(expect.objectContaining({ code: 'model_unavailable' }));
-    expect(() => resolveCreateSettings({ model: 'gone' }, DEFAULTS, CATALOG)).toThrow(expect.objectContaining({ code: 'model_unavailable' }));
-    expect(() => resolveCreateSettings({ model: 'small', effort: 'medium' }, DEFAULTS, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_unsupported' }));
+    expect(() => resolveCreateSettings({ model: 'nope' }, DEFAULTS, CATALOG)).toThrow(
+      expect.objectContaining({ code: 'model_unavailable' }),
+    );
+    expect(() => resolveCreateSettings({ model: 'gone' }, DEFAULTS, CATALOG)).toThrow(
+      expect.objectContaining({ code: 'model_unavailable' }),
+    );
+    expect(() => resolveCreateSettings({ model: 'small', effort: 'medium' }, DEFAULTS, CATALOG)).toThrow(
+      expect.objectContaining({ code: 'effort_unsupported' }),
+    );
   });
 
   it('asks for an effort when a non-default model lists efforts but no default', () => {
-    expect(() => resolveCreateSettings({ model: 'picky' }, DEFAULTS, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required', message: expect.stringContaining('low, high') }));
-    expect(resolveCreateSettings({ model: 'picky', effort: 'high' }, DEFAULTS, CATALOG)).toEqual({ model: 'picky', effort: 'high', autonomy: 'low' });
+    expect(() => resolveCreateSettings({ model: 'picky' }, DEFAULTS, CATALOG)).toThrow(
+      expect.objectContaining({ code: 'effort_required', message: expect.stringContaining('low, high') }),
+    );
+    expect(resolveCreateSettings({ model: 'picky', effort: 'high' }, DEFAULTS, CATALOG)).toEqual({
+      model: 'picky',
+      effort: 'high',
+      autonomy: 'low',
+    });
   });
 
   it('never checks inherit or an absent model, and needs no catalog for them', () => {
     expect(needsCatalog(undefined)).toBe(false);
     expect(needsCatalog('inherit')).toBe(false);
     expect(needsCatalog('big')).toBe(true);
-    expect(resolveCreateSettings({ model: 'inherit', effort: 'whatever' }, DEFAULTS, undefined)).toEqual({ model: 'inherit', effort: 'whatever', autonomy: 'low' });
+    expect(resolveCreateSettings({ model: 'inherit', effort: 'whatever' }, DEFAULTS, undefined)).toEqual({
+      model: 'inherit',
+      effort: 'whatever',
+      autonomy: 'low',
+    });
     expect(resolveCreateSettings({}, { autonomy: 'medium' }, undefined)).toEqual({ autonomy: 'medium' });
   });
 
@@ -102,17 +135,31 @@ describe('launch settings: a follow-up', () => {
 
   it('rejects a new model with efforts but no default unless an effort is given', () => {
     expect(() => resolveSendSettings({ model: 'picky' }, previous, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required' }));
-    expect(resolveSendSettings({ model: 'picky', effort: 'low' }, previous, CATALOG)).toEqual({ model: 'picky', effort: 'low', autonomy: 'off' });
+    expect(resolveSendSettings({ model: 'picky', effort: 'low' }, previous, CATALOG)).toEqual({
+      model: 'picky',
+      effort: 'low',
+      autonomy: 'off',
+    });
   });
 
   it('rejects a new model whose efforts the catalog does not know (efforts []) unless an effort is given; keeps it when the model stays', () => {
     expect(() => resolveSendSettings({ model: 'quiet' }, previous, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_required' }));
-    expect(resolveSendSettings({ model: 'quiet', effort: 'low' }, previous, CATALOG)).toEqual({ model: 'quiet', effort: 'low', autonomy: 'off' });
-    expect(resolveSendSettings({}, { model: 'quiet', effort: 'low', autonomy: 'off' }, CATALOG)).toEqual({ model: 'quiet', effort: 'low', autonomy: 'off' });
+    expect(resolveSendSettings({ model: 'quiet', effort: 'low' }, previous, CATALOG)).toEqual({
+      model: 'quiet',
+      effort: 'low',
+      autonomy: 'off',
+    });
+    expect(resolveSendSettings({}, { model: 'quiet', effort: 'low', autonomy: 'off' }, CATALOG)).toEqual({
+      model: 'quiet',
+      effort: 'low',
+      autonomy: 'off',
+    });
   });
 
   it('validates an explicit effort against the inherited model', () => {
-    expect(() => resolveSendSettings({ effort: 'off' }, previous, CATALOG)).toThrow(expect.objectContaining({ code: 'effort_unsupported' }));
+    expect(() => resolveSendSettings({ effort: 'off' }, previous, CATALOG)).toThrow(
+      expect.objectContaining({ code: 'effort_unsupported' }),
+    );
   });
 
   it('asking for the same model again is no model change', () => {

@@ -16,7 +16,11 @@ describe('orchestrator: a turn whose queued record cannot be written', () => {
     await expect(h.orchestrator.sendMessage({ sessionId: first.sessionId, prompt: 'lost' })).rejects.toThrow('disk full');
     store.writeSession = writeSession;
 
-    expect(await h.orchestrator.status(first.sessionId)).toMatchObject({ state: 'idle', queueDepth: 0, latestRun: { runId: 'r1', status: 'completed' } });
+    expect(await h.orchestrator.status(first.sessionId)).toMatchObject({
+      state: 'idle',
+      queueDepth: 0,
+      latestRun: { runId: 'r1', status: 'completed' },
+    });
     expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
     const next = await h.orchestrator.sendMessage({ sessionId: first.sessionId, prompt: 'two' });
     expect(next.runId).toBe('r2');

@@ -99,7 +99,9 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
           expect(probe(child.pid!), `child ${child.pid}`).toBe('ESRCH');
           // The fake droid's group also holds tsx's esbuild service, which exits on its own EOF
           // (or the sweep's SIGKILL) a moment after droid; a killed member stays visible until reaped.
-          await expect.poll(() => probe(-child.pid!), { message: `process group ${child.pid}`, timeout: 5_000, interval: 50 }).toBe('ESRCH');
+          await expect
+            .poll(() => probe(-child.pid!), { message: `process group ${child.pid}`, timeout: 5_000, interval: 50 })
+            .toBe('ESRCH');
         }
         expect(liveChildCount()).toBe(0);
       } finally {

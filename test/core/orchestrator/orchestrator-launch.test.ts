@@ -17,7 +17,12 @@ const entry = (id: string, efforts: string[], defaultEffort?: string): CatalogMo
   efforts,
   ...(defaultEffort ? { defaultEffort } : {}),
 });
-const CATALOG = [entry('big', ['low', 'medium', 'high'], 'medium'), entry('small', ['low', 'high'], 'low'), entry('custom:byok', ['none']), entry('picky', ['low', 'high'])];
+const CATALOG = [
+  entry('big', ['low', 'medium', 'high'], 'medium'),
+  entry('small', ['low', 'high'], 'low'),
+  entry('custom:byok', ['none']),
+  entry('picky', ['low', 'high']),
+];
 
 // A harness whose adapter defaults to model `big` at effort `high`, autonomy low, with a
 // counting fake catalog.
@@ -43,7 +48,9 @@ describe('orchestrator: launch defaults', () => {
         catalogDeadlineMs: 100,
       },
     });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' })).rejects.toMatchObject({ code: 'catalog_unavailable' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' })).rejects.toMatchObject({
+      code: 'catalog_unavailable',
+    });
     expect(await h.orchestrator.list()).toEqual([]);
     expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
     answer = undefined;
@@ -56,7 +63,13 @@ describe('orchestrator: launch defaults', () => {
 
   it('follows turn.queued with a warn note when an asked effort does not apply to the model', async () => {
     const { h } = await launchHarness();
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'custom:byok', effort: 'high' });
+    const created = await h.orchestrator.createSession({
+      adapter: 'droid',
+      workspace: h.root,
+      prompt: 'one',
+      model: 'custom:byok',
+      effort: 'high',
+    });
     expect(created.settings).toEqual({ model: 'custom:byok', autonomy: 'low' });
     await h.orchestrator.waitForRun(created.sessionId, created.runId);
     const logged = await h.session.logged(created.sessionId);
@@ -106,9 +119,15 @@ describe('orchestrator: launch defaults', () => {
       code: 'effort_required',
       message: expect.stringContaining('low, high'),
     });
-    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', model: 'nope' })).rejects.toMatchObject({ code: 'model_unavailable' });
-    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', effort: 'off' })).rejects.toMatchObject({ code: 'effort_unsupported' });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', model: 'nope' })).rejects.toMatchObject({ code: 'model_unavailable' });
+    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', model: 'nope' })).rejects.toMatchObject({
+      code: 'model_unavailable',
+    });
+    await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', effort: 'off' })).rejects.toMatchObject({
+      code: 'effort_unsupported',
+    });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', model: 'nope' })).rejects.toMatchObject({
+      code: 'model_unavailable',
+    });
     expect((await h.session.store.readSession(created.sessionId)).runs).toHaveLength(1);
     expect(await h.session.store.listSessions()).toHaveLength(1);
     const ok = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'y', model: 'picky', effort: 'high' });
@@ -123,10 +142,14 @@ describe('orchestrator: launch defaults', () => {
         modelsFor: () => Promise.reject(new OneWorksError('probe_failed', 'listing the catalog of droid failed: boom')),
       },
     });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject({ code: 'probe_failed' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject(
+      { code: 'probe_failed' },
+    );
     expect(await h.session.store.listSessions()).toEqual([]);
     // The key stayed unclaimed: the same request may be retried.
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject({ code: 'probe_failed' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject(
+      { code: 'probe_failed' },
+    );
     // Without a model to check, no listing is needed.
     const inherit = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'y', model: 'inherit' });
     await h.orchestrator.waitForRun(inherit.sessionId, inherit.runId);

@@ -7,14 +7,26 @@ const harnesses = useOrchestratorHarnesses();
 describe('orchestrator: session metadata, reads, usage and info', () => {
   it('persists title and labels at creation, updates them, and lists archived sessions too', async () => {
     const h = await harnesses();
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello', title: 'Fix CI', labels: ['team:infra', 'ci'] });
+    const handle = await h.orchestrator.createSession({
+      adapter: 'droid',
+      workspace: h.root,
+      prompt: 'hello',
+      title: 'Fix CI',
+      labels: ['team:infra', 'ci'],
+    });
     await h.orchestrator.waitForRun(handle.sessionId, handle.runId);
     const stored = await h.session.store.readSession(handle.sessionId);
     expect(stored).toMatchObject({ title: 'Fix CI', labels: ['team:infra', 'ci'] });
     expect(stored).not.toHaveProperty('archived');
 
     const updated = await h.orchestrator.updateSession({ sessionId: handle.sessionId, labels: ['done'], archived: true });
-    expect(updated).toMatchObject({ sessionId: handle.sessionId, title: 'Fix CI', labels: ['done'], archived: true, createdAt: stored.createdAt });
+    expect(updated).toMatchObject({
+      sessionId: handle.sessionId,
+      title: 'Fix CI',
+      labels: ['done'],
+      archived: true,
+      createdAt: stored.createdAt,
+    });
     expect(Date.parse(updated.updatedAt)).toBeGreaterThanOrEqual(Date.parse(stored.updatedAt));
     expect(await h.session.store.readSession(handle.sessionId)).toMatchObject({ title: 'Fix CI', labels: ['done'], archived: true });
 
@@ -40,12 +52,20 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
 
   it('refuses invalid metadata with usage and records nothing', async () => {
     const h = await harnesses();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', labels: ['bad label'] })).rejects.toMatchObject({ code: 'usage' });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', title: 't'.repeat(201) })).rejects.toMatchObject({ code: 'usage' });
+    await expect(
+      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', labels: ['bad label'] }),
+    ).rejects.toMatchObject({ code: 'usage' });
+    await expect(
+      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', title: 't'.repeat(201) }),
+    ).rejects.toMatchObject({ code: 'usage' });
     expect(await h.session.store.listSessions()).toEqual([]);
     const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x' });
-    await expect(h.orchestrator.updateSession({ sessionId: handle.sessionId, labels: Array.from({ length: 33 }, (_, i) => `l${i}`) })).rejects.toMatchObject({ code: 'usage' });
-    await expect(h.orchestrator.updateSession({ sessionId: 's-0000000000', title: 't' })).rejects.toMatchObject({ code: 'session_not_found' });
+    await expect(
+      h.orchestrator.updateSession({ sessionId: handle.sessionId, labels: Array.from({ length: 33 }, (_, i) => `l${i}`) }),
+    ).rejects.toMatchObject({ code: 'usage' });
+    await expect(h.orchestrator.updateSession({ sessionId: 's-0000000000', title: 't' })).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
     await h.orchestrator.wait([handle.sessionId], 60_000);
     expect(await h.session.store.readSession(handle.sessionId)).not.toHaveProperty('labels');
   });
@@ -56,7 +76,11 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
     await h.running(handle.sessionId, handle.runId);
     await h.orchestrator.updateSession({ sessionId: handle.sessionId, title: 'after', labels: ['mid-turn'] });
     expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
-    expect(await h.session.store.readSession(handle.sessionId)).toMatchObject({ title: 'after', labels: ['mid-turn'], runs: [{ status: 'completed' }] });
+    expect(await h.session.store.readSession(handle.sessionId)).toMatchObject({
+      title: 'after',
+      labels: ['mid-turn'],
+      runs: [{ status: 'completed' }],
+    });
   });
 
   it('reads the latest run, a bounded tail of persisted events without deltas, and no pending question', async () => {
@@ -69,7 +93,13 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
 
     const detail = await h.orchestrator.readSession({ sessionId: handle.sessionId, maxEvents: 4 });
     expect(detail.summary).toMatchObject({ sessionId: handle.sessionId, state: 'idle' });
-    expect(detail.latestRun).toMatchObject({ runId: 'r2', status: 'completed', prompt: 'again', settings: { autonomy: 'off' }, text: 'Hello from the fake droid.' });
+    expect(detail.latestRun).toMatchObject({
+      runId: 'r2',
+      status: 'completed',
+      prompt: 'again',
+      settings: { autonomy: 'off' },
+      text: 'Hello from the fake droid.',
+    });
     expect(detail.events).toEqual(logged.slice(-4));
     expect(detail.eventsTruncated).toBe(true);
     expect(detail.pendingQuestions).toEqual([]);
@@ -108,7 +138,9 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
   });
 
   it('describes roots, limits, activity and adapter defaults; models come from the deps catalog', async () => {
-    const catalog = [{ id: 'm1', displayName: 'M1', custom: false, deprecated: false, disabled: false, efforts: ['low'], defaultEffort: 'low' }];
+    const catalog = [
+      { id: 'm1', displayName: 'M1', custom: false, deprecated: false, disabled: false, efforts: ['low'], defaultEffort: 'low' },
+    ];
     const h = await harnesses({
       deps: {
         adapterNames: () => ['droid'],

@@ -7,7 +7,13 @@ const harnesses = useOrchestratorHarnesses();
 describe('orchestrator: native title and tags', () => {
   it('sends labels as tags when the native session is created and renames a titled session after its first turn only', async () => {
     const h = await harnesses();
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', title: 'Fix CI', labels: ['team:infra', 'ci'] });
+    const handle = await h.orchestrator.createSession({
+      adapter: 'droid',
+      workspace: h.root,
+      prompt: 'one',
+      title: 'Fix CI',
+      labels: ['team:infra', 'ci'],
+    });
     expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
     const second = await h.orchestrator.sendMessage({ sessionId: handle.sessionId, prompt: 'two' });
     expect(await h.orchestrator.waitForRun(handle.sessionId, second.runId)).toMatchObject({ status: 'completed' });
@@ -24,7 +30,12 @@ describe('orchestrator: native title and tags', () => {
     const logged = await h.session.logged(handle.sessionId);
     expect(ofType(logged, 'log').some((e) => e.level === 'warn' && e.message.includes('native rename'))).toBe(true);
     const record = await h.session.store.readSession(handle.sessionId);
-    expect(record).toMatchObject({ title: 'Fix CI', labels: ['team:infra', 'ci'], status: 'idle', runs: [{ status: 'completed' }, { status: 'completed' }] });
+    expect(record).toMatchObject({
+      title: 'Fix CI',
+      labels: ['team:infra', 'ci'],
+      status: 'idle',
+      runs: [{ status: 'completed' }, { status: 'completed' }],
+    });
   });
 
   it('renames nothing and sends no tags for a session without title and labels', async () => {

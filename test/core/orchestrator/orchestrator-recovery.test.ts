@@ -29,21 +29,36 @@ describe('orchestrator: start after a crash', () => {
     await h.orchestrator.shutdown();
     const done: RunRecord = { id: 'r1', prompt: 'a', autonomy: 'low', status: 'completed', reason: 'completed' };
     await h.session.store.writeSession(
-      leftBehind('s-aaaaaaaaaa', h.root, [done, { id: 'r2', prompt: 'b', autonomy: 'low', status: 'running' }, { id: 'r3', prompt: 'c', autonomy: 'low', status: 'queued' }]),
+      leftBehind('s-aaaaaaaaaa', h.root, [
+        done,
+        { id: 'r2', prompt: 'b', autonomy: 'low', status: 'running' },
+        { id: 'r3', prompt: 'c', autonomy: 'low', status: 'queued' },
+      ]),
     );
-    await h.session.store.writeSession(leftBehind('s-bbbbbbbbbb', await h.dir('b'), [{ id: 'r1', prompt: 'q', autonomy: 'low', status: 'queued' }]));
+    await h.session.store.writeSession(
+      leftBehind('s-bbbbbbbbbb', await h.dir('b'), [{ id: 'r1', prompt: 'q', autonomy: 'low', status: 'queued' }]),
+    );
 
     await withSecond(
       () => createOrchestrator(h.deps),
       async (o) => {
         const unknown = await o.status('s-aaaaaaaaaa');
-        expect(unknown).toMatchObject({ state: 'needs_attention', queueDepth: 0, latestRun: { runId: 'r3', status: 'cancelled', reason: 'queue_lost' } });
+        expect(unknown).toMatchObject({
+          state: 'needs_attention',
+          queueDepth: 0,
+          latestRun: { runId: 'r3', status: 'cancelled', reason: 'queue_lost' },
+        });
         expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs[1]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
-        await expect(o.sendMessage({ sessionId: 's-aaaaaaaaaa', prompt: 'go on' })).rejects.toMatchObject({ code: 'session_unknown_outcome' });
+        await expect(o.sendMessage({ sessionId: 's-aaaaaaaaaa', prompt: 'go on' })).rejects.toMatchObject({
+          code: 'session_unknown_outcome',
+        });
         expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs).toHaveLength(3);
 
         // The lost queued turn is never replayed; a new message runs normally.
-        expect(await o.status('s-bbbbbbbbbb')).toMatchObject({ state: 'idle', latestRun: { runId: 'r1', status: 'cancelled', reason: 'queue_lost' } });
+        expect(await o.status('s-bbbbbbbbbb')).toMatchObject({
+          state: 'idle',
+          latestRun: { runId: 'r1', status: 'cancelled', reason: 'queue_lost' },
+        });
         const next = await o.sendMessage({ sessionId: 's-bbbbbbbbbb', prompt: 'again' });
         expect(next.runId).toBe('r2');
         expect(await o.waitForRun('s-bbbbbbbbbb', 'r2')).toMatchObject({ status: 'completed' });
@@ -76,7 +91,8 @@ describe('orchestrator: start after a crash', () => {
     const writeSession = store.writeSession.bind(store);
     const keysAtFirstWrite: unknown[] = [];
     store.writeSession = async (record: SessionRecord) => {
-      if (keysAtFirstWrite.length === 0) keysAtFirstWrite.push(JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8').catch(() => '{}')));
+      if (keysAtFirstWrite.length === 0)
+        keysAtFirstWrite.push(JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8').catch(() => '{}')));
       return writeSession(record);
     };
     const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'early' });
@@ -116,9 +132,13 @@ describe('orchestrator: start after a crash', () => {
 
   it('refuses to start over a malformed request-key file, and refuses new turns once shut down', async () => {
     const h = await harnesses();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).resolves.toMatchObject({ runId: 'r1' });
+    await expect(
+      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' }),
+    ).resolves.toMatchObject({ runId: 'r1' });
     await h.orchestrator.shutdown();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({ code: 'orchestrator_stopping' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({
+      code: 'orchestrator_stopping',
+    });
     await writeFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), '[1, 2]');
     await expect(createOrchestrator(h.deps)).rejects.toMatchObject({ code: 'state_corrupt' });
     expect(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')).toBe('[1, 2]');

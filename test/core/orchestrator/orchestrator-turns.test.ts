@@ -57,8 +57,12 @@ describe('orchestrator: turns of one session', () => {
 
   it('refuses a workspace outside the approved roots and an unknown session, recording nothing', async () => {
     const h = await harnesses();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: '/', prompt: 'x' })).rejects.toMatchObject({ code: 'workspace_not_approved' });
-    await expect(h.orchestrator.sendMessage({ sessionId: 's-0000000000', prompt: 'x' })).rejects.toMatchObject({ code: 'session_not_found' });
+    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: '/', prompt: 'x' })).rejects.toMatchObject({
+      code: 'workspace_not_approved',
+    });
+    await expect(h.orchestrator.sendMessage({ sessionId: 's-0000000000', prompt: 'x' })).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
     expect(await h.session.store.listSessions()).toEqual([]);
   });
 

@@ -14,7 +14,9 @@ const HandleSchema = z.strictObject({ sessionId: z.string() });
 type Handle = z.infer<typeof HandleSchema>;
 
 // An in-memory persistence that round-trips through JSON, as a file would.
-function memoryPersistence(initial: Record<string, unknown> = {}): RequestKeyPersistence & { saved: RequestKeyEntry[]; data: Record<string, unknown> } {
+function memoryPersistence(
+  initial: Record<string, unknown> = {},
+): RequestKeyPersistence & { saved: RequestKeyEntry[]; data: Record<string, unknown> } {
   const data: Record<string, unknown> = JSON.parse(JSON.stringify(initial));
   const saved: RequestKeyEntry[] = [];
   return {
@@ -128,7 +130,11 @@ describe('canonicalJson', () => {
   it('is stable under key order and parses back to the same value', () => {
     fc.assert(
       fc.property(json, (value) => {
-        const shuffled = JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v)));
+        const shuffled = JSON.parse(
+          JSON.stringify(value, (_k, v: unknown) =>
+            v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
+          ),
+        );
         expect(canonicalJson(shuffled)).toBe(canonicalJson(value));
         expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
       }),
@@ -207,6 +213,8 @@ describe('RequestKeyRegistry: pending claims across a crash', () => {
   it('refuses a pending claim it cannot read back as state_corrupt', async () => {
     const persistence = memoryPersistence({ k: { argsHash: hashRequestArgs({}), pending: { other: 1 } } });
     await expect(RequestKeyRegistry.open(persistence, HandleSchema, PendingSchema)).rejects.toMatchObject({ code: 'state_corrupt' });
-    await expect(RequestKeyRegistry.open(memoryPersistence({ k: { argsHash: hashRequestArgs({}) } }), HandleSchema, PendingSchema)).rejects.toMatchObject({ code: 'state_corrupt' });
+    await expect(
+      RequestKeyRegistry.open(memoryPersistence({ k: { argsHash: hashRequestArgs({}) } }), HandleSchema, PendingSchema),
+    ).rejects.toMatchObject({ code: 'state_corrupt' });
   });
 });

@@ -9,7 +9,8 @@ const ev = (draft: Record<string, unknown>): RuntimeEvent => {
   seq += 1;
   return { key: `k${seq}`, sessionId: 's-1', seq, at: '2026-01-01T00:00:00.000Z', ...draft } as RuntimeEvent;
 };
-const log = (n: number, text = 'x'): RuntimeEvent[] => Array.from({ length: n }, (_, i) => ev({ type: 'log', level: 'info', message: `${text}${i}` }));
+const log = (n: number, text = 'x'): RuntimeEvent[] =>
+  Array.from({ length: n }, (_, i) => ev({ type: 'log', level: 'info', message: `${text}${i}` }));
 const delta = (): RuntimeEvent => ev({ type: 'assistant.delta', messageId: 'm', text: 'partial' });
 
 describe('readSession bounds', () => {
@@ -48,7 +49,12 @@ describe('readSession bounds', () => {
 describe('usage', () => {
   it('sums reported usage per field and leaves unreported usage out', () => {
     expect(sumUsage([])).toEqual({ reported: false });
-    expect(sumUsage([{ reported: true, inputTokens: 10, outputTokens: 2 }, { reported: true, inputTokens: 5, thinkingTokens: 7 }])).toEqual({
+    expect(
+      sumUsage([
+        { reported: true, inputTokens: 10, outputTokens: 2 },
+        { reported: true, inputTokens: 5, thinkingTokens: 7 },
+      ]),
+    ).toEqual({
       reported: true,
       inputTokens: 15,
       outputTokens: 2,
@@ -64,7 +70,12 @@ describe('usage', () => {
       runs: usages.map((usage, i) => ({ id: `r${i + 1}`, prompt: 'p', autonomy: 'low', status: 'completed', ...(usage ? { usage } : {}) })),
     });
     const report = usageReport([
-      record('s-a', [{ reported: true, inputTokens: 60, outputTokens: 4 }, { reported: false }, undefined, { reported: true, inputTokens: 60, outputTokens: 4 }]),
+      record('s-a', [
+        { reported: true, inputTokens: 60, outputTokens: 4 },
+        { reported: false },
+        undefined,
+        { reported: true, inputTokens: 60, outputTokens: 4 },
+      ]),
       record('s-b', [{ reported: false }]),
     ]);
     expect(report).toEqual({
@@ -84,9 +95,21 @@ describe('pending questions', () => {
   const answered = (requestId: string, cancelled: boolean, by: 'policy' | 'human'): RuntimeEvent =>
     ev({ type: 'question.answered', requestId, cancelled, answers: [], by });
   const requested = (requestId: string, label: string): RuntimeEvent =>
-    ev({ type: 'permission.requested', requestId, tools: [{ toolUseId: 't', name: 'Execute', kind: 'execute', label }], options: ['proceed_once', 'cancel'] });
+    ev({
+      type: 'permission.requested',
+      requestId,
+      tools: [{ toolUseId: 't', name: 'Execute', kind: 'execute', label }],
+      options: ['proceed_once', 'cancel'],
+    });
   const decided = (requestId: string, decision: 'allow' | 'deny', by: 'policy' | 'human', reason?: string): RuntimeEvent =>
-    ev({ type: 'permission.decided', requestId, decision, option: decision === 'allow' ? 'proceed_once' : 'cancel', by, ...(reason ? { reason } : {}) });
+    ev({
+      type: 'permission.decided',
+      requestId,
+      decision,
+      option: decision === 'allow' ? 'proceed_once' : 'cancel',
+      by,
+      ...(reason ? { reason } : {}),
+    });
 
   it('lists questions declined for want of a person and asks still waiting, from the latest turn only', () => {
     const events = [

@@ -16,15 +16,25 @@ const RECORD: SessionRecord = {
 
 describe('session metadata', () => {
   it('accepts titles up to 200 characters and labels of the allowed alphabet, deduplicated', () => {
-    expect(checkMetadata({ title: 'x'.repeat(200), labels: ['team:infra', 'v1.2', 'a/b-c_d', 'team:infra'] })).toEqual({ labels: ['team:infra', 'v1.2', 'a/b-c_d'] });
+    expect(checkMetadata({ title: 'x'.repeat(200), labels: ['team:infra', 'v1.2', 'a/b-c_d', 'team:infra'] })).toEqual({
+      labels: ['team:infra', 'v1.2', 'a/b-c_d'],
+    });
   });
 
   it('refuses a long title, too many labels, a long label and a label with other characters', () => {
-    expect(() => checkMetadata({ title: 'x'.repeat(201) })).toThrow(expect.objectContaining({ code: 'usage', message: expect.stringContaining('200') }));
-    expect(() => checkMetadata({ labels: Array.from({ length: 33 }, (_, i) => `l${i}`) })).toThrow(expect.objectContaining({ code: 'usage', message: expect.stringContaining('32') }));
-    expect(() => checkMetadata({ labels: ['x'.repeat(65)] })).toThrow(expect.objectContaining({ code: 'usage', message: expect.stringContaining('64') }));
+    expect(() => checkMetadata({ title: 'x'.repeat(201) })).toThrow(
+      expect.objectContaining({ code: 'usage', message: expect.stringContaining('200') }),
+    );
+    expect(() => checkMetadata({ labels: Array.from({ length: 33 }, (_, i) => `l${i}`) })).toThrow(
+      expect.objectContaining({ code: 'usage', message: expect.stringContaining('32') }),
+    );
+    expect(() => checkMetadata({ labels: ['x'.repeat(65)] })).toThrow(
+      expect.objectContaining({ code: 'usage', message: expect.stringContaining('64') }),
+    );
     for (const bad of ['has space', 'semi;colon', '', 'ünicode']) {
-      expect(() => checkMetadata({ labels: [bad] }), bad).toThrow(expect.objectContaining({ code: 'usage', message: expect.stringContaining('invalid label') }));
+      expect(() => checkMetadata({ labels: [bad] }), bad).toThrow(
+        expect.objectContaining({ code: 'usage', message: expect.stringContaining('invalid label') }),
+      );
     }
   });
 

@@ -31,11 +31,19 @@ function record(run: { prompt?: string; text?: string } = {}): SessionRecord {
     runs: [{ id: 'r1', prompt: run.prompt ?? 'go', autonomy: 'low', status: 'completed', text: run.text ?? 'done' }],
   };
 }
-const summary: SessionSummary = { sessionId: 's-1', adapter: 'droid', workspace: '/w', createdAt: at, updatedAt: at, state: 'idle', queueDepth: 0 };
+const summary: SessionSummary = {
+  sessionId: 's-1',
+  adapter: 'droid',
+  workspace: '/w',
+  createdAt: at,
+  updatedAt: at,
+  state: 'idle',
+  queueDepth: 0,
+};
 const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 describe('sessionDetail: native ids', () => {
-  it('collects the record\'s native id, every child session id and session ids in native payloads and settings, from the whole log', () => {
+  it("collects the record's native id, every child session id and session ids in native payloads and settings, from the whole log", () => {
     const log = [
       ev({ type: 'child_session', childSessionId: CHILD }),
       ev({ type: 'native', nativeType: 'x', payload: { deep: [{ session_id: PAYLOAD_ID }] } }),
@@ -51,14 +59,24 @@ describe('sessionDetail: native ids', () => {
       ...logs(20),
       ev({ type: 'turn.started', runId: 'r1', autonomy: 'low' }),
       ev({ type: 'tool.result', toolUseId: 't1', isError: false, output: `child ${CHILD} of ${NATIVE}, also ${PAYLOAD_ID}` }),
-      ev({ type: 'question.asked', requestId: 'q1', questions: [{ index: 0, topic: 'Resume', question: `resume ${NATIVE}?`, options: ['yes', 'no'] }] }),
+      ev({
+        type: 'question.asked',
+        requestId: 'q1',
+        questions: [{ index: 0, topic: 'Resume', question: `resume ${NATIVE}?`, options: ['yes', 'no'] }],
+      }),
     ];
-    const detail = sessionDetail(record({ prompt: `continue ${NATIVE}`, text: `I ran in ${NATIVE} with child ${CHILD}` }), summary, log, { maxEvents: 3, maxBytes: 256 * 1024 });
+    const detail = sessionDetail(record({ prompt: `continue ${NATIVE}`, text: `I ran in ${NATIVE} with child ${CHILD}` }), summary, log, {
+      maxEvents: 3,
+      maxBytes: 256 * 1024,
+    });
     const text = JSON.stringify(detail);
     for (const id of [NATIVE, CHILD, PAYLOAD_ID]) expect(text).not.toContain(id);
     expect(detail.events.map((e) => e.type)).toEqual(['turn.started', 'tool.result', 'question.asked']);
     expect(detail.events[1]).toMatchObject({ output: `child ${NATIVE_ID_MASK} of ${NATIVE_ID_MASK}, also ${NATIVE_ID_MASK}` });
-    expect(detail.latestRun).toMatchObject({ prompt: `continue ${NATIVE_ID_MASK}`, text: `I ran in ${NATIVE_ID_MASK} with child ${NATIVE_ID_MASK}` });
+    expect(detail.latestRun).toMatchObject({
+      prompt: `continue ${NATIVE_ID_MASK}`,
+      text: `I ran in ${NATIVE_ID_MASK} with child ${NATIVE_ID_MASK}`,
+    });
     expect(detail.pendingQuestions).toEqual([`Resume: resume ${NATIVE_ID_MASK}? (options: yes | no)`]);
   });
 });
@@ -75,7 +93,7 @@ describe('sessionDetail: bounds', () => {
     expect(bytes(detail)).toBeLessThanOrEqual(64 * 1024);
   });
 
-  it('cuts an event\'s strings shorter than 8 KiB when that is what fits', () => {
+  it("cuts an event's strings shorter than 8 KiB when that is what fits", () => {
     const log = [ev({ type: 'tool.result', toolUseId: 't1', isError: false, output: 'y'.repeat(100_000) })];
     const { events } = recentEvents(log, { maxEvents: 10, maxBytes: 3000 });
     expect(events).toHaveLength(1);
@@ -86,11 +104,19 @@ describe('sessionDetail: bounds', () => {
   it('cuts a long latestRun prompt and text to 32 Ki characters with a marker and truncated: true, and keeps the whole detail within maxBytes', () => {
     const long = 'z'.repeat(100_000);
     const roomy = sessionDetail(record({ prompt: long, text: long }), summary, logs(10), { maxEvents: 50, maxBytes: 256 * 1024 });
-    expect(roomy.latestRun).toMatchObject({ truncated: true, prompt: `${'z'.repeat(MAX_RUN_TEXT_CHARS)}… [${long.length - MAX_RUN_TEXT_CHARS} chars cut]` });
+    expect(roomy.latestRun).toMatchObject({
+      truncated: true,
+      prompt: `${'z'.repeat(MAX_RUN_TEXT_CHARS)}… [${long.length - MAX_RUN_TEXT_CHARS} chars cut]`,
+    });
     expect(roomy.latestRun?.text).toBe(roomy.latestRun?.prompt);
     expect(roomy.events).toHaveLength(10);
     for (const maxBytes of [256 * 1024, 32 * 1024, 8 * 1024, 2048]) {
-      const detail = sessionDetail(record({ prompt: long, text: long }), summary, [...logs(30), ev({ type: 'tool.result', toolUseId: 't', isError: false, output: long })], { maxEvents: 200, maxBytes });
+      const detail = sessionDetail(
+        record({ prompt: long, text: long }),
+        summary,
+        [...logs(30), ev({ type: 'tool.result', toolUseId: 't', isError: false, output: long })],
+        { maxEvents: 200, maxBytes },
+      );
       expect(bytes(detail), String(maxBytes)).toBeLessThanOrEqual(maxBytes);
       expect(detail.events.length, String(maxBytes)).toBeGreaterThan(0);
     }

@@ -24,7 +24,18 @@ describe('normaliseCommand', () => {
 describe('splitCommandSegments', () => {
   it('splits on chains, pipes, background, subshells and substitutions', () => {
     expect(splitCommandSegments('a && b || c; d | e |& f & g\nh $(i) `j` <(k) (l)')).toEqual([
-      'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l',
+      'a',
+      'b',
+      'c',
+      'd',
+      'e',
+      'f',
+      'g',
+      'h',
+      'i',
+      'j',
+      'k',
+      'l',
     ]);
   });
 

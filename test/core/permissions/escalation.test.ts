@@ -31,11 +31,17 @@ describe('createPermissionDecider', () => {
     const records: DecisionRecord[] = [];
     const decide = decider(escalator, records);
     await expect(decide(ask(exec('npm test')))).resolves.toEqual({
-      decision: 'allow', by: 'policy', reason: "command 'npm test' is on the allowlist", escalated: false,
+      decision: 'allow',
+      by: 'policy',
+      reason: "command 'npm test' is on the allowlist",
+      escalated: false,
     });
     await expect(decide(ask(exec('git push')))).resolves.toMatchObject({ decision: 'deny', by: 'policy', escalated: false });
     expect(escalator.asked).toEqual([]);
-    expect(records.map((r) => [r.policy.verdict, r.decision.decision])).toEqual([['allow', 'allow'], ['deny', 'deny']]);
+    expect(records.map((r) => [r.policy.verdict, r.decision.decision])).toEqual([
+      ['allow', 'allow'],
+      ['deny', 'deny'],
+    ]);
   });
 
   it('passes the escalation reason to the escalator and reports a person allowing', async () => {
@@ -49,7 +55,10 @@ describe('createPermissionDecider', () => {
   it('reports a person denying, with their reason when they give one', async () => {
     const escalator = new FakeEscalator({ decision: 'deny', reason: 'not now' });
     await expect(decider(escalator)(ask(exec('make build')))).resolves.toEqual({
-      decision: 'deny', by: 'human', reason: 'not now', escalated: true,
+      decision: 'deny',
+      by: 'human',
+      reason: 'not now',
+      escalated: true,
     });
   });
 
@@ -85,7 +94,10 @@ describe('createPermissionDecider', () => {
   it('denies, by policy, when the escalator fails', async () => {
     const escalator: Escalator = { ask: async () => Promise.reject(new Error('prompt closed')) };
     await expect(decider(escalator)(ask(exec('make')))).resolves.toEqual({
-      decision: 'deny', by: 'policy', reason: 'escalation failed, so denied: prompt closed', escalated: true,
+      decision: 'deny',
+      by: 'policy',
+      reason: 'escalation failed, so denied: prompt closed',
+      escalated: true,
     });
   });
 });
@@ -94,7 +106,10 @@ describe('declineEscalator', () => {
   it('declines an escalated tool ask as a policy decision', async () => {
     const records: DecisionRecord[] = [];
     await expect(decider(declineEscalator, records)(ask(exec('make')))).resolves.toEqual({
-      decision: 'deny', by: 'policy', reason: 'no person available to decide (not a TTY)', escalated: true,
+      decision: 'deny',
+      by: 'policy',
+      reason: 'no person available to decide (not a TTY)',
+      escalated: true,
     });
     expect(records[0]?.policy.verdict).toBe('escalate');
   });
@@ -113,7 +128,11 @@ describe('questions', () => {
   it('passes a person’s answers through', async () => {
     const escalator = new FakeEscalator({ decision: 'allow', answers: ['src/a.ts'] });
     await expect(decider(escalator)(question())).resolves.toEqual({
-      decision: 'allow', by: 'human', reason: 'answered by a person', answers: ['src/a.ts'], escalated: true,
+      decision: 'allow',
+      by: 'human',
+      reason: 'answered by a person',
+      answers: ['src/a.ts'],
+      escalated: true,
     });
     expect(escalator.asked[0]?.reason).toMatch(/questions/);
   });

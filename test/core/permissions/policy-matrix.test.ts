@@ -15,7 +15,12 @@ type Row = [name: string, tool: () => AskedTool, expected: [PolicyVerdict, Polic
 
 const E = 'escalate';
 const ROWS: Row[] = [
-  ['read is read-only', () => tool({ kind: 'read', name: 'Read', paths: ['/etc/passwd'] }), ['allow', 'allow', 'allow', 'allow'], /Read \(read\) is read-only/],
+  [
+    'read is read-only',
+    () => tool({ kind: 'read', name: 'Read', paths: ['/etc/passwd'] }),
+    ['allow', 'allow', 'allow', 'allow'],
+    /Read \(read\) is read-only/,
+  ],
   ['search is read-only', () => tool({ kind: 'search', name: 'Grep' }), ['allow', 'allow', 'allow', 'allow'], /read-only/],
   ['edit inside the workspace', () => edit('/ws/project/src/a.ts'), [E, E, 'allow', 'allow'], /inside the workspace/],
   ['edit of the workspace root itself', () => edit('/ws/project'), [E, E, 'allow', 'allow'], /inside the workspace/],
@@ -25,18 +30,48 @@ const ROWS: Row[] = [
   ['edit escaping with ..', () => edit('/ws/project/../secrets/a'), [E, E, E, E], /outside the workspace/],
   ['edit with a relative path', () => edit('src/a.ts'), [E, E, E, E], /not an absolute path/],
   ['edit without paths', () => edit(), [E, E, E, E], /names no target paths/],
-  ['edit under denyPaths', () => edit('/ws/project/.git/config'), ['deny', 'deny', 'deny', 'deny'], /under denied path \/ws\/project\/\.git/],
+  [
+    'edit under denyPaths',
+    () => edit('/ws/project/.git/config'),
+    ['deny', 'deny', 'deny', 'deny'],
+    /under denied path \/ws\/project\/\.git/,
+  ],
   ['edit under denyPaths outside the boundary', () => edit('/etc/hosts'), ['deny', 'deny', 'deny', 'deny'], /under denied path \/etc/],
   ['command on the deny list', () => exec('git push origin main'), ['deny', 'deny', 'deny', 'deny'], /matches deny entry 'git push'/],
-  ['command on the allow list', () => exec('npm test -- -t x'), ['allow', 'allow', 'allow', 'allow'], /command 'npm test -- -t x' is on the allowlist/],
-  ['command on neither list', () => exec('make build'), [E, E, E, 'allow'], /'make build' is not on the allowlist|allowed at autonomy high/],
-  ['allowlisted command writing outside', () => exec('git status > /tmp/out'), [E, E, E, 'allow'], /redirects output outside|autonomy high/],
-  ['allowlisted command writing under denyPaths', () => exec('git status > /etc/motd'), ['deny', 'deny', 'deny', 'deny'], /writes \/etc\/motd, under denied path \/etc/],
+  [
+    'command on the allow list',
+    () => exec('npm test -- -t x'),
+    ['allow', 'allow', 'allow', 'allow'],
+    /command 'npm test -- -t x' is on the allowlist/,
+  ],
+  [
+    'command on neither list',
+    () => exec('make build'),
+    [E, E, E, 'allow'],
+    /'make build' is not on the allowlist|allowed at autonomy high/,
+  ],
+  [
+    'allowlisted command writing outside',
+    () => exec('git status > /tmp/out'),
+    [E, E, E, 'allow'],
+    /redirects output outside|autonomy high/,
+  ],
+  [
+    'allowlisted command writing under denyPaths',
+    () => exec('git status > /etc/motd'),
+    ['deny', 'deny', 'deny', 'deny'],
+    /writes \/etc\/motd, under denied path \/etc/,
+  ],
   ['execute without a command', () => tool({ kind: 'execute', name: 'Execute' }), [E, E, E, E], /names no command/],
   ['fetch', () => tool({ kind: 'fetch', name: 'FetchUrl' }), [E, E, E, 'allow'], /FetchUrl \(fetch\)/],
   ['other', () => tool({ kind: 'other', name: 'mcp__db__query' }), [E, E, E, E], /mcp__db__query is a tool the policy has no rule for/],
   ['unknown kind', () => tool({ kind: 'teleport', name: 'Beam' }), [E, E, E, E], /Beam has an unknown kind 'teleport'/],
-  ['other kind touching denyPaths', () => tool({ kind: 'other', name: 'Writer', paths: ['/etc/x'] }), ['deny', 'deny', 'deny', 'deny'], /under denied path/],
+  [
+    'other kind touching denyPaths',
+    () => tool({ kind: 'other', name: 'Writer', paths: ['/etc/x'] }),
+    ['deny', 'deny', 'deny', 'deny'],
+    /under denied path/,
+  ],
 ];
 
 const LEVELS = ['off', 'low', 'medium', 'high'] as const;

@@ -13,9 +13,12 @@ const SEPARATORS = [' && ', ' || ', '; ', ' | ', '\n', ' & ', ' $(', ' `'];
 const LEVELS = ['off', 'low', 'medium', 'high'] as const;
 
 const phrase = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 }).map((w) => w.join(' '));
-const command = fc
-  .array(fc.tuple(phrase, fc.constantFrom(...OPERATORS)), { minLength: 1, maxLength: 3 })
-  .map((parts) => parts.map(([p, op]) => p + op).join('').trim());
+const command = fc.array(fc.tuple(phrase, fc.constantFrom(...OPERATORS)), { minLength: 1, maxLength: 3 }).map((parts) =>
+  parts
+    .map(([p, op]) => p + op)
+    .join('')
+    .trim(),
+);
 const absolutePath = fc
   .tuple(fc.constantFrom('/ws/project', '/ws/project-b', '/etc', '/data', '/'), fc.constantFrom('', '/a', '/b/c', '/../d'))
   .map(([root, rest]) => root + rest);
@@ -55,8 +58,15 @@ describe('policy properties', () => {
   it('never allows a tool whose command matches a deny prefix, whatever else holds', () => {
     fc.assert(
       fc.property(
-        policy, phrase, fc.string({ maxLength: 12 }).map((s) => s.replace(/\s/g, '')), command, fc.constantFrom(...SEPARATORS),
-        fc.boolean(), fc.array(askedTool, { maxLength: 3 }), fc.constantFrom(...LEVELS), fc.array(fc.boolean(), { maxLength: 4 }),
+        policy,
+        phrase,
+        fc.string({ maxLength: 12 }).map((s) => s.replace(/\s/g, '')),
+        command,
+        fc.constantFrom(...SEPARATORS),
+        fc.boolean(),
+        fc.array(askedTool, { maxLength: 3 }),
+        fc.constantFrom(...LEVELS),
+        fc.array(fc.boolean(), { maxLength: 4 }),
         (base, denied, suffix, other, operator, denyFirst, others, autonomy, picks) => {
           const core = suffix === '' ? denied : `${denied} ${suffix}`;
           const cmd = denyFirst ? `${core}${operator}${other}` : `${other}${operator}${core}`;
@@ -80,8 +90,12 @@ describe('policy properties', () => {
   it('never turns an allow into a deny or an escalation when autonomy rises', () => {
     fc.assert(
       fc.property(
-        policy, fc.array(askedTool, { minLength: 1, maxLength: 4 }), fc.constantFrom<'tool' | 'question'>('tool', 'question'),
-        fc.array(fc.boolean(), { maxLength: 4 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }),
+        policy,
+        fc.array(askedTool, { minLength: 1, maxLength: 4 }),
+        fc.constantFrom<'tool' | 'question'>('tool', 'question'),
+        fc.array(fc.boolean(), { maxLength: 4 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 0, max: 3 }),
         (base, tools, kindOfAsk, picks, a, b) => {
           const [lower, higher] = a <= b ? [LEVELS[a]!, LEVELS[b]!] : [LEVELS[b]!, LEVELS[a]!];
           const keys = remembered(tools, picks);

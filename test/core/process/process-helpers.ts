@@ -13,7 +13,10 @@ export function fixture(name: string): string {
 }
 
 /** Options for spawnChild running a fixture script with this Node binary and a minimal env. */
-export function nodeFixture(name: string, args: string[] = []): { command: string; args: string[]; cwd: string; env: Record<string, string> } {
+export function nodeFixture(
+  name: string,
+  args: string[] = [],
+): { command: string; args: string[]; cwd: string; env: Record<string, string> } {
   return { command: process.execPath, args: [fixture(name), ...args], cwd: FIXTURES, env: { PATH: process.env.PATH ?? '' } };
 }
 

@@ -72,7 +72,11 @@ describe('Connection.request', () => {
     const { connection, peer } = await createConnectionWithRawPeer();
     const pending = connection.requestRaw('test.fail', {});
     await peer.waitFor((frame) => frame.id === 'c1');
-    await peer.transport.send({ jsonrpc: '2.0', id: 'c1', error: { code: -32602, message: 'params.cwd: Required', data: { field: 'cwd' } } });
+    await peer.transport.send({
+      jsonrpc: '2.0',
+      id: 'c1',
+      error: { code: -32602, message: 'params.cwd: Required', data: { field: 'cwd' } },
+    });
     const error = await rejectionOf(pending);
     expect(error.code).toBe('peer_error');
     expect(error.data).toEqual({ method: 'test.fail', code: -32602, message: 'params.cwd: Required', data: { field: 'cwd' } });

@@ -79,7 +79,9 @@ describe('SessionRunner.renameNative', () => {
     const rt = await runtimeWith(undefined);
     const runner = await SessionRunner.create(rt, { workspace: '/w', autonomy: 'low' });
     expect(await runner.renameNative('My title')).toBe(false);
-    expect(await logsOf(rt, runner.id)).toEqual([expect.objectContaining({ level: 'info', message: 'native rename skipped: the stub adapter cannot rename its sessions' })]);
+    expect(await logsOf(rt, runner.id)).toEqual([
+      expect.objectContaining({ level: 'info', message: 'native rename skipped: the stub adapter cannot rename its sessions' }),
+    ]);
     await runner.close();
   });
 
@@ -109,7 +111,9 @@ describe('SessionRunner.renameNative', () => {
     const runner = await SessionRunner.create(rt, { workspace: '/w', autonomy: 'low' });
     expect(await runner.renameNative('My title', { timeoutMs: 20 })).toBe(false);
     expect(seen?.aborted).toBe(true);
-    expect(await logsOf(rt, runner.id)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringContaining('(request_timeout)') })]);
+    expect(await logsOf(rt, runner.id)).toEqual([
+      expect.objectContaining({ level: 'warn', message: expect.stringContaining('(request_timeout)') }),
+    ]);
     await runner.close();
   });
 

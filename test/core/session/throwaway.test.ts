@@ -34,7 +34,7 @@ describe('withThrowawaySandbox', () => {
     await expect(access(dirname(workdir))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('passes the body\'s error through unchanged and still cleans up', async () => {
+  it("passes the body's error through unchanged and still cleans up", async () => {
     let pid: number | undefined;
     let workdir = '';
     const failure = new Error('body failed');
@@ -48,7 +48,7 @@ describe('withThrowawaySandbox', () => {
     await expect(access(dirname(workdir))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('registers the given secrets and every launch\'s secrets with its redactor', async () => {
+  it("registers the given secrets and every launch's secrets with its redactor", async () => {
     const redacted = await withThrowawaySandbox({ purpose: 'test', secrets: ['sk-given-1234'] }, async (sandbox) => {
       await sandbox.launch({ command: process.execPath, args: [ECHO], cwd: sandbox.workdir, env: {}, secrets: ['sk-launch-5678'] }, []);
       return sandbox.redactor.redact('a sk-given-1234 b sk-launch-5678 c');

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OneWorksError } from '../../../core/errors.js';
-import {
-  MAX_REPORTED_LINE_CHARS,
-  NdjsonCodec,
-  serializeMessage,
-  type CodecResult,
-} from '../../../core/transport/ndjson-codec.js';
+import { MAX_REPORTED_LINE_CHARS, NdjsonCodec, serializeMessage, type CodecResult } from '../../../core/transport/ndjson-codec.js';
 
 // Reads everything the codec has ready.
 function drain(codec: NdjsonCodec): CodecResult[] {
