@@ -10,6 +10,7 @@ import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
 
 /** The one place where adapters are wired into the runtime: a plain map. */
+// biome-ignore lint/suspicious/noExplicitAny: adapters of different config types share one map; each parses its own block
 export const ADAPTERS: Record<string, Adapter<any>> = {
   droid: droidAdapter,
 };
@@ -36,6 +37,7 @@ export interface CliContext {
   out: Output;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  // biome-ignore lint/suspicious/noExplicitAny: see ADAPTERS
   adapter(name: string): Adapter<any>;
   adapterConfig(name: string): unknown;
   lockEntries(name: string): Promise<Map<string, { protocolVersion: string; apiVersion: string; integrity?: string }>>;

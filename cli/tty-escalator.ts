@@ -100,7 +100,7 @@ async function askQuestions(ask: PermissionAsk, reader: LineReader, write: (text
   for (const [position, question] of questions.entries()) {
     const of = questions.length > 1 ? ` (${position + 1} of ${questions.length})` : '';
     const lines = [`\n[one-works] question from the agent${of}${question.topic ? ` — ${question.topic}` : ''}`, `  ${question.question}`];
-    question.options.forEach((option, i) => lines.push(`    ${i + 1}) ${option}`));
+    for (const [i, option] of question.options.entries()) lines.push(`    ${i + 1}) ${option}`);
     const how =
       question.options.length === 0
         ? 'type your answer'

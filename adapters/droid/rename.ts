@@ -23,7 +23,7 @@ export interface RenameContext {
  * `peer_error` when droid answers without `success: true`.
  */
 export async function renameDroidSession(conn: Connection | undefined, title: string, ctx: RenameContext): Promise<void> {
-  if (!conn || conn.state !== 'open') {
+  if (conn?.state !== 'open') {
     throw new OneWorksError(
       ERROR_CODES.CONNECTION_CLOSED,
       'cannot rename the droid session: no droid process is running for it (run a turn first)',

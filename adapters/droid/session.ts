@@ -76,7 +76,7 @@ export class DroidSession implements AdapterSession {
 
   async interrupt(): Promise<void> {
     const conn = this.#conn;
-    if (!conn || conn.state !== 'open') return;
+    if (conn?.state !== 'open') return;
     await conn.request(InterruptSession, {}, { timeoutMs: this.#config.interruptGraceMs });
   }
 

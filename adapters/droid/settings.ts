@@ -158,7 +158,7 @@ function skillFiles(dir: string, index: number): SeedFile[] {
   const fail = (problem: string, cause?: unknown): never => {
     throw new OneWorksError('config_invalid', `skill directory ${where} ${problem}`, { data: { path: dir }, ...(cause ? { cause } : {}) });
   };
-  let top;
+  let top: ReturnType<typeof lstatSync>;
   try {
     top = lstatSync(dir);
   } catch (error) {

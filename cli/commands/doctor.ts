@@ -35,7 +35,7 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
   for (const name of Object.keys(ctx.config.adapters)) {
     const config = ctx.adapterConfig(name);
     const adapter = ctx.adapter(name);
-    let cli;
+    let cli: Awaited<ReturnType<typeof adapter.prepare>>;
     try {
       cli = await adapter.prepare(config, {
         services: ctx.services,

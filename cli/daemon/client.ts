@@ -204,7 +204,10 @@ class SocketClient implements OrchestratorClient {
 
   async subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>> {
     let set = this.#listeners.get(sessionId);
-    if (!set) this.#listeners.set(sessionId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(sessionId, set);
+    }
     set.add(listener);
     try {
       await this.#call('events.subscribe', { sessionId });

@@ -41,14 +41,12 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     if (!cli) {
       const adapterConfig = block(adapterName);
       cli = (async () =>
-        ctx
-          .adapter(adapterName)
-          .prepare(adapterConfig, {
-            services: ctx.services,
-            cacheDir: ctx.cacheDir,
-            lock: await ctx.lockEntries(adapterName),
-            onProgress: () => undefined,
-          }))();
+        ctx.adapter(adapterName).prepare(adapterConfig, {
+          services: ctx.services,
+          cacheDir: ctx.cacheDir,
+          lock: await ctx.lockEntries(adapterName),
+          onProgress: () => undefined,
+        }))();
       prepared.set(adapterName, cli);
       cli.catch(() => prepared.delete(adapterName));
     }

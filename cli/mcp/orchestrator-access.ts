@@ -31,7 +31,8 @@ export function createSharedOrchestrator(connect: () => Promise<ClosableOrchestr
   // The shared connection, made now when there is none; a failed connect is forgotten.
   const connected = async (): Promise<{ pending: Promise<ClosableOrchestrator>; client: ClosableOrchestrator; fresh: boolean }> => {
     const fresh = current === undefined;
-    const pending = (current ??= connect());
+    current ??= connect();
+    const pending = current;
     try {
       return { pending, client: await pending, fresh };
     } catch (error) {

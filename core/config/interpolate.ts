@@ -54,7 +54,7 @@ export function interpolateDocument(doc: Document, env: ConfigEnv): Interpolatio
         visit(pair.value, [...path, String(key)]);
       }
     } else if (isSeq(node)) {
-      node.items.forEach((item, index) => visit(item, [...path, index]));
+      for (const [index, item] of node.items.entries()) visit(item, [...path, index]);
     } else if (isScalar(node) && typeof node.value === 'string') {
       const result = interpolate(node.value, env);
       if (result.ok) node.value = result.value;

@@ -50,9 +50,9 @@ export async function acceptTurn(
   const reserved = options.reserve?.({ sessionId: slot.id, runId: turn.runId });
   turn.recorded = slot.book.update((current) => ({ ...current, runs: [...current.runs, queued] }), reserved);
   slot.book.emit({ type: 'turn.queued', key: `turn:${turn.runId}:queued`, runId: turn.runId, prompt });
-  options.notes.forEach((note, index) =>
-    slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` }),
-  );
+  for (const [index, note] of options.notes.entries()) {
+    slot.book.emit({ type: 'log', key: `turn:${turn.runId}:note:${index}`, level: 'warn', message: `note: ${note}` });
+  }
   try {
     await turn.recorded;
   } catch (error) {

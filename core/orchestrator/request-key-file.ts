@@ -23,7 +23,10 @@ export function requestKeyFile(stateDir: string): RequestKeyPersistence {
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return (claims = {});
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        claims = {};
+        return claims;
+      }
       throw error;
     }
     let parsed: unknown;
@@ -33,7 +36,8 @@ export function requestKeyFile(stateDir: string): RequestKeyPersistence {
       throw corrupt(file, error);
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw corrupt(file);
-    return (claims = parsed as Record<string, unknown>);
+    claims = parsed as Record<string, unknown>;
+    return claims;
   };
 
   // Every change rewrites the whole file, one at a time.

@@ -70,7 +70,7 @@ export function recentEvents(
   for (; index >= 0 && kept.length < bounds.maxEvents; index--) {
     const event = log[index]!;
     if (event.type.endsWith('.delta')) continue;
-    const fitted = fit(prepare(event), bounds.maxBytes - bytes);
+    const fitted = fitEvent(prepare(event), bounds.maxBytes - bytes);
     if (!fitted) break;
     bytes += fitted.size;
     kept.push(fitted.event);
@@ -80,7 +80,7 @@ export function recentEvents(
 }
 
 // The event with its strings cut to the largest cap that makes it fit `room` bytes of JSON.
-function fit(event: RuntimeEvent, room: number): { event: RuntimeEvent; size: number } | undefined {
+function fitEvent(event: RuntimeEvent, room: number): { event: RuntimeEvent; size: number } | undefined {
   for (const cap of STRING_CAPS) {
     const capped = mapStrings(event, (text) => cutText(text, cap));
     const size = Buffer.byteLength(JSON.stringify(capped), 'utf8');

@@ -58,7 +58,10 @@ export class EventSink {
   #emitDelta(draft: Extract<EventDraft, { type: 'assistant.delta' }>): RuntimeEvent | undefined {
     const streamKey = `${draft.messageId}:${draft.thinking === true}`;
     let stream = this.#deltaStreams.get(streamKey);
-    if (!stream) this.#deltaStreams.set(streamKey, (stream = this.#redactor.stream()));
+    if (!stream) {
+      stream = this.#redactor.stream();
+      this.#deltaStreams.set(streamKey, stream);
+    }
     const text = stream.push(draft.text);
     return text ? this.#record({ ...draft, text }, true) : undefined;
   }

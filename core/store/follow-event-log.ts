@@ -53,7 +53,7 @@ export async function* followEventLog(
 
 // Bytes from `offset` to the end (bounded), plus the file size; a missing file reads as empty.
 async function readFrom(file: string, offset: number, limit: number): Promise<{ bytes: Buffer; size: number }> {
-  let handle;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(file, 'r');
   } catch (error) {

@@ -70,11 +70,14 @@ describe('one-works config check with secrets', { timeout: CLI_TEST_TIMEOUT_MS }
     expectNoSecret(result.stdout + result.stderr);
     const lines = result.stdout.split('\n').filter((line) => line !== '');
     expect(lines).toHaveLength(1);
-    const parsed = JSON.parse(lines[0]!) as { path: string; config: { adapters: { droid: Record<string, any> } } };
+    const parsed = JSON.parse(lines[0]!) as {
+      path: string;
+      config: { adapters: { droid: { customModels: { apiKey: string; extraHeaders?: unknown }[]; credentials: unknown; cli: unknown } } };
+    };
     expect(parsed.path).toBe(box.configPath);
     const droid = parsed.config.adapters.droid;
-    expect(droid.customModels.map((m: { apiKey: string }) => m.apiKey)).toEqual(['***', '***']);
-    expect(droid.customModels[0].extraHeaders).toEqual({ 'X-Team': '***' });
+    expect(droid.customModels.map((m) => m.apiKey)).toEqual(['***', '***']);
+    expect(droid.customModels[0]!.extraHeaders).toEqual({ 'X-Team': '***' });
     expect(droid.credentials).toEqual({ FACTORY_API_KEY: '***', FACTORY_TOKEN: '***' });
     expect(droid.cli).toEqual({ source: 'managed', version: '0.225.2', range: '>=0.225.0 <0.226.0' });
   });

@@ -25,7 +25,10 @@ function slowCancel(orchestrator: Orchestrator): Orchestrator {
   return new Proxy(orchestrator, {
     get(target, property, receiver) {
       if (property === 'cancel')
-        return async (...args: Parameters<Orchestrator['cancel']>) => (await sleep(SLOW_MS), target.cancel(...args));
+        return async (...args: Parameters<Orchestrator['cancel']>) => {
+          await sleep(SLOW_MS);
+          return target.cancel(...args);
+        };
       const value: unknown = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -35,7 +38,13 @@ function slowCancel(orchestrator: Orchestrator): Orchestrator {
 describe('control client deadlines', () => {
   it('gives create, send, models and cancel their own deadlines: work longer than the default deadline still answers', async () => {
     const h = await harnesses({
-      deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => (await sleep(SLOW_MS), CATALOG) },
+      deps: {
+        defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
+        modelsFor: async () => {
+          await sleep(SLOW_MS);
+          return CATALOG;
+        },
+      },
     });
     const server = await startOrchestratorServer({
       orchestrator: slowCancel(h.orchestrator),

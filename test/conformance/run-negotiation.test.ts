@@ -45,7 +45,7 @@ describe('protocol negotiation with the real droid', () => {
         }),
         { workspace: rig.workspace, model: SCRIPTED_MODEL_ID, autonomy: 'low' },
       );
-      let outcome;
+      let outcome: Awaited<ReturnType<typeof runner.runTurn>>;
       try {
         outcome = await runner.runTurn('this prompt must never reach droid');
       } finally {

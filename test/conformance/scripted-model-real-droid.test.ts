@@ -107,7 +107,7 @@ describe('real droid against the scripted model', () => {
 
     const asks = turn.frames.filter((frame) => frame.type === 'request' && frame.method === 'droid.request_permission');
     expect(asks).toHaveLength(1);
-    const toolUse = (asks[0]?.params as { toolUses: { toolUse: { name: string; input: { command: string } } }[] }).toolUses[0]?.toolUse;
+    const toolUse = (asks[0]!.params as { toolUses: { toolUse: { name: string; input: { command: string } } }[] }).toolUses[0]?.toolUse;
     expect(toolUse).toMatchObject({ name: 'Execute', input: { command: 'echo hi > out.txt' } });
     expect(notifications(turn.frames, 'permission_resolved')[0]).toMatchObject({ selectedOption: 'proceed_once' });
     expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('hi\n');

@@ -148,8 +148,14 @@ export class RawDroidClient {
       }, timeoutMs);
       const waiter: Waiter = {
         predicate,
-        resolve: (frame) => (clearTimeout(timer), resolve(frame)),
-        reject: (error) => (clearTimeout(timer), reject(error)),
+        resolve: (frame) => {
+          clearTimeout(timer);
+          resolve(frame);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       };
       this.#waiters.add(waiter);
     });
