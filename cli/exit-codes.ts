@@ -24,6 +24,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   config_not_found: EXIT.usage,
   lock_invalid: EXIT.usage,
   usage: EXIT.usage,
+  import_refused: EXIT.usage,
   model_unavailable: EXIT.usage,
   effort_unsupported: EXIT.usage,
   effort_required: EXIT.usage,

@@ -245,6 +245,42 @@ export interface CatalogProvider<Config = unknown> {
   list(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string, request: CatalogRequest): Promise<Catalog>;
 }
 
+/**
+ * A session an adapter read from its CLI's own records (external import, read-only). The
+ * history is projected into events keyed by native id and position, so importing the same
+ * records again adds only what is new.
+ */
+export interface ImportedSession {
+  nativeSessionId: string;
+  /** The working directory the CLI recorded for the session (absolute, as recorded). */
+  workspace: string;
+  title?: string | undefined;
+  /** `sub-session`: started by another session's tool call; `fork`: forked or compacted from another. */
+  kind: 'top-level' | 'sub-session' | 'fork';
+  /** The native id of the session this one was started by or forked from. */
+  parentNativeSessionId?: string | undefined;
+  /** Members of the records that One Works does not map, kept rather than dropped. */
+  nativeDetails: Record<string, unknown>;
+  events: EventDraft[];
+  /** Files a new session HOME needs for the CLI to resume this session (paths relative to HOME). */
+  homeFiles: SeedFile[];
+}
+
+/** How an adapter reads its CLI's own session records (`one-works import <adapter>`). */
+export interface SessionImporter {
+  /** Where the CLI keeps its session records below a user's HOME. */
+  defaultRoot(home: string): string;
+  /** True for the files below the root that are session records; nothing else is ever read. */
+  isRecordFile(relativePath: string): boolean;
+  /** True when a record file (relative to the root) belongs to one of these absolute project paths. */
+  inProject(relativePath: string, projects: readonly string[]): boolean;
+  /**
+   * Parses one record file, all or nothing: a malformed or contradictory file throws a
+   * OneWorksError `import_refused` whose message names the file and the line. Pure: no I/O.
+   */
+  parse(content: string, sourcePath: string): ImportedSession;
+}
+
 /** An adapter: a name, a zod schema for its YAML block, and the two operations. */
 export interface Adapter<Config = unknown> {
   readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
@@ -260,4 +296,6 @@ export interface Adapter<Config = unknown> {
   probe?(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult>;
   /** Lists models and tools (`one-works models`, `one-works tools`, model validation before a turn). */
   readonly catalog?: CatalogProvider<Config>;
+  /** Reads the CLI's own session records for `one-works import`; absent when it has none to read. */
+  readonly importer?: SessionImporter;
 }

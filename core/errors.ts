@@ -57,6 +57,8 @@ export const ERROR_CODES = {
   WORKSPACE_NOT_APPROVED: 'workspace_not_approved',
   /** Another process owns the state directory. */
   STATE_LOCKED: 'state_locked',
+  /** A file to import was refused (malformed, contradictory, oversized, a link, outside the root); nothing of it was recorded. */
+  IMPORT_REFUSED: 'import_refused',
   /** A state file is malformed; One Works refuses to rewrite it. */
   STATE_CORRUPT: 'state_corrupt',
   /** The running orchestrator was started with a different config or environment than this command; restart it. */

@@ -1,5 +1,6 @@
 import { ADAPTER_CONTRACT_VERSION, type Adapter } from '../../core/adapter.js';
 import { droidCatalog } from './catalog.js';
+import { droidImporter } from './import/index.js';
 import { resolveDroidCli } from './cli-source.js';
 import { DroidConfigSchema, type DroidConfig } from './config.js';
 
@@ -41,6 +42,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
     })),
   ],
   catalog: droidCatalog,
+  importer: droidImporter,
 };
 
 export { DroidConfigSchema } from './config.js';

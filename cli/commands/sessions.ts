@@ -93,6 +93,8 @@ interface ListRow {
   /** Turns waiting for admission (0 without a running orchestrator: nothing can be queued then). */
   queueDepth: number;
   title: string | null;
+  /** The agent CLI record file the session was imported from, or null. */
+  importedFrom: string | null;
   runs: number;
   lastRun: { id: string; status: string; reason: string | null } | null;
   updatedAt: string;
@@ -110,6 +112,7 @@ function listRow(r: SessionRecord, live: SessionSummary | undefined): ListRow {
     status: live?.state ?? r.status,
     queueDepth: live?.queueDepth ?? 0,
     title: r.title ?? null,
+    importedFrom: r.imported?.source ?? null,
     runs: r.runs.length,
     lastRun: latest ?? (last ? { id: last.id, status: last.status, reason: last.reason ?? null } : null),
     updatedAt: r.updatedAt,
@@ -120,7 +123,7 @@ function rowLine(row: ListRow): string {
   const last = row.lastRun;
   const run = last ? `${last.id} ${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
   const state = row.status === 'needs_attention' ? 'needs attention' : row.status;
-  return `${row.id}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}`;
+  return `${row.id}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${row.importedFrom ? '  [imported]' : ''}`;
 }
 
 function showText(r: SessionRecord, dir: string): string {
@@ -130,6 +133,7 @@ function showText(r: SessionRecord, dir: string): string {
     `  state:     ${r.status}${r.attention?.length ? ` — ${r.attention.join('; ')}` : ''}`,
     `  created:   ${r.createdAt}`,
     ...(r.title ? [`  title:     ${r.title}`] : []),
+    ...(r.imported ? [`  imported:  from ${r.imported.source} (${r.imported.kind}, ${r.imported.importedAt})`] : []),
     `  record:    ${dir}/session.json`,
     `  events:    ${dir}/events.jsonl`,
     `  runs:`,

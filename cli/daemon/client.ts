@@ -5,6 +5,8 @@ import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.j
 import type { CatalogModel } from '../../core/catalog/index.js';
 import type {
   CreateSessionRequest,
+  ImportSessionRequest,
+  ImportSessionResult,
   OrchestratorApi,
   OrchestratorInfo,
   ReadSessionRequest,
@@ -192,6 +194,10 @@ class SocketClient implements OrchestratorClient {
 
   models(adapter: string): Promise<CatalogModel[]> {
     return this.#call('models', { adapter }, CONTROL_DEADLINES_MS.models) as Promise<CatalogModel[]>;
+  }
+
+  importSession(request: ImportSessionRequest): Promise<ImportSessionResult> {
+    return this.#call('importSession', request, CONTROL_DEADLINES_MS.accept) as Promise<ImportSessionResult>;
   }
 
   wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {

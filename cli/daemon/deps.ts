@@ -71,6 +71,10 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       return { model: cfg.model, effort: cfg.effort, autonomy: cfg.autonomy };
     },
     adapterNames: () => Object.keys(ctx.config.adapters),
+    importerFor: (adapterName) => {
+      block(adapterName);
+      return ctx.adapter(adapterName).importer;
+    },
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
     modelsFor: async (adapterName) => {
       const adapter = ctx.adapter(adapterName);

@@ -9,6 +9,7 @@ import {
   CancelParamsSchema,
   CreateSessionParamsSchema,
   EVENT_NOTIFICATION,
+  ImportSessionParamsSchema,
   MAX_WAIT_MS,
   ReadSessionParamsSchema,
   SendMessageParamsSchema,
@@ -122,6 +123,7 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   handle('usage', (p) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
   handle('info', () => orchestrator.info());
   handle('models', (p) => orchestrator.models(parseParams(AdapterParamsSchema, p).adapter));
+  handle('importSession', (p) => orchestrator.importSession(parseParams(ImportSessionParamsSchema, p)));
   handle('wait', (p) => {
     const { sessionIds, timeoutMs } = parseParams(WaitParamsSchema, p);
     return orchestrator.wait(sessionIds, Math.min(timeoutMs, MAX_WAIT_MS));

@@ -34,6 +34,7 @@ export const SessionSummaryOutSchema = z.object({
   title: z.string().optional(),
   labels: z.array(z.string()).optional(),
   archived: z.boolean().optional(),
+  imported: z.boolean().optional().describe("true for a session read from an agent CLI's own records by `one-works import`"),
   createdAt: z.string(),
   updatedAt: z.string(),
   state: SessionStatusSchema.describe('working: a turn is live; every other state is settled'),

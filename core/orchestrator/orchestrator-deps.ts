@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Autonomy } from '../adapter.js';
+import type { Autonomy, SessionImporter } from '../adapter.js';
 import type { CatalogModel } from '../catalog/index.js';
 import type { SessionRuntime } from '../session/index.js';
 import type { SessionRecord, Store } from '../store/index.js';
@@ -55,6 +55,8 @@ export interface OrchestratorDeps {
    * replaces its `store` and sets `runTimeoutMs` and `interruptGraceMs` from `limits`.
    */
   runtimeFor(adapter: string, session: SessionRecord): Promise<SessionRuntime>;
+  /** The adapter's reader of its CLI's own session records, for `importSession`; undefined when it has none. */
+  importerFor?(adapter: string): SessionImporter | undefined;
   /** Secrets redacted from queued prompts and the orchestrator's own events. */
   secrets?: readonly string[] | undefined;
 }

@@ -23,10 +23,13 @@ import { catalogModels, listSummaries, orchestratorInfo, readSessionDetail, sess
 import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
+import { importSession } from './import-session.js';
 import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
 import type {
   CreateSessionRequest,
   EffectiveSettings,
+  ImportSessionRequest,
+  ImportSessionResult,
   OrchestratorApi,
   OrchestratorInfo,
   ReadSessionRequest,
@@ -128,6 +131,8 @@ class InProcessOrchestrator implements Orchestrator {
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
     this.#assertOpen();
     const slot = await this.#slot(request.sessionId);
+    // An imported session's workspace was recorded by the agent CLI, not approved by One Works.
+    if (slot.book.record.imported) await checkApproved(slot.book.record.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
     const { requestKey, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'send', ...args }, async (reserve) => {
       const adapter = slot.book.record.adapter;
@@ -213,6 +218,11 @@ class InProcessOrchestrator implements Orchestrator {
 
   async models(adapter: string): Promise<CatalogModel[]> {
     return catalogModels(this.#deps, adapter);
+  }
+
+  async importSession(request: ImportSessionRequest): Promise<ImportSessionResult> {
+    this.#assertOpen();
+    return importSession(this.#ctx, request);
   }
 
   async shutdown(): Promise<void> {

@@ -25,6 +25,7 @@ export function summarize(record: SessionRecord, activity: SessionActivity): Ses
     ...(record.title ? { title: record.title } : {}),
     ...(record.labels?.length ? { labels: [...record.labels] } : {}),
     ...(record.archived ? { archived: true } : {}),
+    ...(record.imported ? { imported: true } : {}),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     state: busy ? 'working' : record.status === 'working' ? 'idle' : record.status,

@@ -105,6 +105,8 @@ export interface SessionSummary {
   title?: string | undefined;
   labels?: string[] | undefined;
   archived?: boolean | undefined;
+  /** Read from an agent CLI's own records by `one-works import`. */
+  imported?: boolean | undefined;
   createdAt: string;
   updatedAt: string;
   /** working: a live turn; idle: nothing live or queued; needs_attention / failed: see `attention`. */
@@ -120,6 +122,21 @@ export interface WaitResult {
   /** Sessions still working when the timeout expired (a timeout is not a failure). */
   pending: SessionSummary[];
   timedOut: boolean;
+}
+
+/** One record file of an agent CLI to import (`one-works import`), read by the client. */
+export interface ImportSessionRequest {
+  adapter: string;
+  /** The file's canonical path (recorded as the source; never opened by the orchestrator). */
+  sourcePath: string;
+  content: string;
+}
+
+export interface ImportSessionResult {
+  sessionId: string;
+  /** imported: a new session; updated: new history added to an earlier import; unchanged: nothing new. */
+  status: 'imported' | 'updated' | 'unchanged';
+  addedEvents: number;
 }
 
 /** The orchestrator, as its clients see it. Errors are OneWorksErrors with stable codes. */
@@ -153,4 +170,6 @@ export interface OrchestratorApi {
   info(): Promise<OrchestratorInfo>;
   /** The live catalog's models of an adapter (TTL-cached), as acceptance checks them. */
   models(adapter: string): Promise<CatalogModel[]>;
+  /** Imports one of an agent CLI's own session record files (all or nothing; `import_refused`). */
+  importSession(request: ImportSessionRequest): Promise<ImportSessionResult>;
 }

@@ -61,6 +61,18 @@ export const SessionRecordSchema = z.strictObject({
    * merged over the YAML policy by every process that runs the session's turns.
    */
   policy: PermissionPolicySchema.optional(),
+  /** Set on sessions read from an agent CLI's own records by `one-works import` (read-only source). */
+  imported: z
+    .strictObject({
+      /** The record file it was read from (never written to). */
+      source: z.string().min(1),
+      importedAt: IsoTimeSchema,
+      kind: z.enum(['top-level', 'sub-session', 'fork']),
+      parentNativeSessionId: z.string().optional(),
+      /** Members of the native records that One Works does not map, kept as they were. */
+      nativeDetails: z.record(z.string(), z.unknown()),
+    })
+    .optional(),
   runs: z.array(RunRecordSchema),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
