@@ -5,6 +5,7 @@ import { registerAdapterCommands } from './commands/adapters.js';
 import { registerCatalogCommands } from './commands/catalog.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
+import { registerForkCommand } from './commands/fork.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerMcpCommand } from './commands/mcp.js';
 import { registerRunCommands } from './commands/run.js';
@@ -63,6 +64,7 @@ export async function main(argv: string[]): Promise<number> {
   registerServeCommands(program, run);
   registerMcpCommand(program, run);
   registerImportCommand(program, run);
+  registerForkCommand(program, run);
 
   const removeShutdownHandlers = installShutdownHandlers();
   try {

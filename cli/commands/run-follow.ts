@@ -1,5 +1,5 @@
 import type { TurnOutcome } from '../../core/events/index.js';
-import type { CreateSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
+import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
 import type { FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import type { OrchestratorClient } from '../daemon/client.js';
@@ -11,7 +11,10 @@ import { createTtyEscalator } from '../tty-escalator.js';
 import { TurnFeed } from '../turn-feed.js';
 
 /** The turn `run` (a new session) or `send` (one more turn) submits. */
-export type TurnTarget = { kind: 'new'; request: CreateSessionRequest } | { kind: 'resume'; request: SendMessageRequest };
+export type TurnTarget =
+  | { kind: 'new'; request: CreateSessionRequest }
+  | { kind: 'fork'; request: ForkSessionRequest }
+  | { kind: 'resume'; request: SendMessageRequest };
 
 /**
  * Submits one turn to the orchestrator and follows it like an in-process run: its live view
@@ -74,7 +77,7 @@ export async function followTurn(
       feed.start(handle.runId, undefined, { queued: handle.state === 'queued' });
     } else {
       // The session exists only now; what it sent before the subscription comes from the log.
-      handle = await client.createSession(target.request);
+      handle = target.kind === 'fork' ? await client.forkSession(target.request) : await client.createSession(target.request);
       sessionId = handle.sessionId;
       await subscribe(handle.sessionId);
       feed.start(handle.runId, 1);

@@ -5,6 +5,7 @@ import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.j
 import type { CatalogModel } from '../../core/catalog/index.js';
 import type {
   CreateSessionRequest,
+  ForkSessionRequest,
   ImportSessionRequest,
   ImportSessionResult,
   OrchestratorApi,
@@ -194,6 +195,10 @@ class SocketClient implements OrchestratorClient {
 
   models(adapter: string): Promise<CatalogModel[]> {
     return this.#call('models', { adapter }, CONTROL_DEADLINES_MS.models) as Promise<CatalogModel[]>;
+  }
+
+  async forkSession(request: ForkSessionRequest): Promise<TurnHandle> {
+    return TurnHandleSchema.parse(await this.#call('forkSession', request, CONTROL_DEADLINES_MS.accept));
   }
 
   importSession(request: ImportSessionRequest): Promise<ImportSessionResult> {

@@ -9,6 +9,7 @@ import {
   CancelParamsSchema,
   CreateSessionParamsSchema,
   EVENT_NOTIFICATION,
+  ForkSessionParamsSchema,
   ImportSessionParamsSchema,
   MAX_WAIT_MS,
   ReadSessionParamsSchema,
@@ -123,6 +124,7 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   handle('usage', (p) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
   handle('info', () => orchestrator.info());
   handle('models', (p) => orchestrator.models(parseParams(AdapterParamsSchema, p).adapter));
+  handle('forkSession', (p) => orchestrator.forkSession(parseParams(ForkSessionParamsSchema, p)));
   handle('importSession', (p) => orchestrator.importSession(parseParams(ImportSessionParamsSchema, p)));
   handle('wait', (p) => {
     const { sessionIds, timeoutMs } = parseParams(WaitParamsSchema, p);

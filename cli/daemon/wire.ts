@@ -69,6 +69,14 @@ export const ReadSessionParamsSchema = z.strictObject({
 });
 export const UsageParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).optional() });
 export const AdapterParamsSchema = z.strictObject({ adapter: z.string().min(1) });
+export const ForkSessionParamsSchema = z.strictObject({
+  ...SettingsShape,
+  requestKey: RequestKey,
+  sessionId: SessionId,
+  runId: z.string().min(1).optional(),
+  prompt: z.string(),
+  title: z.string().optional(),
+});
 export const ImportSessionParamsSchema = z.strictObject({ adapter: z.string().min(1), sourcePath: z.string().min(1), content: z.string() });
 /** Handles are the orchestrator's own schema (core/orchestrator/turn-handle-schema.ts). */
 export { TurnHandleSchema } from '../../core/orchestrator/index.js';

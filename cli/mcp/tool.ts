@@ -7,7 +7,18 @@ import type { OrchestratorApi } from '../../core/orchestrator/index.js';
  */
 export type ToolOrchestrator = Pick<
   OrchestratorApi,
-  'createSession' | 'sendMessage' | 'cancel' | 'status' | 'list' | 'wait' | 'updateSession' | 'readSession' | 'usage' | 'info' | 'models'
+  | 'createSession'
+  | 'sendMessage'
+  | 'forkSession'
+  | 'cancel'
+  | 'status'
+  | 'list'
+  | 'wait'
+  | 'updateSession'
+  | 'readSession'
+  | 'usage'
+  | 'info'
+  | 'models'
 >;
 
 /** What a tool returns: the structured result (checked and stripped by its output schema) and a short text. */

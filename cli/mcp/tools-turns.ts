@@ -46,6 +46,25 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
     },
   }),
   defineTool({
+    name: 'fork_session',
+    description:
+      "Start a new session in the same workspace (same adapter, labels and session policy) whose first turn carries another session's history up to a run as a bounded, redacted transcript, followed by the prompt. No native fork of the agent is claimed and no worktree is made. Returns at once like create_session.",
+    input: z.strictObject({
+      requestKey: RequestKeyInput,
+      session: SessionIdInput,
+      runId: z.string().min(1).max(64).optional().describe('the last run whose history the fork carries (default: all of it)'),
+      prompt: PromptInput.optional(),
+      ...SettingsInput,
+      title: TitleInput.optional(),
+    }),
+    output: TurnHandleOutSchema,
+    readOnly: false,
+    async run(orchestrator, { session, prompt, ...rest }) {
+      const handle = await orchestrator.forkSession({ sessionId: session, prompt: prompt ?? '', ...rest });
+      return { result: handle, text: handleText(handle) };
+    },
+  }),
+  defineTool({
     name: 'wait_for_sessions',
     description: `Wait until none of the sessions is working (idle, needs_attention, failed and closed all count as settled), for at most ${MAX_WAIT_SECONDS} s a call. A timeout is not an error: timedOut is true and pending lists the sessions still working; call again to keep waiting. Many clients abandon a request after 60 s, so ask for 50 s or less.`,
     input: z.strictObject({

@@ -31,5 +31,8 @@ export function newSessionRecord(id: string, workspace: string, request: CreateS
     runs: [],
     pending: settings,
     ...(request.policy ? { policy: request.policy } : {}),
+    ...(request.forkOf
+      ? { forkedFrom: { sessionId: request.forkOf.sessionId, ...(request.forkOf.runId ? { runId: request.forkOf.runId } : {}) } }
+      : {}),
   };
 }

@@ -24,10 +24,12 @@ import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
 import { executeTurn } from './turn-execution.js';
 import { importSession } from './import-session.js';
+import { buildForkSeed } from './fork-seed.js';
 import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
 import type {
   CreateSessionRequest,
   EffectiveSettings,
+  ForkSessionRequest,
   ImportSessionRequest,
   ImportSessionResult,
   OrchestratorApi,
@@ -151,6 +153,36 @@ class InProcessOrchestrator implements Orchestrator {
         },
       );
       return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: request.interrupt === true, notes, reserve });
+    });
+  }
+
+  async forkSession(request: ForkSessionRequest): Promise<TurnHandle> {
+    this.#assertOpen();
+    const { record } = (await this.#slot(request.sessionId)).book;
+    const events = await this.#deps.store.readEvents(record.id);
+    const seed = buildForkSeed(record.id, events, new Set(record.runs.map((run) => run.id)), request.runId, request.prompt);
+    if (request.runId !== undefined && !seed.runs.includes(request.runId)) {
+      throw new OneWorksError(
+        ERROR_CODES.USAGE,
+        `session ${record.id} has no run ${request.runId} to fork from (runs: ${seed.runs.join(', ') || 'none'})`,
+        {
+          data: { sessionId: record.id, runId: request.runId },
+        },
+      );
+    }
+    const title = request.title ?? (record.title ? `fork of ${record.title}` : undefined);
+    return this.createSession({
+      adapter: record.adapter,
+      workspace: record.workspace,
+      prompt: this.#ctx.redactor.redact(seed.text),
+      model: request.model,
+      effort: request.effort,
+      autonomy: request.autonomy,
+      requestKey: request.requestKey,
+      ...(title ? { title } : {}),
+      ...(record.labels?.length ? { labels: record.labels } : {}),
+      ...(record.policy ? { policy: record.policy } : {}),
+      forkOf: { sessionId: record.id, ...(request.runId ? { runId: request.runId } : {}) },
     });
   }
 

@@ -32,6 +32,11 @@ export interface CreateSessionRequest extends TurnSettings {
   labels?: string[] | undefined;
   /** Additions to the adapter's permission policy for this session. */
   policy?: PermissionPolicy | undefined;
+  /**
+   * Fork: the new session's first turn carries this session's history (up to `runId`, default
+   * all) as a transcript before `prompt`. Same adapter and workspace as the source.
+   */
+  forkOf?: { sessionId: string; runId?: string | undefined } | undefined;
 }
 
 export interface SendMessageRequest extends TurnSettings {
@@ -40,6 +45,18 @@ export interface SendMessageRequest extends TurnSettings {
   prompt: string;
   /** Steering: supersede this session's queued turns, interrupt the live one, then run this. */
   interrupt?: boolean | undefined;
+}
+
+/** `forkSession`: a new session whose first turn carries another session's history. */
+export interface ForkSessionRequest extends TurnSettings {
+  requestKey?: string | undefined;
+  /** The source session. */
+  sessionId: string;
+  /** The last run whose history the fork carries (default: all of it). */
+  runId?: string | undefined;
+  /** What to ask after the transcript; empty: the agent is asked to continue. */
+  prompt: string;
+  title?: string | undefined;
 }
 
 /** Metadata changes; absent fields stay as they are. Labels replace the whole set. */
@@ -143,6 +160,12 @@ export interface ImportSessionResult {
 export interface OrchestratorApi {
   createSession(request: CreateSessionRequest): Promise<TurnHandle>;
   sendMessage(request: SendMessageRequest): Promise<TurnHandle>;
+  /**
+   * A new top-level session in the source's workspace, with its adapter, labels and policy, whose
+   * first turn carries the source's history up to `runId` as a bounded, redacted transcript. No
+   * native fork is claimed. `session_not_found`, or `usage` for a run the source does not have.
+   */
+  forkSession(request: ForkSessionRequest): Promise<TurnHandle>;
   /**
    * Cancels the live turn (protocol interrupt, then kill after cancelGraceMs) and the queued ones;
    * with `runId`, only that run (queued: dropped as `cancelled`; live: cancelled as above; already

@@ -3,6 +3,7 @@ import { ERROR_CODES, OneWorksError } from '../../../core/errors.js';
 import type { RuntimeEvent } from '../../../core/events/index.js';
 import type {
   CreateSessionRequest,
+  ForkSessionRequest,
   OrchestratorInfo,
   ReadSessionRequest,
   SendMessageRequest,
@@ -64,6 +65,19 @@ export class FakeOrchestrator implements ToolOrchestrator {
       runId: 'r1',
       state: 'running',
       settings: { model: request.model ?? 'm-default', effort: request.effort, autonomy: request.autonomy ?? 'low' },
+    };
+  }
+
+  async forkSession(request: ForkSessionRequest): Promise<TurnHandle> {
+    this.#record('forkSession', request);
+    const source = this.#get(request.sessionId);
+    const sessionId = `s-${String(this.#next++).padStart(10, '0')}`;
+    this.add({ sessionId, workspace: source.workspace, state: 'working', latestRun: { runId: 'r1', status: 'running' } });
+    return {
+      sessionId,
+      runId: 'r1',
+      state: 'running',
+      settings: { model: request.model ?? 'm-default', autonomy: request.autonomy ?? 'low' },
     };
   }
 
