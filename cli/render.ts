@@ -58,6 +58,9 @@ export function createLiveRenderer(out: Output, options: { showThinking?: boolea
       case 'error':
         say(`! ${event.message}`);
         return;
+      case 'model.warning':
+        say(`! model ${event.model} refused: ${event.message}`);
+        return;
       case 'log':
         if (event.level === 'warn' || event.level === 'error') say(`! ${event.message}`);
         return;

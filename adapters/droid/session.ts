@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AdapterSession, ChildChannel, ChildExit, LaunchSpec, SessionIO, SessionSpec, TurnInput } from '../../core/adapter.js';
-import { OneWorksError, isOneWorksError } from '../../core/errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import type { DroidConfig } from './config.js';
@@ -203,16 +203,7 @@ export class DroidSession implements AdapterSession {
       this.info.nativeSessionId = init.sessionId;
       await this.#io.setNativeSessionId(init.sessionId);
     }
-    // Always explicit: droid clients have seen an omitted autonomy level behave as high.
-    await conn.request(
-      UpdateSessionSettings,
-      {
-        autonomyLevel: this.#spec.autonomy,
-        ...(this.#spec.model && this.#spec.model !== 'inherit' ? { modelId: this.#spec.model } : {}),
-        ...(this.#spec.effort ? { reasoningEffort: this.#spec.effort } : {}),
-      },
-      { timeoutMs },
-    );
+    await this.#applySettings(conn, timeoutMs);
     this.info.apiVersion = API_VERSION;
     this.info.protocolVersion = protocolVersion;
     this.#io.emit({
@@ -225,6 +216,31 @@ export class DroidSession implements AdapterSession {
       apiVersion: API_VERSION,
       protocolVersion,
     });
+  }
+
+  // Always explicit: droid clients have seen an omitted autonomy level behave as high. When
+  // droid refuses the model override (an organisation policy, a model the account cannot use),
+  // the settings are sent again without it and the session goes on with droid's default model;
+  // if they fail again, the model was not the problem and the first error stands.
+  async #applySettings(conn: Connection, timeoutMs: number): Promise<void> {
+    const model = this.#spec.model && this.#spec.model !== 'inherit' ? this.#spec.model : undefined;
+    const base = { autonomyLevel: this.#spec.autonomy, ...(this.#spec.effort ? { reasoningEffort: this.#spec.effort } : {}) };
+    try {
+      await conn.request(UpdateSessionSettings, { ...base, ...(model ? { modelId: model } : {}) }, { timeoutMs });
+    } catch (error) {
+      if (model === undefined || !isOneWorksError(error) || error.code !== ERROR_CODES.PEER_ERROR) throw error;
+      try {
+        await conn.request(UpdateSessionSettings, base, { timeoutMs });
+      } catch {
+        throw error;
+      }
+      this.#io.emit({
+        type: 'model.warning',
+        key: `model.warning:${randomUUID()}`,
+        model,
+        message: `${errorMessage(error)}; continuing with droid's default model`,
+      });
+    }
   }
 
   #describeLaunch(settings: ComposedSettings): LaunchSpec {

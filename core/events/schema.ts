@@ -105,6 +105,8 @@ const payloads = {
   },
   child_session: { childSessionId: z.string(), toolUseId: z.string().optional(), description: z.string().optional() },
   'settings.changed': { settings: z.record(z.string(), Json) },
+  /** The agent refused the session's model (e.g. an organisation policy): the session goes on with the agent's default. */
+  'model.warning': { model: z.string(), message: z.string() },
   'working.changed': { state: z.string() },
   log: { level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string() },
   error: { code: z.string(), message: z.string(), retryable: z.boolean().optional() },

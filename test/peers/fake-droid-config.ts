@@ -33,6 +33,8 @@ export const FAKE_DROID_FAULTS = [
   'ignore-sigterm',
   /** droid.list_tools fails as an unsimulated method (by default the fake lists no tools). */
   'list-tools-fails',
+  /** droid.update_session_settings with a modelId is refused, as an organisation policy refuses a model (-32600). */
+  'model-blocked',
 ] as const;
 
 export type FakeDroidFault = (typeof FAKE_DROID_FAULTS)[number];

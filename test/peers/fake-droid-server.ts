@@ -178,6 +178,9 @@ export class FakeDroid {
           const expected = REASONING_EFFORTS.map((name) => `'${name}'`).join(' | ');
           return invalid(method, 'params.reasoningEffort', `Invalid enum value. Expected ${expected}, received '${String(effort)}'`);
         }
+        if (typeof params.modelId === 'string' && this.#config.faults.has('model-blocked')) {
+          return { error: { code: -32600, message: `Model ${params.modelId} is not allowed by your organization's policy` } };
+        }
         const settings = this.#session.settings;
         if (typeof params.modelId === 'string') {
           settings.modelId = params.modelId;
