@@ -1,10 +1,12 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Autonomy, PermissionAsk, PermissionDecision } from '../core/adapter.js';
+import type { Adapter, Autonomy, PermissionAsk, PermissionDecision } from '../core/adapter.js';
 import { OneWorksError } from '../core/errors.js';
 import {
   PermissionPolicySchema,
   createPermissionDecider,
   declineEscalator,
+  describeLimitation,
+  limitationsInEffect,
   type DecisionRecord,
   type Escalator,
   type PermissionPolicy,
@@ -101,6 +103,22 @@ export function createDecider(
     notes.delete(ask.requestId);
     return attention ? { ...decision, attention } : decision;
   };
+}
+
+/**
+ * The warnings of a turn: one line per limitation `adapter` declares that the session's policy
+ * (the YAML `policy` of `adapterConfig`, plus the session's own additions) depends on at
+ * `autonomy`. Empty when the adapter declares none or none matters.
+ */
+export function limitationNotes(
+  adapter: Pick<Adapter<unknown>, 'name' | 'limitations'>,
+  adapterConfig: unknown,
+  sessionPolicies: ReadonlyArray<PermissionPolicyInput | undefined>,
+  autonomy: Autonomy,
+): string[] {
+  const yamlPolicy = (adapterConfig as { policy?: PermissionPolicyInput } | undefined)?.policy;
+  const policy = mergePolicies(yamlPolicy, ...sessionPolicies);
+  return limitationsInEffect(adapter.limitations ?? [], policy, autonomy).map((entry) => describeLimitation(adapter.name, entry));
 }
 
 /** True when a person can be asked: stdin and stderr are TTYs and the output is not `--json`. */

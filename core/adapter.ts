@@ -214,6 +214,25 @@ export interface ProbeResult {
   details: Record<string, unknown>;
 }
 
+/** A permission-policy rule that a limitation can defeat (see `AdapterLimitation.defeats`). */
+export type PolicyRuleName = 'deny' | 'denyPaths' | 'writeBoundary' | 'autonomy';
+
+/**
+ * A class of tool calls that the agent runs without asking One Works, so that the permission
+ * policy never decides them. Adapters declare every such class they know of; `doctor` prints
+ * them, and a turn whose policy depends on one gets a warning (stderr and a `log` event).
+ */
+export interface AdapterLimitation {
+  /** The agent's native tool names in this class, e.g. `Task`. */
+  tools: string[];
+  /** The class, in One Works words: a `PermissionAsk` tool kind (`execute`, `edit`, …) or e.g. `subagent`. */
+  kind: string;
+  /** The policy rules these calls escape; a turn depends on the limitation when one of them is in effect. */
+  defeats: PolicyRuleName[];
+  /** Why the agent cannot be made to ask, in words a person can act on. */
+  reason: string;
+}
+
 /** One line of `one-works doctor` contributed by an adapter. */
 export interface DiagnosticNote {
   name: string;
@@ -294,6 +313,11 @@ export interface Adapter<Config = unknown> {
   diagnose?(config: Config): DiagnosticNote[];
   /** Starts the CLI in a throwaway HOME, opens a session without any prompt and reads its versions. */
   probe?(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult>;
+  /**
+   * The classes of tool calls this adapter's agent runs without asking (so the policy cannot
+   * decide them); empty or absent when every call that is not read-only is asked about.
+   */
+  readonly limitations?: readonly AdapterLimitation[];
   /** Lists models and tools (`one-works models`, `one-works tools`, model validation before a turn). */
   readonly catalog?: CatalogProvider<Config>;
   /** Reads the CLI's own session records for `one-works import`; absent when it has none to read. */

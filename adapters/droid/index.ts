@@ -6,6 +6,7 @@ import { DroidConfigSchema, type DroidConfig } from './config.js';
 
 // The credentials that may cross into droid (adapters.droid.credentials).
 const DROID_CREDENTIALS = ['FACTORY_API_KEY', 'FACTORY_TOKEN'] as const;
+import { DROID_LIMITATIONS } from './native-permissions.js';
 import { probeDroid } from './probe.js';
 import { skippedPlugins } from './session-params.js';
 import { DroidSession } from './session.js';
@@ -43,6 +44,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
   ],
   catalog: droidCatalog,
   importer: droidImporter,
+  limitations: DROID_LIMITATIONS,
 };
 
 export { DroidConfigSchema } from './config.js';

@@ -12,6 +12,7 @@ import { createDroidProjector, type DroidProjector } from './project.js';
 import { renameDroidSession } from './rename.js';
 import { composeSessionParams, InitializeSessionWithPrompt, nativeTags, resumedPromptNotice } from './session-params.js';
 import { describeDroidLaunch } from './launch.js';
+import { NATIVE_AUTONOMY } from './native-permissions.js';
 import { composeDroidSettings, type ComposedSettings } from './settings.js';
 
 const API_VERSION = '1.0.0';
@@ -24,7 +25,8 @@ interface LiveTurn {
 /**
  * One native droid conversation. The child starts lazily on the first prompt: launch →
  * version negotiation on the first frame → initialize (or load, when resuming; a failed load
- * never silently creates a replacement) → flat settings with an explicit autonomy level.
+ * never silently creates a replacement) → flat settings with droid's own autonomy at `off` (One
+ * Works' autonomy is applied by its policy when droid asks).
  * A turn settles only on `agent_turn_completed` whose `turnId` is the submitted message id, or
  * as failed when the child goes away first.
  */
@@ -189,7 +191,7 @@ export class DroidSession implements AdapterSession {
         {
           machineId: 'one-works',
           cwd: this.#spec.workspace,
-          autonomyLevel: this.#spec.autonomy,
+          autonomyLevel: NATIVE_AUTONOMY,
           // Missions and worktrees stay off: no mission mode, no worktree params.
           interactionMode: 'auto',
           ...params.initialize,
@@ -218,13 +220,15 @@ export class DroidSession implements AdapterSession {
     });
   }
 
-  // Always explicit: droid clients have seen an omitted autonomy level behave as high. When
-  // droid refuses the model override (an organisation policy, a model the account cannot use),
+  // Always explicit (droid clients have seen an omitted autonomy level behave as high), and always
+  // `off`: droid then asks before every call that is not read-only, and One Works' policy decides
+  // at the session's own autonomy level (native-permissions.ts); a resumed session is lowered too.
+  // When droid refuses the model override (an organisation policy, a model the account cannot use),
   // the settings are sent again without it and the session goes on with droid's default model;
   // if they fail again, the model was not the problem and the first error stands.
   async #applySettings(conn: Connection, timeoutMs: number): Promise<void> {
     const model = this.#spec.model && this.#spec.model !== 'inherit' ? this.#spec.model : undefined;
-    const base = { autonomyLevel: this.#spec.autonomy, ...(this.#spec.effort ? { reasoningEffort: this.#spec.effort } : {}) };
+    const base = { autonomyLevel: NATIVE_AUTONOMY, ...(this.#spec.effort ? { reasoningEffort: this.#spec.effort } : {}) };
     try {
       await conn.request(UpdateSessionSettings, { ...base, ...(model ? { modelId: model } : {}) }, { timeoutMs });
     } catch (error) {

@@ -4,12 +4,14 @@ import { basename, join, relative } from 'node:path';
 import type { SeedFile } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { DroidConfig, DroidMcpServer } from './config.js';
+import { DROID_BUILTIN_ALLOWLIST, NATIVE_AUTONOMY } from './native-permissions.js';
 
 /**
  * The isolated `.factory/` of one session, composed from the YAML: `settings.json` (BYOK
- * `customModels`, the model/effort/autonomy defaults, native `hooks`, the MCP policy, and
- * `configContent` merged over all of it), the managed-level settings (the MCP policy and hooks
- * again, see droidSettingsEnv), `mcp.json` (the YAML's MCP servers) and a copy of each YAML
+ * `customModels`, the model/effort defaults, droid's own autonomy `off` and the
+ * `commandDenylist` that make droid ask before every call that is not read-only, native `hooks`,
+ * the MCP policy, and `configContent` merged over all of it), the managed-level settings (the MCP
+ * policy, the deny list and hooks again, see droidSettingsEnv), `mcp.json` (the YAML's MCP servers) and a copy of each YAML
  * skill directory under `skills/<name>/`. Cloud session sync stays off. The user's real
  * `~/.factory` is never read: these files are the only user-level settings droid finds.
  */
@@ -93,17 +95,26 @@ export function composeDroidSettings(config: DroidConfig, options: ComposeOption
     mcpPolicy: { enabled: true, allowlist: mcp.allowlist },
     ...(customModels.length > 0 ? { customModels } : {}),
     ...(Object.keys(hooks).length > 0 ? { hooks } : {}),
+    // droid asks before every call that is not read-only; One Works' policy decides (see native-permissions.ts).
+    commandDenylist: [...DROID_BUILTIN_ALLOWLIST],
     sessionDefaultSettings: dropUndefined({
       model: config.model === 'inherit' ? undefined : config.model,
       reasoningEffort: config.effort,
-      autonomyLevel: config.autonomy,
+      autonomyLevel: NATIVE_AUTONOMY,
       interactionMode: 'auto',
     }),
   };
   const merged = deepMerge(base, config.configContent ?? {});
   // The same policy and hooks at the managed level (when droidSettingsEnv is in the launch):
   // there the workspace cannot override them, and only these hooks run (no duplicates).
-  const managed = { mcpPolicy: base.mcpPolicy, allowManagedHooksOnly: true, ...(Object.keys(hooks).length > 0 ? { hooks } : {}) };
+  // The deny list too: droid unions deny lists across levels, so neither configContent nor a
+  // workspace's settings can take a command off it.
+  const managed = {
+    mcpPolicy: base.mcpPolicy,
+    commandDenylist: base.commandDenylist,
+    allowManagedHooksOnly: true,
+    ...(Object.keys(hooks).length > 0 ? { hooks } : {}),
+  };
   return {
     files: [
       privateJson('.factory/settings.json', merged),

@@ -23,11 +23,23 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
         const notes = Object.keys(ctx.config.adapters).flatMap((name) => ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []);
-        const checks = [...(await adapterChecks(ctx)), await cacheCheck(ctx), await stateCheck(ctx), ...notes];
+        const checks = [...(await adapterChecks(ctx)), await cacheCheck(ctx), await stateCheck(ctx), ...notes, ...limitationChecks(ctx)];
         for (const c of checks) ctx.out.result(c, () => `${c.warn ? 'warn' : c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
         return checks.every((c) => c.ok || c.warn) ? EXIT.ok : EXIT.cli;
       }),
     );
+}
+
+// Each declared limitation as a warning: calls the agent runs without asking, so the policy cannot decide them.
+function limitationChecks(ctx: CliContext): Check[] {
+  return Object.keys(ctx.config.adapters).flatMap((name) =>
+    (ctx.adapter(name).limitations ?? []).map((limitation) => ({
+      name: `${name} limitation ${limitation.tools.join(', ')}`,
+      ok: true,
+      warn: true,
+      detail: `${limitation.kind} calls run without asking One Works; the policy's ${limitation.defeats.join(', ')} rules do not hold for them: ${limitation.reason}`,
+    })),
+  );
 }
 
 async function adapterChecks(ctx: CliContext): Promise<Check[]> {

@@ -7,7 +7,7 @@ import { createContext, type CliContext } from '../context.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
-import { sessionPolicyFromFlags } from '../permissions.js';
+import { limitationNotes, sessionPolicyFromFlags } from '../permissions.js';
 import { openStore } from '../state.js';
 import { followTurn, type TurnTarget } from './run-follow.js';
 
@@ -135,6 +135,11 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
           },
         };
 
+  // Rules of this session's policy that the agent can escape are said before the turn starts
+  // (the turn's log gets the same warnings as `log` events).
+  const autonomy = (target.flags.autonomy as Autonomy | undefined) ?? existing?.runs.at(-1)?.autonomy ?? adapterAutonomy(adapterConfig);
+  for (const note of limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy)) ctx.out.info(`warning: ${note}`);
+
   const client = await connectMatchingOrchestrator(ctx);
   try {
     if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
@@ -169,6 +174,12 @@ function parseTurnFlags(
     throw new OneWorksError('usage', `${flag}: ${issue.message}`);
   }
   return parsed.data;
+}
+
+// The adapter block's default autonomy (every adapter block has one today); `low` otherwise.
+function adapterAutonomy(adapterConfig: unknown): Autonomy {
+  const autonomy = (adapterConfig as { autonomy?: unknown } | undefined)?.autonomy;
+  return autonomy === 'off' || autonomy === 'low' || autonomy === 'medium' || autonomy === 'high' ? autonomy : 'low';
 }
 
 async function resolveWorkspace(ctx: CliContext, dir: string, resuming: boolean): Promise<string> {

@@ -7,7 +7,7 @@ import type { SessionRuntime } from '../../core/session/index.js';
 import type { FileStore } from '../../core/store/index.js';
 import { CONFIG_SCHEMA, type CliContext } from '../context.js';
 import type { Output } from '../output.js';
-import { createDecider } from '../permissions.js';
+import { createDecider, limitationNotes } from '../permissions.js';
 import type { EscalationRouter } from './escalations.js';
 
 interface AdapterBlock {
@@ -111,6 +111,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
         adapterConfig,
         cli: await cli,
         secrets,
+        limitationNotes: (record, autonomy) => limitationNotes(adapter, adapterConfig, [record.policy], autonomy),
         decide: (ask, record) => {
           // The runner's record ends with its live run: the one whose follower is asked.
           liveRun = record.runs.at(-1)?.id;

@@ -10,3 +10,5 @@ export type {
   Escalator,
   PermissionDeciderOptions,
 } from './escalation.js';
+export { describeLimitation, limitationsInEffect, rulesInEffect } from './limitations.js';
+export type { LimitationInEffect } from './limitations.js';

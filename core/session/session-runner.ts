@@ -19,6 +19,12 @@ export interface SessionRuntime {
   /** Secrets from the configuration, registered before any child starts. */
   secrets: string[];
   decide: (ask: PermissionAsk, session: SessionRecord) => Promise<PermissionDecision>;
+  /**
+   * Warnings for a turn about to run at `autonomy`: the adapter's declared limitations that the
+   * session's policy depends on (see core/permissions `limitationsInEffect`). Each becomes a
+   * `log` warn event after `turn.started`. Optional: none when absent.
+   */
+  limitationNotes?: (session: SessionRecord, autonomy: Autonomy) => string[];
   parentEnv?: NodeJS.ProcessEnv;
   /** Grace between a protocol interrupt and a kill. */
   interruptGraceMs: number;
@@ -211,6 +217,9 @@ export class SessionRunner {
       effort: run.effort,
       autonomy: run.autonomy,
     });
+    for (const [index, message] of (this.#rt.limitationNotes?.(this.#record, run.autonomy) ?? []).entries()) {
+      this.#sink.emit({ type: 'log', key: `turn:${run.id}:limitation:${index}`, level: 'warn', message: this.#redactor.redact(message) });
+    }
 
     const outcome = await this.#promptWithDeadline(run, prompt, signal);
     const safe: TurnOutcome = { ...outcome, text: this.#redactor.redact(outcome.text) };

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SeedFile } from '../../../core/adapter.js';
 import { isOneWorksError } from '../../../core/errors.js';
 import { DroidConfigSchema } from '../../../adapters/droid/config.js';
+import { DROID_BUILTIN_ALLOWLIST } from '../../../adapters/droid/native-permissions.js';
 import {
   MANAGED_SETTINGS_PATH,
   MAX_SKILL_FILE_BYTES,
@@ -45,11 +46,28 @@ describe('composeDroidSettings', () => {
       [MANAGED_SETTINGS_PATH, 0o600],
       ['.factory/mcp.json', 0o600],
     ]);
-    expect(json(files, MANAGED_SETTINGS_PATH)).toEqual({ mcpPolicy: { enabled: true, allowlist: [] }, allowManagedHooksOnly: true });
+    expect(json(files, MANAGED_SETTINGS_PATH)).toEqual({
+      mcpPolicy: { enabled: true, allowlist: [] },
+      commandDenylist: [...DROID_BUILTIN_ALLOWLIST],
+      allowManagedHooksOnly: true,
+    });
     const settings = json(files, '.factory/settings.json');
     expect(settings.mcpPolicy).toEqual({ enabled: true, allowlist: [] });
     expect(settings.cloudSessionSync).toBe(false);
     expect(settings).not.toHaveProperty('hooks');
+    // droid's own autonomy is always off and its built-in allowlist is denied: droid asks, One Works decides.
+    expect(settings.sessionDefaultSettings).toMatchObject({ autonomyLevel: 'off' });
+    expect(settings.commandDenylist).toEqual([
+      'ls',
+      'pwd',
+      'dir',
+      'git status',
+      'git diff',
+      'git log',
+      'git show',
+      'git blame',
+      'git ls-files',
+    ]);
     expect(json(files, '.factory/mcp.json')).toEqual({ mcpServers: {} });
     expect(secrets).toEqual([]);
   });
@@ -122,7 +140,11 @@ describe('composeDroidSettings', () => {
     });
     const { files, secrets } = composeDroidSettings(config, { mcpToken: TOKEN, scope: 'throwaway' });
     expect(files.map((f) => f.path)).toEqual(['.factory/settings.json', MANAGED_SETTINGS_PATH, '.factory/mcp.json']);
-    expect(json(files, MANAGED_SETTINGS_PATH)).toEqual({ mcpPolicy: { enabled: true, allowlist: [] }, allowManagedHooksOnly: true });
+    expect(json(files, MANAGED_SETTINGS_PATH)).toEqual({
+      mcpPolicy: { enabled: true, allowlist: [] },
+      commandDenylist: [...DROID_BUILTIN_ALLOWLIST],
+      allowManagedHooksOnly: true,
+    });
     expect(json(files, '.factory/settings.json')).not.toHaveProperty('hooks');
     expect(json(files, '.factory/settings.json').mcpPolicy).toEqual({ enabled: true, allowlist: [] });
     expect(json(files, '.factory/mcp.json')).toEqual({ mcpServers: {} });
