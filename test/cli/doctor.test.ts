@@ -67,6 +67,7 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       `FAIL  state dir: ${stateDir} has mode 0755; run \`chmod 700 ${stateDir}\``,
       'ok    droid FACTORY_API_KEY: present (not shown)',
       'ok    droid FACTORY_TOKEN: present (not shown)',
+      expect.stringMatching(/^warn {2}droid limitation Task: subagent calls run without asking One Works; /),
     ]);
     for (const secret of [ENV_API_KEY, FILE_TOKEN, MODEL_KEY]) expect(result.stdout + result.stderr).not.toContain(secret);
     await expectNothingLeft();
@@ -88,6 +89,15 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const result = await box.run(['doctor'], { FACTORY_API_KEY: ENV_API_KEY });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain(`warn  state dir: ${stateDir} does not exist yet (created 0700 on first run)`);
+  });
+
+  // README: doctor prints each adapter's declared limitations (issue 17): droid's Task sub-agents.
+  it("prints droid's declared limitation as a warning, without failing", async () => {
+    await configure();
+    const result = await box.run(['doctor'], { FACTORY_API_KEY: ENV_API_KEY });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('warn  droid limitation Task: subagent calls run without asking One Works;');
+    expect(result.stdout).toContain("the policy's deny, denyPaths, writeBoundary, autonomy rules do not hold for them");
   });
 
   // README: doctor reports "credentials present or not (never printed)".
@@ -123,6 +133,7 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       ['state dir', false],
       ['droid FACTORY_API_KEY', true],
       ['droid FACTORY_TOKEN', true],
+      ['droid limitation Task', true],
     ]);
     for (const secret of [ENV_API_KEY, FILE_TOKEN, MODEL_KEY]) expect(result.stdout + result.stderr).not.toContain(secret);
   });

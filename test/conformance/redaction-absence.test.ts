@@ -13,6 +13,10 @@ import { CliRigs, RIG_API_KEY, type CliResult } from '../support/one-works-cli.j
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 const FACTORY_API_KEY = 'fk-canary-api-key-5e1d7c9b3a';
 const FACTORY_TOKEN = 'ftok/canary+token=8c2f4e6a0b';
 const SECRETS = { RIG_API_KEY, FACTORY_API_KEY, FACTORY_TOKEN };
@@ -72,7 +76,7 @@ describe('secrets never reach what One Works writes or prints', () => {
         { text: `Second turn repeats ${RIG_API_KEY} and ${encodeURIComponent(FACTORY_TOKEN)}.` },
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const env = { FACTORY_API_KEY, FACTORY_TOKEN };
     const outputs: CliResult[] = [];
     const run = async (args: string[]): Promise<CliResult> => {

@@ -9,6 +9,10 @@ import { CliRigs } from '../support/one-works-cli.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 describe('sandbox: bwrap', () => {
   it('runs a real turn confined: writes land in the workspace, the rest of the system is read-only', async () => {
     const outside = `/var/tmp/one-works-bwrap-${process.pid}-${Date.now()}`;
@@ -19,7 +23,7 @@ describe('sandbox: bwrap', () => {
         { text: 'Tried both.' },
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, sandbox: 'bwrap' });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, sandbox: 'bwrap', droid: RUNS_COMMANDS });
 
     const result = await rig.run(['run', '--workspace', rig.workspace, 'write inside and outside']);
     expect(result.exitCode, result.stderr).toBe(0);

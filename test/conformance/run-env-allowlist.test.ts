@@ -11,6 +11,10 @@ import { toolResults } from '../support/scripted-model.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 const CANARIES: Record<string, string> = {
   ONE_WORKS_CANARY: 'canary-value-123',
   AWS_SECRET_ACCESS_KEY: 'aws-canary-secret-9876',
@@ -65,7 +69,7 @@ describe('one-works run: the agent sees an allowlisted environment', () => {
         },
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     rigRef.processes = () => rig.processes();
     const parentEnv: Record<string, string> = {
       HOME: rig.userHome,

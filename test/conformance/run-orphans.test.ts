@@ -11,6 +11,10 @@ import type { Step } from '../support/scripted-model.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 // droid 0.225.2 runs each Execute under a bash supervisor in its own session, which polls every
 // 2 s whether droid is alive and then kills its group; this bounds how long those may linger.
 const TOOL_LINGER_MS = 10_000;
@@ -35,7 +39,7 @@ async function sampledRig(steps: Step[], sampleAt: number): Promise<{ rig: CliRi
           },
   );
   const model = await rigs.model({ steps: wrapped });
-  holder.rig = await rigs.create({ baseUrl: model.baseUrl });
+  holder.rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
   return { rig: holder.rig, sample: () => sampled };
 }
 
@@ -78,7 +82,7 @@ describe('no process outlives one-works', () => {
 
   it('SIGINT during a running tool: the turn is interrupted (exit 130) and nothing survives', async () => {
     const model = await rigs.model({ steps: [execute('call_orphans_int_1', 'sleep 3021'), { text: 'never reached' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '--workspace', rig.workspace, 'sleep a while']);
     const during = await waitForProcess(rig, (p) => p.args === 'sleep 3021');
     cli.kill('SIGINT');
@@ -98,7 +102,7 @@ describe('no process outlives one-works', () => {
 
   it('SIGTERM during a running tool: exit 130, droid and then its tool are gone', async () => {
     const model = await rigs.model({ steps: [execute('call_orphans_term_1', 'sleep 3022'), { text: 'never reached' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '--workspace', rig.workspace, 'sleep a while']);
     const during = await waitForProcess(rig, (p) => p.args === 'sleep 3022');
     cli.kill('SIGTERM');
@@ -110,7 +114,7 @@ describe('no process outlives one-works', () => {
 
   it('SIGTERM during a turn: the run is not left recorded as running', async () => {
     const model = await rigs.model({ steps: [execute('call_orphans_term_2', 'sleep 3023'), { text: 'never reached' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '--workspace', rig.workspace, 'sleep a while']);
     await waitForProcess(rig, (p) => p.args === 'sleep 3023');
     cli.kill('SIGTERM');

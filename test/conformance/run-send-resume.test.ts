@@ -12,6 +12,10 @@ import { chatMessages, contentText } from '../support/scripted-model-steps.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 const FIRST_REPLY = 'First answer: the file is written.';
 const SECOND_REPLY = 'Second answer: it still says first.';
 
@@ -29,7 +33,7 @@ describe('one-works send: a second process resumes the session', () => {
         { text: SECOND_REPLY },
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
 
     const first = await rig.run(['run', '--workspace', rig.workspace, 'first question']);
     expect(first.exitCode, first.stderr).toBe(0);
@@ -109,7 +113,7 @@ describe('one-works send: a second process resumes the session', () => {
 
   it('refuses to send to a session that does not exist', async () => {
     const model = await rigs.model({ steps: [] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const result = await rig.run(['send', 's-0000000000', 'hello?']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('s-0000000000');

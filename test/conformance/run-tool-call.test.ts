@@ -4,11 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs } from '../support/one-works-cli.js';
 import { toolResults } from '../support/scripted-model.js';
 
-// `one-works run` where the scripted model calls droid's Execute tool (risk low, so autonomy
-// low runs it without asking) and then answers with text.
+// `one-works run` where the scripted model calls droid's Execute tool (risk low; droid asks, and
+// One Works' policy allows it at autonomy high) and then answers with text.
 
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
+
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
 
 const COMMAND = 'echo hi > out.txt && cat out.txt';
 const CALL_ID = 'call_run_tool_exec_1';
@@ -26,7 +30,7 @@ describe('one-works run: a tool call', () => {
         (request) => ({ text: `The tool said: ${toolResults(request)[0]?.content.split('\n')[0] ?? '(nothing)'}` }),
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
 
     const result = await rig.run(['run', '--workspace', rig.workspace, 'write a file']);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -87,7 +91,7 @@ describe('one-works run: a tool call', () => {
         { text: 'That path is missing.' },
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
 
     const result = await rig.run(['run', '--workspace', rig.workspace, 'list something']);
     expect(result.exitCode, result.stderr).toBe(0);

@@ -10,6 +10,10 @@ import { CliRigs } from '../support/one-works-cli.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 const execute = (id: string, command: string) => ({
   id,
   name: 'Execute',
@@ -29,7 +33,7 @@ describe('tool spans and replay', () => {
         { text: 'Second turn answer.' },
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
 
     const first = await rig.run(['run', '--workspace', rig.workspace, 'write two files']);
     expect(first.exitCode, first.stderr).toBe(0);

@@ -39,7 +39,8 @@ describe('YAML hooks with the real droid', () => {
     const matcher = (label: string) => [{ matcher: 'Execute', hooks: [{ type: 'command', command: `${script} ${label}`, timeout: 20 }] }];
     const rig = await rigs.create({
       baseUrl: model.baseUrl,
-      droid: { hooks: { PreToolUse: matcher('pre'), PostToolUse: matcher('post') } },
+      // autonomy high: the policy runs the scripted command without asking a person (issue 17).
+      droid: { autonomy: 'high', hooks: { PreToolUse: matcher('pre'), PostToolUse: matcher('post') } },
     });
 
     const result = await rig.run(['run', '--workspace', rig.workspace, 'write the file']);
