@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AdapterLimitation } from '../../core/adapter.js';
 
 /**
@@ -31,6 +33,30 @@ export const DROID_BUILTIN_ALLOWLIST: readonly string[] = Object.freeze([
   'git blame',
   'git ls-files',
 ]);
+
+/** The workspace files where droid reads a project-level `commandAllowlist`. */
+const WORKSPACE_SETTINGS = ['.factory/settings.json', '.factory/settings.local.json'];
+
+/**
+ * The `commandAllowlist` entries of the workspace's own droid settings, read at session start.
+ * droid runs such commands without asking even at `off` and even when the managed level sets its
+ * own allowlist; a managed `commandDenylist` entry wins over them. So the session's deny list
+ * gets these entries too. A missing, unreadable or malformed file contributes nothing (droid
+ * then has nothing to read from it either).
+ */
+export function workspaceAllowlist(workspace: string): string[] {
+  const entries = WORKSPACE_SETTINGS.flatMap((file) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(join(workspace, file), 'utf8'));
+    } catch {
+      return [];
+    }
+    const list = (parsed as { commandAllowlist?: unknown } | null)?.commandAllowlist;
+    return Array.isArray(list) ? list.filter((entry): entry is string => typeof entry === 'string' && entry.trim().length > 0) : [];
+  });
+  return [...new Set(entries)];
+}
 
 /**
  * The calls droid runs without asking even at autonomy `off` and that are not read-only: the

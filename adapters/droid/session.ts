@@ -12,7 +12,7 @@ import { createDroidProjector, type DroidProjector } from './project.js';
 import { renameDroidSession } from './rename.js';
 import { composeSessionParams, InitializeSessionWithPrompt, nativeTags, resumedPromptNotice } from './session-params.js';
 import { describeDroidLaunch } from './launch.js';
-import { NATIVE_AUTONOMY } from './native-permissions.js';
+import { NATIVE_AUTONOMY, workspaceAllowlist } from './native-permissions.js';
 import { composeDroidSettings, type ComposedSettings } from './settings.js';
 
 const API_VERSION = '1.0.0';
@@ -124,7 +124,8 @@ export class DroidSession implements AdapterSession {
         { data: { cliVersion: this.#spec.cli.version } },
       );
     }
-    const settings = composeDroidSettings(this.#config);
+    // Commands the workspace's own droid settings allow would run unasked: droid is told to ask.
+    const settings = composeDroidSettings(this.#config, { alsoDenied: workspaceAllowlist(this.#spec.workspace) });
     const child = await this.#io.launch(this.#describeLaunch(settings), settings.files);
     this.#child = child;
     const conn = createConnection(child.transport, createDroidEnvelope({ protocolVersion: expected.protocolVersion }), {

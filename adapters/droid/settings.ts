@@ -38,6 +38,11 @@ export interface ComposeOptions {
    * servers and skills. Default `session`: everything.
    */
   scope?: 'session' | 'throwaway';
+  /**
+   * Commands added to droid's deny list (so that droid asks for them) besides its built-in
+   * allowlist: the workspace's own `commandAllowlist` (see workspaceAllowlist). Default none.
+   */
+  alsoDenied?: readonly string[];
 }
 
 /** Prefix of the variables that carry BYOK api keys (see ComposedSettings.env). */
@@ -96,7 +101,7 @@ export function composeDroidSettings(config: DroidConfig, options: ComposeOption
     ...(customModels.length > 0 ? { customModels } : {}),
     ...(Object.keys(hooks).length > 0 ? { hooks } : {}),
     // droid asks before every call that is not read-only; One Works' policy decides (see native-permissions.ts).
-    commandDenylist: [...DROID_BUILTIN_ALLOWLIST],
+    commandDenylist: [...new Set([...DROID_BUILTIN_ALLOWLIST, ...(options.alsoDenied ?? [])])],
     sessionDefaultSettings: dropUndefined({
       model: config.model === 'inherit' ? undefined : config.model,
       reasoningEffort: config.effort,

@@ -168,7 +168,8 @@ describe('one-works models and tools against the real droid', () => {
     const { tools } = lastJson<{ tools: { id: string; category?: string; allowed?: boolean }[] }>(result.stdout);
     expect(tools.find((t) => t.id === 'Execute')).toMatchObject({ category: 'execute', allowed: true });
     expect(tools.find((t) => t.id === 'Read')).toMatchObject({ category: 'read', allowed: true });
-    // At the configured autonomy (low by default) droid allows edits; at off it would not.
+    // Listed at the configured One Works autonomy (low by default), where droid's own view allows
+    // edits; sessions run droid at off, which offers the model the same tools (docs/droid-adapter.md).
     expect(tools.find((t) => t.id === 'Edit')).toMatchObject({ category: 'edit', allowed: true });
     expect(result.stdout + result.stderr).not.toContain(SECRET);
     // `models` shares the entry: tools were listed for the configured model in the same session.

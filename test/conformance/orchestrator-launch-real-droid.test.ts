@@ -88,7 +88,8 @@ describe('orchestrator launch defaults and session metadata with the real droid'
       expect(second.settings).toEqual(first.settings);
       expect(await client.waitForRun(id, second.runId)).toMatchObject({ runStatus: 'completed', text: 'second done' });
 
-      // droid itself ran the follow-up read-only: its per-session settings file says so.
+      // droid itself always runs at off (issue 17: it asks, One Works' policy decides at the run's
+      // autonomy, which the run records above): its per-session settings file says so.
       const native = (await rig.readSession(id)).nativeSessionId!;
       expect(await nativeSettings(rig.sessionHome(id), native)).toMatchObject({ autonomyLevel: 'off' });
 

@@ -24,6 +24,8 @@ interface PolicyConformanceAdapter {
   create(id: string, path: string, content: string): Step;
   /** A model step that replaces `before` with `after` in `path`. */
   edit(id: string, path: string, before: string, after: string): Step;
+  /** Writes the agent's own project settings into `workspace` so that they allow `command` without asking. */
+  allowInWorkspace(workspace: string, command: string): Promise<void>;
 }
 
 const droid: PolicyConformanceAdapter = {
@@ -37,6 +39,10 @@ const droid: PolicyConformanceAdapter = {
   edit: (id, path, before, after) => ({
     toolCalls: [{ id, name: 'Edit', arguments: { file_path: path, old_str: before, new_str: after } }],
   }),
+  allowInWorkspace: async (workspace, command) => {
+    await mkdir(join(workspace, '.factory'));
+    await writeFile(join(workspace, '.factory', 'settings.json'), JSON.stringify({ commandAllowlist: [command] }));
+  },
 };
 
 const ADAPTERS: PolicyConformanceAdapter[] = [droid];
@@ -134,6 +140,17 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
     expect(decided[0]).toMatchObject({ decision: 'allow', by: 'policy', option: 'proceed_once' });
     expect(decided[0]?.reason).toContain('is on the allowlist');
     expect((await rig.readSession(id)).status).toBe('idle');
+  });
+
+  it("the workspace's own agent settings cannot make a command skip the policy", async () => {
+    const { rig, events } = await runOne('low', {}, [adapter.execute('call_ws', 'echo ran > marker.txt'), DONE], (workspace) =>
+      adapter.allowInWorkspace(workspace, 'echo'),
+    );
+    expect(await exists(join(rig.workspace, 'marker.txt'))).toBe(false);
+    const { decided } = decisions(events);
+    expect(decided).toHaveLength(1);
+    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]?.reason).toContain('no person available');
   });
 
   it("a command the agent itself runs without asking by default (droid's `ls`) is decided by the deny list too", async () => {

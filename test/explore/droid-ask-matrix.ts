@@ -24,6 +24,16 @@ const ws = join(root, 'ws');
 await mkdir(home);
 await mkdir(ws);
 await writeFile(join(ws, 'existing.txt'), 'hello\n');
+// WS_SETTINGS: a workspace's own .factory/settings.json (JSON); MANAGED: droid's managed-level settings (JSON).
+if (process.env.WS_SETTINGS) {
+  await mkdir(join(ws, '.factory'));
+  await writeFile(join(ws, '.factory', 'settings.json'), process.env.WS_SETTINGS);
+}
+const managedEnv: Record<string, string> = {};
+if (process.env.MANAGED) {
+  await writeFile(join(root, 'managed.json'), process.env.MANAGED);
+  managedEnv.FACTORY_ORG_MANAGED_SETTINGS_LOCAL_PATH = join(root, 'managed.json');
+}
 await mkdir(join(home, '.factory'), { recursive: true });
 await writeFile(
   join(home, '.factory', 'mcp.json'),
@@ -71,6 +81,7 @@ const client = await startRawDroid({
   binary,
   cwd: ws,
   home,
+  env: managedEnv,
   settings: {
     customModels: [{ ...entry, ...(extraSettings.fileEditToolProfile ? { fileEditToolProfile: extraSettings.fileEditToolProfile } : {}) }],
     ...extraSettings,

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SeedFile } from '../../../core/adapter.js';
 import { isOneWorksError } from '../../../core/errors.js';
 import { DroidConfigSchema } from '../../../adapters/droid/config.js';
-import { DROID_BUILTIN_ALLOWLIST } from '../../../adapters/droid/native-permissions.js';
+import { DROID_BUILTIN_ALLOWLIST, workspaceAllowlist } from '../../../adapters/droid/native-permissions.js';
 import {
   MANAGED_SETTINGS_PATH,
   MAX_SKILL_FILE_BYTES,
@@ -70,6 +70,19 @@ describe('composeDroidSettings', () => {
     ]);
     expect(json(files, '.factory/mcp.json')).toEqual({ mcpServers: {} });
     expect(secrets).toEqual([]);
+  });
+
+  it("adds the workspace's own commandAllowlist to droid's deny list, at the user and the managed level", async () => {
+    const workspace = await tempDir();
+    await mkdir(join(workspace, '.factory'));
+    await writeFile(join(workspace, '.factory', 'settings.json'), JSON.stringify({ commandAllowlist: ['echo', 'npm test', 7, ''] }));
+    await writeFile(join(workspace, '.factory', 'settings.local.json'), '{ not json');
+    expect(workspaceAllowlist(workspace)).toEqual(['echo', 'npm test']);
+    expect(workspaceAllowlist(join(workspace, 'missing'))).toEqual([]);
+    const { files } = composeDroidSettings(DroidConfigSchema.parse({}), { mcpToken: TOKEN, alsoDenied: ['echo', 'ls'] });
+    for (const path of ['.factory/settings.json', MANAGED_SETTINGS_PATH]) {
+      expect(json(files, path).commandDenylist).toEqual([...DROID_BUILTIN_ALLOWLIST, 'echo']);
+    }
   });
 
   it('writes YAML hooks as droid native hooks, leaving out empty events', () => {
