@@ -10,9 +10,9 @@ import { DROID_BUILTIN_ALLOWLIST, NATIVE_AUTONOMY } from './native-permissions.j
  * The isolated `.factory/` of one session, composed from the YAML: `settings.json` (BYOK
  * `customModels`, the model/effort defaults, droid's own autonomy `off` and the
  * `commandDenylist` that make droid ask before every call that is not read-only, native `hooks`,
- * the MCP policy, and `configContent` merged over all of it), the managed-level settings (the MCP
- * policy, the deny list and hooks again, see droidSettingsEnv), `mcp.json` (the YAML's MCP servers) and a copy of each YAML
- * skill directory under `skills/<name>/`. Cloud session sync stays off. The user's real
+ * the MCP policy, and `configContent` merged over all of it), the managed-level settings (the
+ * MCP policy, the deny list and hooks again, see droidSettingsEnv), `mcp.json` (the YAML's MCP
+ * servers) and a copy of each YAML skill directory under `skills/<name>/`. Cloud session sync stays off. The user's real
  * `~/.factory` is never read: these files are the only user-level settings droid finds.
  */
 export interface ComposedSettings {
