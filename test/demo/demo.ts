@@ -61,6 +61,7 @@ async function main(): Promise<number> {
         '    cli: { source: managed, version: 0.225.2 }',
         `    model: "${modelId}"`,
         '    autonomy: low',
+        '    policy: { allow: [ls -la, wc -l, echo, cat] }   # droid asks before every command; these the policy allows',
         '    env: { FACTORY_AIRGAP_ENABLED: "true" }   # only loopback connections: no Factory servers needed',
         '    customModels:',
         `      - ${JSON.stringify(entry)}`,
