@@ -13,6 +13,10 @@ import { executeStep, until } from './orchestrator-rig.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 const ownerPid = async (stateDir: string): Promise<number> =>
   (JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8')) as { pid: number }).pid;
 
@@ -27,7 +31,7 @@ describe('orchestrator environment fingerprint', () => {
       ],
     });
     // Long idle exit: the first server is still up when the second run comes.
-    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 120_000 } });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 120_000 }, droid: RUNS_COMMANDS });
     const first = await rig.run(['run', '-w', rig.workspace, 'print it'], { env: { LANG: 'C' } });
     expect(first.exitCode, first.stderr).toBe(0);
     expect(first.stdout).toContain('first lang=C');
@@ -45,7 +49,7 @@ describe('orchestrator environment fingerprint', () => {
 
   it('refuses, with orchestrator_mismatch, to use a `one-works serve` started with another environment', async () => {
     const model = await rigs.model({ steps: [{ text: 'never asked' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const server = rig.start(['serve'], { env: { LANG: 'C' } });
     await until(() => existsSync(join(rig.stateDir, 'orchestrator.sock')));
     const refused = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: { LANG: 'C.UTF-8', FACTORY_API_KEY: 'fk-not-sent-1234' } });

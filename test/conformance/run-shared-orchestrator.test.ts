@@ -13,6 +13,10 @@ import { byPrompt, executeStep, until } from './orchestrator-rig.js';
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
+// The policy decides every command (issue 17): at autonomy high it runs the scripted ones without
+// asking a person (nobody could answer here: the CLI runs without a terminal).
+const RUNS_COMMANDS = { autonomy: 'high' };
+
 // droid 0.225.2's Execute supervisor polls every 2 s whether droid lives, then kills its group.
 const TOOL_LINGER_MS = 10_000;
 
@@ -31,7 +35,7 @@ describe('one-works run through the orchestrator', () => {
     const model = await rigs.model({
       steps: byPrompt({ 'job one': () => ({ text: 'one done' }), 'job two': () => ({ text: 'two done' }) }),
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { maxConcurrentRuns: 1 } });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { maxConcurrentRuns: 1 }, droid: RUNS_COMMANDS });
     const [a, b] = await dirs(rig, 'a', 'b');
     const [one, two] = await Promise.all([rig.run(['run', '-w', a!, 'job one']), rig.run(['run', '-w', b!, 'job two'])]);
     expect(one.exitCode, one.stderr).toBe(0);
@@ -51,7 +55,7 @@ describe('one-works run through the orchestrator', () => {
 
   it('runs through a `one-works serve` that is already up, without starting another', async () => {
     const model = await rigs.model({ steps: [{ text: 'served' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const server = rig.start(['serve']);
     await until(() => existsSync(join(rig.stateDir, 'orchestrator.sock')));
     const result = await rig.run(['run', '-w', rig.workspace, 'hello']);
@@ -65,7 +69,7 @@ describe('one-works run through the orchestrator', () => {
 
   it('Ctrl-C cancels the turn through the orchestrator: interrupted, exit 130, no droid left', async () => {
     const model = await rigs.model({ steps: [executeStep('call_shared_int_1', 'sleep 3031'), { text: 'never reached' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '-w', rig.workspace, 'sleep a while']);
     await until(() => rig.processes().some((p) => p.args === 'sleep 3031'));
     // droid is the orchestrator's child, not the CLI's.
@@ -91,7 +95,7 @@ describe('one-works run through the orchestrator', () => {
         'job B': () => ({ text: 'B done' }),
       }),
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { maxConcurrentRuns: 1 } });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { maxConcurrentRuns: 1 }, droid: RUNS_COMMANDS });
     const [a, b] = await dirs(rig, 'a', 'b');
     const long = await rig.run(['run', '--detach', '-w', a!, 'long job']);
     expect(long.exitCode, long.stderr).toBe(0);
