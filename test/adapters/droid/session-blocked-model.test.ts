@@ -23,7 +23,8 @@ describe('droid session: a model that policy blocks', () => {
     const settings = (await h.received())
       .filter((f) => f.type === 'request' && f.method === 'droid.update_session_settings')
       .map((f) => f.params);
-    expect(settings).toEqual([{ autonomyLevel: 'medium', modelId: 'custom:Blocked-9' }, { autonomyLevel: 'medium' }]);
+    // droid's own autonomy is always off (issue 17): One Works' medium is applied by its policy.
+    expect(settings).toEqual([{ autonomyLevel: 'off', modelId: 'custom:Blocked-9' }, { autonomyLevel: 'off' }]);
     expect(await h.receivedMethods()).toContain('droid.add_user_message');
     await expectNoProcessLeft(h.pid());
   });
