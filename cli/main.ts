@@ -14,6 +14,7 @@ import { registerServeCommands } from './commands/serve.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
 import { installShutdownHandlers } from './shutdown.js';
+import { terminalSafe } from './terminal-text.js';
 
 /** Global flags every command accepts. */
 export interface GlobalOptions {
@@ -50,7 +51,10 @@ export async function main(argv: string[]): Promise<number> {
     .option('--verbose', 'show stack traces for errors')
     .showHelpAfterError()
     .exitOverride();
-  program.configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+  program.configureOutput({
+    writeErr: (s) => process.stderr.write(terminalSafe(s)),
+    writeOut: (s) => process.stdout.write(terminalSafe(s)),
+  });
   program.hook('preAction', (cmd) => {
     verbose = Boolean(cmd.optsWithGlobals().verbose);
   });
@@ -75,16 +79,21 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (isOneWorksError(error)) {
-      process.stderr.write(`one-works: ${processRedactor.redact(error.message)}\n`);
-      if (verbose && error.stack) process.stderr.write(`${processRedactor.redact(error.stack)}\n`);
+      printError(`one-works: ${error.message}`);
+      if (verbose && error.stack) printError(error.stack);
       return exitCodeFor(error.code);
     }
-    process.stderr.write(`one-works: internal error: ${processRedactor.redact(error instanceof Error ? error.message : String(error))}\n`);
-    if (verbose && error instanceof Error && error.stack) process.stderr.write(`${processRedactor.redact(error.stack)}\n`);
+    printError(`one-works: internal error: ${error instanceof Error ? error.message : String(error)}`);
+    if (verbose && error instanceof Error && error.stack) printError(error.stack);
     return EXIT.internal;
   } finally {
     removeShutdownHandlers();
   }
+}
+
+// An error may quote a secret or the agent's text (a tool's output, a title): redacted, made inert.
+function printError(text: string): void {
+  process.stderr.write(`${terminalSafe(processRedactor.redact(text))}\n`);
 }
 
 async function packageVersion(): Promise<string> {

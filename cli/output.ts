@@ -1,4 +1,5 @@
 import { Redactor } from '../core/redact.js';
+import { jsonTerminalSafe, terminalSafe } from './terminal-text.js';
 
 /**
  * The CLI process's own redactor: every secret of the loaded configuration is registered here
@@ -8,8 +9,10 @@ export const processRedactor = new Redactor();
 
 /**
  * Everything the CLI prints goes through here, so that every line passes the redactors of the
- * sessions it concerns. Human text goes to stdout (or stderr for diagnostics); `--json` mode
- * prints one JSON value a line on stdout and nothing else there.
+ * sessions it concerns and no agent text drives the terminal (human text through
+ * `terminalSafe`: control and escape sequences shown visibly, newlines and tabs kept; JSON
+ * through `jsonTerminalSafe`, so it stays exact JSON). Human text goes to stdout (or stderr for
+ * diagnostics); `--json` mode prints one JSON value a line on stdout and nothing else there.
  */
 export class Output {
   readonly json: boolean;
@@ -35,24 +38,24 @@ export class Output {
     return out;
   }
 
-  /** Raw text to stdout (no newline added). */
+  /** Text to stdout (no newline added); may be a piece of a stream. */
   write(text: string): void {
-    this.#out.write(this.redact(text));
+    this.#out.write(terminalSafe(this.redact(text)));
   }
 
   /** A line for people on stdout (suppressed in --json mode). */
   line(text = ''): void {
-    if (!this.json) this.#out.write(`${this.redact(text)}\n`);
+    if (!this.json) this.#out.write(`${terminalSafe(this.redact(text))}\n`);
   }
 
   /** A diagnostic line on stderr (kept in --json mode: stdout stays machine-readable). */
   info(text: string): void {
-    this.#err.write(`${this.redact(text)}\n`);
+    this.#err.write(`${terminalSafe(this.redact(text))}\n`);
   }
 
   /** One JSON value on stdout (only in --json mode). */
   record(value: unknown): void {
-    if (this.json) this.#out.write(`${this.redact(JSON.stringify(value))}\n`);
+    if (this.json) this.#out.write(`${jsonTerminalSafe(this.redact(JSON.stringify(value)))}\n`);
   }
 
   /** Prints `value` as JSON in --json mode, or the human text otherwise. */

@@ -1,6 +1,7 @@
 import type { ProgressReport } from '../core/adapter.js';
 import { formatProgress } from '../core/install/index.js';
 import type { Output } from './output.js';
+import { terminalSafe } from './terminal-text.js';
 
 /**
  * Renders install progress on stderr: a single rewritten line (bytes, percent, speed) on a TTY,
@@ -14,7 +15,7 @@ export function createProgressRenderer(out: Output, stderr: NodeJS.WriteStream =
     if (out.json) return;
     if (stderr.isTTY) {
       const line = formatProgress(report, Date.now() - started);
-      stderr.write(`\r\x1b[2K${line}`);
+      stderr.write(`\r\x1b[2K${terminalSafe(line)}`);
       drewLine = true;
       if (report.phase === 'done') {
         stderr.write('\n');
@@ -25,7 +26,7 @@ export function createProgressRenderer(out: Output, stderr: NodeJS.WriteStream =
     if (report.phase !== lastPhase) {
       if (drewLine) stderr.write('\n');
       lastPhase = report.phase;
-      stderr.write(`${report.message}\n`);
+      stderr.write(`${terminalSafe(report.message)}\n`);
     }
   };
 }

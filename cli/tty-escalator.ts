@@ -3,12 +3,13 @@ import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import type { PermissionAsk } from '../core/adapter.js';
 import type { EscalationAnswer, Escalator } from '../core/permissions/index.js';
+import { terminalSafe } from './terminal-text.js';
 
 /**
  * The escalator of an interactive `one-works run`/`send`: asks the person at the controlling
  * terminal. Permission asks take one line (`y`, `a` or `n`); questions show numbered options and
  * take a number, comma-separated numbers (multi-select) or free text. Prompts go to `output`
- * (stderr), one at a time.
+ * (stderr), one at a time, with the agent's text made inert (`terminalSafe`).
  */
 export interface TtyEscalatorOptions {
   /**
@@ -45,8 +46,9 @@ const MAX_ATTEMPTS = 3;
  */
 export function createTtyEscalator(options: TtyEscalatorOptions): Escalator {
   const reader = new LineReader(options.input, options.signal);
+  // Commands, paths, questions and options are the agent's text: inert before they are shown.
   const write = (text: string): void => {
-    options.output.write(options.redact(text));
+    options.output.write(terminalSafe(options.redact(text)));
   };
   let tail: Promise<unknown> = Promise.resolve();
   return {

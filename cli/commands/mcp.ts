@@ -17,6 +17,7 @@ import {
 } from '../mcp/index.js';
 import { processRedactor } from '../output.js';
 import { claimShutdown } from '../shutdown.js';
+import { terminalSafe } from '../terminal-text.js';
 
 interface McpFlags {
   http?: string;
@@ -94,7 +95,7 @@ async function readHttp(http: string, flags: McpFlags) {
 }
 
 function log(line: string): void {
-  process.stderr.write(`one-works mcp: ${processRedactor.redact(line)}\n`);
+  process.stderr.write(`one-works mcp: ${terminalSafe(processRedactor.redact(line))}\n`);
 }
 
 async function packageVersion(): Promise<string> {
