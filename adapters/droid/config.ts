@@ -1,6 +1,7 @@
 import { basename, isAbsolute } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
+import { hasUrlUserinfo } from '../../core/config/index.js';
 import { OneWorksError } from '../../core/errors.js';
 
 /**
@@ -35,6 +36,17 @@ export function defaultRange(pin: string): string {
   if (!parsed) throw new OneWorksError('config_invalid', `not an exact semver version: ${JSON.stringify(pin)}`);
   return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
 }
+
+// A URL's userinfo is a credential, and these URLs are written into the session's files.
+const noUserinfo =
+  (file: string, instead: string) =>
+  (value: string, ctx: z.RefinementCtx): void => {
+    if (hasUrlUserinfo(value))
+      ctx.addIssue({
+        code: 'custom',
+        message: `a user or password in the URL would be written in clear to the session's ${file}; remove it and ${instead}`,
+      });
+  };
 
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
@@ -96,7 +108,10 @@ export const DroidCustomModelSchema = z.strictObject({
     .optional()
     .describe('Name shown by droid; the id becomes custom:<displayName>-<n>.'),
   id: z.string().min(1).optional().describe('Explicit droid model id; overrides the custom:<name>-<n> rule.'),
-  baseUrl: z.url().describe('Provider endpoint, e.g. http://127.0.0.1:8000/v1.'),
+  baseUrl: z
+    .url()
+    .superRefine(noUserinfo('.factory/settings.json', 'put the key in apiKey (or a header in extraHeaders): those never reach the disk'))
+    .describe('Provider endpoint, e.g. http://127.0.0.1:8000/v1 (no user or password in it).'),
   apiKey: secret('Provider API key (a secret).'),
   provider: z.enum(DROID_PROVIDERS).describe('Wire protocol of the endpoint.'),
   maxOutputTokens: z.number().int().positive().optional().describe('Output token cap per response.'),
@@ -153,7 +168,11 @@ export const DroidMcpServerSchema = z
       )
       .optional()
       .describe('stdio: extra environment variables; the values are secrets.'),
-    url: z.url().optional().describe('http / sse: the server URL.'),
+    url: z
+      .url()
+      .superRefine(noUserinfo('.factory/mcp.json', 'send the credential in a headers value (a secret)'))
+      .optional()
+      .describe('http / sse: the server URL (no user or password in it).'),
     headers: z
       .record(z.string().min(1), secret('Header value (a secret).'))
       .optional()
@@ -191,7 +210,11 @@ export const DroidConfigSchema = z.strictObject({
     .default([])
     .superRefine(rejectDuplicateIds)
     .describe('BYOK models written into the isolated settings.'),
-  configContent: z.record(z.string(), z.unknown()).default({}).describe('Merged into the isolated .factory/settings.json.'),
+  configContent: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .superRefine(rejectUserinfoUrls)
+    .describe('Merged into the isolated .factory/settings.json (no URL with a user or password in it).'),
   env: z
     .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
     .default({})
@@ -250,6 +273,24 @@ export function customModelId(models: readonly ModelNaming[], index: number): st
 
 function customModelName(entry: ModelNaming): string {
   return (entry.displayName ?? entry.model).trim().replace(/\s+/g, '-');
+}
+
+// configContent is written to settings.json as is: a URL with userinfo anywhere in it is refused.
+function rejectUserinfoUrls(content: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const visit = (value: unknown, path: Array<string | number>): void => {
+    if (typeof value === 'string') {
+      if (hasUrlUserinfo(value))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message:
+            "a user or password in a URL would be written in clear to the session's .factory/settings.json; use customModels (apiKey) or a secret header instead",
+        });
+    } else if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) visit(item, [...path, index]);
+    } else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) visit(item, [...path, key]);
+  };
+  visit(content, []);
 }
 
 // Two entries with one id would make droid pick either; reject the later one.

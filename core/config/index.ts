@@ -32,5 +32,13 @@ export {
   type ParsedConfig,
 } from './schema.js';
 export type { ConfigFieldMeta } from './schema-walk.js';
-export { SECRET_MASK, applyEnvDefaults, collectSecrets, maskSecrets, type ConfigEnv } from './secrets.js';
+export {
+  SECRET_MASK,
+  applyEnvDefaults,
+  collectSecrets,
+  hasUrlUserinfo,
+  maskSecrets,
+  maskUrlUserinfo,
+  type ConfigEnv,
+} from './secrets.js';
 export { closestKey } from './zod-issues.js';

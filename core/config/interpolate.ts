@@ -4,6 +4,9 @@ import type { ConfigEnv } from './secrets.js';
 /** The outcome of interpolating one string. */
 export type InterpolationResult = { ok: true; value: string } | { ok: false; message: string };
 
+/** Receives each value taken from the environment (not `:-default` fallbacks written in the file). */
+export type OnEnvValue = (value: string) => void;
+
 /** A reference that could not be resolved, with the scalar it occurred in. */
 export interface InterpolationIssue {
   node: Node;
@@ -21,7 +24,7 @@ const REFERENCE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
  * unset or empty (as in POSIX shells). The result is always a string. Messages name variables,
  * never their values.
  */
-export function interpolate(text: string, env: ConfigEnv): InterpolationResult {
+export function interpolate(text: string, env: ConfigEnv, onEnvValue?: OnEnvValue): InterpolationResult {
   let failure: string | undefined;
   const value = text.replace(TOKEN, (match: string, body: string | undefined) => {
     if (match === '$${') return '${';
@@ -32,8 +35,11 @@ export function interpolate(text: string, env: ConfigEnv): InterpolationResult {
     }
     const [, name = '', fallback] = reference;
     const set = env[name];
-    if (fallback !== undefined) return set === undefined || set === '' ? fallback : set;
-    if (set !== undefined) return set;
+    if (fallback !== undefined && (set === undefined || set === '')) return fallback;
+    if (set !== undefined) {
+      onEnvValue?.(set);
+      return set;
+    }
     failure ??= `environment variable ${name} is not set; set it, or write \${${name}:-default}`;
     return match;
   });
@@ -43,9 +49,10 @@ export function interpolate(text: string, env: ConfigEnv): InterpolationResult {
 /**
  * Interpolates every string scalar VALUE of `doc` in place (keys are left alone) and returns the
  * references that failed, each with its node and key path. Aliases resolve to their anchors,
- * which are interpolated where they are defined.
+ * which are interpolated where they are defined. `onEnvValue` sees every value taken from `env`
+ * (so that messages about the result can hide it: it may be a secret in a non-secret field).
  */
-export function interpolateDocument(doc: Document, env: ConfigEnv): InterpolationIssue[] {
+export function interpolateDocument(doc: Document, env: ConfigEnv, onEnvValue?: OnEnvValue): InterpolationIssue[] {
   const issues: InterpolationIssue[] = [];
   const visit = (node: unknown, path: Array<string | number>): void => {
     if (isMap(node)) {
@@ -56,7 +63,7 @@ export function interpolateDocument(doc: Document, env: ConfigEnv): Interpolatio
     } else if (isSeq(node)) {
       for (const [index, item] of node.items.entries()) visit(item, [...path, index]);
     } else if (isScalar(node) && typeof node.value === 'string') {
-      const result = interpolate(node.value, env);
+      const result = interpolate(node.value, env, onEnvValue);
       if (result.ok) node.value = result.value;
       else issues.push({ node, path, message: result.message });
     }

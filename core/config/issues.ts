@@ -28,13 +28,18 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
   return issue.path ? `${where}: ${issue.path}: ${issue.message}` : `${where}: ${issue.message}`;
 }
 
+/** Most issues a config error message lists (all of them stay in its `data`). */
+export const MAX_SHOWN_ISSUES = 50;
+
 /**
  * The OneWorksError('config_invalid') for a list of issues: one line per issue, in file order,
  * no stack in the message. `data` carries the file and the positioned issues.
  */
 export function configInvalid(file: string, issues: ConfigIssue[], cause?: unknown): OneWorksError {
   const ordered = [...issues].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.col ?? 0) - (b.col ?? 0));
-  return new OneWorksError('config_invalid', ordered.map((issue) => formatIssue(file, issue)).join('\n'), {
+  const shown = ordered.slice(0, MAX_SHOWN_ISSUES).map((issue) => formatIssue(file, issue));
+  if (ordered.length > MAX_SHOWN_ISSUES) shown.push(`${file}: … and ${ordered.length - MAX_SHOWN_ISSUES} more problems`);
+  return new OneWorksError('config_invalid', shown.join('\n'), {
     data: { file, issues: ordered },
     cause,
   });

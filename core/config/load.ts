@@ -1,14 +1,24 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { type Document, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { OneWorksError } from '../errors.js';
+import { Redactor } from '../redact.js';
 import { interpolateDocument } from './interpolate.js';
 import { configInvalid, formatPath, positionOf, syntaxIssues } from './issues.js';
 import { CONFIG_FILE_NAME, defaultCacheDir, defaultStateDir, userConfigPath } from './paths.js';
 import type { AdapterSchemas, ConfigSchema, OneWorksConfig, ParsedConfig } from './schema.js';
 import { applyEnvDefaults, type ConfigEnv } from './secrets.js';
 import { describeZodIssues } from './zod-issues.js';
+
+/** Largest config file read, in bytes: a config is a page of settings, never megabytes. */
+export const MAX_CONFIG_BYTES = 128 * 1024;
+
+/**
+ * Most alias expansions while building the value (the yaml package's `maxAliasCount`): enough
+ * for anchors reused by hand, far below an alias bomb ("billion laughs").
+ */
+export const MAX_CONFIG_ALIASES = 100;
 
 export interface LoadConfigOptions<A extends AdapterSchemas> {
   /** The schema from `createConfigSchema(adapters)`. */
@@ -33,13 +43,14 @@ export interface LoadedConfig<A extends AdapterSchemas> {
  * `source: 'none'` (the caller decides what to approve and says so). Fills the state and cache
  * directories from the XDG environment and `.meta({ env })` fields from `env`.
  * Throws OneWorksError 'config_not_found' when an explicit `path` cannot be read, and
- * 'config_invalid' (all problems, one per line, `file:line:col: key.path: expectation`).
+ * 'config_invalid' (all problems, one per line, `file:line:col: key.path: expectation`), also for
+ * a file over MAX_CONFIG_BYTES or one whose aliases expand more than MAX_CONFIG_ALIASES times.
  */
 export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOptions<A>): Promise<LoadedConfig<A>> {
   const { schema, cwd, env } = options;
   const candidates = options.path === undefined ? [join(cwd, CONFIG_FILE_NAME), userConfigPath(env)] : [resolve(cwd, options.path)];
   for (const candidate of candidates) {
-    const text = await readText(candidate, options.path !== undefined);
+    const text = await readText(candidate, options.path !== undefined, displayName(candidate, cwd));
     if (text === undefined) continue;
     const parsed = parseConfigText(text, { schema, env, file: displayName(candidate, cwd) });
     return { config: resolveDefaults(schema, parsed, env), path: candidate, source: 'file' };
@@ -62,17 +73,40 @@ export function parseConfigText<A extends AdapterSchemas>(
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
   if (doc.errors.length > 0) throw configInvalid(file, syntaxIssues(doc.errors));
   const locate = (path: readonly PropertyKey[], key?: string) => positionOf(doc, lineCounter, path, key);
-  const unresolved = interpolateDocument(doc, env);
+  // Values from the environment may be secrets even in a field that is not one: every message
+  // built from here on passes a redactor that knows them, and shows none of them.
+  const fromEnv = new Redactor();
+  const unresolved = interpolateDocument(doc, env, (value) => fromEnv.register(value));
   if (unresolved.length > 0) {
     throw configInvalid(
       file,
       unresolved.map(({ path, message }) => ({ ...locate(path), path: formatPath(path), message })),
     );
   }
-  const input: unknown = doc.contents === null ? {} : doc.toJS();
+  const input: unknown = doc.contents === null ? {} : toValue(doc, file);
   const result = schema.safeParse(input);
-  if (!result.success) throw configInvalid(file, describeZodIssues(result.error.issues, schema, input, locate), result.error);
+  if (!result.success) {
+    const issues = describeZodIssues(result.error.issues, schema, input, locate, (value) => fromEnv.redact(value) !== value);
+    throw configInvalid(
+      file,
+      issues.map((issue) => ({ ...issue, message: fromEnv.redact(issue.message) })),
+    );
+  }
   return result.data;
+}
+
+// The plain value of the document; an alias bomb is a config error, not an internal one.
+function toValue(doc: Document, file: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES });
+  } catch (error) {
+    if (!(error instanceof ReferenceError) || !/alias/i.test(error.message)) throw error;
+    throw configInvalid(
+      file,
+      [{ path: '', message: `YAML aliases expand too often (more than ${MAX_CONFIG_ALIASES} times); write the values out instead` }],
+      error,
+    );
+  }
 }
 
 // Fills what depends on the environment: XDG directories and `.meta({ env })` credentials.
@@ -85,10 +119,25 @@ function resolveDefaults<A extends AdapterSchemas>(schema: z.ZodType, parsed: Pa
   } as OneWorksConfig<A>;
 }
 
-// A missing implicit candidate is skipped; anything else unreadable is an error.
-async function readText(path: string, explicit: boolean): Promise<string | undefined> {
+// A missing implicit candidate is skipped; anything else unreadable is an error. Reads at most
+// MAX_CONFIG_BYTES + 1 bytes: a larger file is refused before it is parsed.
+async function readText(path: string, explicit: boolean, file: string): Promise<string | undefined> {
+  let bytes: Buffer;
   try {
-    return await readFile(path, 'utf8');
+    const handle = await open(path, 'r');
+    try {
+      const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+      let length = 0;
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+        if (length === buffer.length) break;
+      }
+      bytes = buffer.subarray(0, length);
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (!explicit && (code === 'ENOENT' || code === 'ENOTDIR')) return undefined;
@@ -97,6 +146,15 @@ async function readText(path: string, explicit: boolean): Promise<string | undef
       cause: error,
     });
   }
+  if (bytes.length > MAX_CONFIG_BYTES) {
+    throw configInvalid(file, [
+      {
+        path: '',
+        message: `the file is larger than ${MAX_CONFIG_BYTES / 1024} KiB, the most a config file may be; is this the right file?`,
+      },
+    ]);
+  }
+  return bytes.toString('utf8');
 }
 
 // Messages name the file the way the user would: relative inside cwd, absolute elsewhere.

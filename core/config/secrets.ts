@@ -7,13 +7,38 @@ export const SECRET_MASK = '***';
 /** An environment as the loader sees it (`process.env` fits). */
 export type ConfigEnv = Readonly<Record<string, string | undefined>>;
 
+// `scheme://userinfo@`: the userinfo (user, password, or a token written as the user) is a credential.
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+
+/** True when `text` holds a URL with userinfo (`http://user:password@host`, `https://token@host`). */
+export function hasUrlUserinfo(text: string): boolean {
+  URL_USERINFO.lastIndex = 0;
+  return URL_USERINFO.test(text);
+}
+
+/** `text` with the userinfo of every URL in it shown as `***` (`http://***@host/`). */
+export function maskUrlUserinfo(text: string): string {
+  return text.replace(URL_USERINFO, `$1${SECRET_MASK}@`);
+}
+
 /**
  * Returns a copy of `config` in which every string at a position the schema marks
- * `.meta({ secret: true })` is replaced by `***`. Unset secrets stay unset, so the output still
- * shows which secrets are configured. `config` must be a value the schema produced.
+ * `.meta({ secret: true })` is replaced by `***`, and the userinfo of any URL elsewhere is
+ * (`http://***@host`). Unset secrets stay unset, so the output still shows which secrets are
+ * configured. `config` must be a value the schema produced.
  */
 export function maskSecrets<T>(schema: z.ZodType, config: T): T {
-  return mapWithSchema(schema, config, (value, meta) => (meta.secret && typeof value === 'string' ? SECRET_MASK : value)) as T;
+  const masked = mapWithSchema(schema, config, (value, meta) => (meta.secret && typeof value === 'string' ? SECRET_MASK : value));
+  return mapStrings(masked, maskUrlUserinfo) as T;
+}
+
+function mapStrings(value: unknown, fn: (text: string) => string): unknown {
+  if (typeof value === 'string') return fn(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, fn));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapStrings(item, fn)]));
+  }
+  return value;
 }
 
 /**

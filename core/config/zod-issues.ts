@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { formatPath, type ConfigIssue } from './issues.js';
 import { objectKeys, schemaAt, unwrapSchema } from './schema-walk.js';
-import { SECRET_MASK } from './secrets.js';
+import { maskUrlUserinfo, SECRET_MASK } from './secrets.js';
 
 type ZodIssue = z.core.$ZodIssue;
 
@@ -11,9 +11,16 @@ export type Locate = (path: readonly PropertyKey[], key?: string) => { line: num
 /**
  * Turns zod issues into config issues with messages a person can act on: what was expected and
  * what was found (`expected one of low|high, got "ultra"`), the closest known key for an unknown
- * one, and `***` instead of any value at a secret position.
+ * one, and `***` instead of any value at a secret position. A string for which `hidden` is true
+ * (it holds a value taken from the environment) is not shown either.
  */
-export function describeZodIssues(issues: readonly ZodIssue[], schema: z.ZodType, input: unknown, locate: Locate): ConfigIssue[] {
+export function describeZodIssues(
+  issues: readonly ZodIssue[],
+  schema: z.ZodType,
+  input: unknown,
+  locate: Locate,
+  hidden: (value: string) => boolean = () => false,
+): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -31,7 +38,9 @@ export function describeZodIssues(issues: readonly ZodIssue[], schema: z.ZodType
       continue;
     }
     const secret = unwrapSchema(schemaAt(schema, issue.path) ?? schema).meta.secret === true;
-    const got = describeValue(valueAt(input, issue.path), secret);
+    const value = valueAt(input, issue.path);
+    const got =
+      typeof value === 'string' && !secret && hidden(value) ? 'a value from the environment (not shown)' : describeValue(value, secret);
     out.push({ ...locate(issue.path), path: formatPath(issue.path), message: explain(issue, got) });
   }
   return out;
@@ -84,7 +93,10 @@ function describeValue(value: unknown, secret: boolean): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (secret) return SECRET_MASK;
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === 'string') {
+    const shown = maskUrlUserinfo(value);
+    return JSON.stringify(shown.length > 80 ? `${shown.slice(0, 77)}...` : shown);
+  }
   return String(value);
 }
 

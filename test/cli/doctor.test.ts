@@ -1,4 +1,4 @@
-import { chmod, mkdir, readdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFakeDroidBinary, type FakeDroidBinaryOptions } from '../peers/fake-droid-binary.js';
@@ -58,7 +58,8 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const binary = await configure();
     await makeStateDir(0o755);
     const result = await box.run(['doctor'], { FACTORY_API_KEY: ENV_API_KEY });
-    expect(result.exitCode).toBe(4);
+    // A state directory problem: exit 6, as everywhere else (README, exit codes).
+    expect(result.exitCode).toBe(6);
     expect(result.stdout.split('\n')).toEqual([
       `ok    droid binary: ${binary} (path) runs and reports 0.225.2`,
       'ok    droid version: 0.225.2 within >=0.225.0 <0.226.0',
@@ -84,6 +85,18 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   });
 
   // A warning does not fail the doctor (exit 0) but must be labelled as one, not as "ok".
+  it('fails with exit 6 when the state dir is not a directory, and exit 4 first when the binary is missing', async () => {
+    const binary = await configure();
+    await writeFile(stateDir, 'not a directory');
+    const state = await box.run(['doctor']);
+    expect(state.exitCode).toBe(6);
+    expect(state.stdout).toContain(`FAIL  state dir: ${stateDir} is not a directory`);
+    await rm(binary);
+    const missing = await box.run(['doctor']);
+    expect(missing.stdout).toMatch(/^FAIL {2}droid binary: /m);
+    expect(missing.exitCode).toBe(4);
+  });
+
   it('labels a state dir that does not exist yet as a warning', async () => {
     await configure();
     const result = await box.run(['doctor'], { FACTORY_API_KEY: ENV_API_KEY });
@@ -114,7 +127,8 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     await configure({ faults: ['wrong-protocol'], protocol: '1.219.0' });
     await makeStateDir(0o700);
     const result = await box.run(['doctor']);
-    expect(result.exitCode).toBe(4);
+    // A protocol problem: exit 5, as a session refused for it.
+    expect(result.exitCode).toBe(5);
     expect(result.stdout).toContain('FAIL  droid protocol: announced API 1.0.0 / protocol 1.219.0; expected 1.0.0 / 1.220.0 (table)');
     await expectNothingLeft();
   });
@@ -123,7 +137,7 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     await configure();
     await makeStateDir(0o755);
     const result = await box.run(['--json', 'doctor'], { FACTORY_API_KEY: ENV_API_KEY });
-    expect(result.exitCode).toBe(4);
+    expect(result.exitCode).toBe(6);
     const checks = result.stdout.split('\n').map((line) => JSON.parse(line) as { name: string; ok: boolean; detail: string });
     expect(checks.map((c) => [c.name, c.ok])).toEqual([
       ['droid binary', true],
