@@ -3,20 +3,31 @@
  * starts; every string that leaves the process boundary (events, logs, errors, stderr tails,
  * state, CLI output) passes through `redact`. Common encodings of each secret are registered
  * with it: URL-encoded, base64 of the secret itself, and base64 of `user:secret` pairs are
- * matched by their stable middle section.
+ * matched by their stable middle section. Base64 forms also match when wrapped across lines
+ * (`base64` wraps at 76 columns; LF or CRLF, raw or JSON-escaped as `\n`), at any of the
+ * three alignments the secret can have in the encoded stream. Not caught: other encodings
+ * (hex dumps, reversed or interleaved text, compression, encryption).
  */
 export const REDACTED = '[REDACTED]';
 
 const MIN_SECRET_LENGTH = 4;
 
+// What may sit between two characters of a wrapped base64 form: one line break, raw or as it
+// reads inside a JSON string.
+const LINE_BREAK = String.raw`(?:\r?\n|\\r\\n|\\n)?`;
+
 export class Redactor {
   #needles = new Set<string>();
+  // The base64 forms among the needles: matched across line breaks too.
+  #wrappable = new Set<string>();
   #pattern: RegExp | undefined;
 
   /** Registers a secret (and its encodings). Values shorter than 4 characters are refused: they would redact ordinary text. */
   register(secret: string | undefined | null): void {
     if (!secret || secret.length < MIN_SECRET_LENGTH) return;
-    for (const form of encodingsOf(secret)) if (form.length >= MIN_SECRET_LENGTH) this.#needles.add(form);
+    const { plain, base64 } = encodingsOf(secret);
+    for (const form of [...plain, ...base64]) if (form.length >= MIN_SECRET_LENGTH) this.#needles.add(form);
+    for (const form of base64) if (form.length >= MIN_SECRET_LENGTH) this.#wrappable.add(form);
     this.#pattern = undefined;
   }
 
@@ -33,8 +44,14 @@ export class Redactor {
   /** Replaces every registered secret (or encoding of one) in `text` with `[REDACTED]`. */
   redact(text: string): string {
     if (this.#needles.size === 0 || text.length === 0) return text;
-    this.#pattern ??= new RegExp(this.needles.map(escapeRegExp).join('|'), 'g');
+    this.#pattern ??= new RegExp(this.needles.map((needle) => this.#source(needle)).join('|'), 'g');
     return text.replace(this.#pattern, REDACTED);
+  }
+
+  // A needle's regular expression: base64 forms may be broken across lines between any two characters.
+  #source(needle: string): string {
+    if (!this.#wrappable.has(needle)) return escapeRegExp(needle);
+    return [...needle].map(escapeRegExp).join(LINE_BREAK);
   }
 
   /** Redacts every string inside a JSON-like value, returning a copy. */
@@ -95,20 +112,19 @@ export class StreamRedactor {
   }
 }
 
-function encodingsOf(secret: string): string[] {
-  const forms = new Set<string>([secret]);
-  forms.add(encodeURIComponent(secret));
-  forms.add(Buffer.from(secret).toString('base64').replace(/=+$/, ''));
-  forms.add(Buffer.from(secret).toString('base64url').replace(/=+$/, ''));
-  // base64 of "<anything>:<secret>" (Basic auth): the secret's bytes appear at one of three
-  // alignments; the stable middle of each alignment identifies it.
+function encodingsOf(secret: string): { plain: string[]; base64: string[] } {
+  const base64 = new Set<string>();
+  base64.add(Buffer.from(secret).toString('base64').replace(/=+$/, ''));
+  base64.add(Buffer.from(secret).toString('base64url').replace(/=+$/, ''));
+  // base64 of "<anything>:<secret>" (Basic auth, or an `env` dump): the secret's bytes appear at
+  // one of three alignments; the stable middle of each alignment identifies it.
   for (let shift = 0; shift < 3; shift++) {
     const encoded = Buffer.from('x'.repeat(shift) + secret).toString('base64');
     const start = Math.ceil((shift * 4) / 3) + (shift === 0 ? 0 : 1);
     const end = Math.floor(((shift + secret.length) * 4) / 3) - 1;
-    if (end - start >= 8) forms.add(encoded.slice(start, end));
+    if (end - start >= 8) base64.add(encoded.slice(start, end));
   }
-  return [...forms];
+  return { plain: [secret, encodeURIComponent(secret)], base64: [...base64] };
 }
 
 function escapeRegExp(s: string): string {
