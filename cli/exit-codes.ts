@@ -51,6 +51,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   session_not_found: EXIT.usage,
   state_locked: EXIT.state,
   state_corrupt: EXIT.state,
+  state_unwritable: EXIT.state,
   orchestrator_mismatch: EXIT.state,
   orchestrator_stopping: EXIT.state,
   internal: EXIT.internal,

@@ -59,6 +59,8 @@ export const ERROR_CODES = {
   STATE_LOCKED: 'state_locked',
   /** A file to import was refused (malformed, contradictory, oversized, a link, outside the root); nothing of it was recorded. */
   IMPORT_REFUSED: 'import_refused',
+  /** The state directory cannot be written (disk full, quota, read-only file system, permissions). */
+  STATE_UNWRITABLE: 'state_unwritable',
   /** A state file is malformed; One Works refuses to rewrite it. */
   STATE_CORRUPT: 'state_corrupt',
   /** The running orchestrator was started with a different config or environment than this command; restart it. */

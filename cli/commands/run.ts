@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Autonomy } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { OneWorksError } from '../../core/errors.js';
+import { checkPrompt } from '../../core/orchestrator/index.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
@@ -84,6 +85,7 @@ type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: s
 // Flags, workspace and CLI are checked here, before a server is started; the turn's settings
 // are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
+  checkPrompt(prompt);
   const store = await openStore(ctx, { own: false });
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? target.flags.adapter ?? 'droid';

@@ -39,7 +39,8 @@ export const CreateSessionParamsSchema = z.strictObject({
   requestKey: RequestKey,
   adapter: z.string().min(1),
   workspace: z.string().min(1),
-  prompt: z.string().min(1),
+  // Checked by the orchestrator (checkPrompt), whose usage error names the rule.
+  prompt: z.string(),
   title: z.string().optional(),
   labels: z.array(z.string()).optional(),
   policy: PermissionPolicySchema.optional(),
@@ -48,7 +49,7 @@ export const SendMessageParamsSchema = z.strictObject({
   ...SettingsShape,
   requestKey: RequestKey,
   sessionId: SessionId,
-  prompt: z.string().min(1),
+  prompt: z.string(),
   interrupt: z.boolean().optional(),
 });
 export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { checkRequest, corsHeaders, MCP_PATH, type GuardConfig } from './http-guard.js';
 import type { ListenAddress } from './http-options.js';
@@ -132,9 +133,26 @@ function sendJson(res: ServerResponse, status: number, body: object, headers: Re
   res.end(text);
 }
 
+// A port in use or an address that cannot be bound is the user's choice of --http: a usage error.
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the port is already in use',
+  EACCES: 'binding this port is not permitted',
+  EADDRNOTAVAIL: 'this address is not one of this machine',
+};
+
 function listen(http: HttpServer, address: ListenAddress): Promise<void> {
   return new Promise((resolve, reject) => {
-    http.once('error', reject);
+    http.once('error', (error: NodeJS.ErrnoException) => {
+      const why = LISTEN_ERRORS[error.code ?? ''];
+      if (why === undefined) return reject(error);
+      reject(
+        new OneWorksError(
+          ERROR_CODES.USAGE,
+          `cannot serve MCP on ${address.bindHost}:${address.port}: ${why} (${error.code}); choose another --http address or port`,
+          { data: { code: error.code }, cause: error },
+        ),
+      );
+    });
     http.listen(address.port, address.bindHost, () => {
       http.off('error', reject);
       resolve();

@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
+import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS, MAX_PROMPT_LENGTH, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
 import { AutonomySchema } from './schemas.js';
 
 // Input pieces shared by several tools. Every tool input is a z.strictObject: an unknown
@@ -35,7 +35,7 @@ export const SettingsInput = {
   ),
 };
 
-export const PromptInput = z.string().min(1).max(200_000).describe('what to ask the agent');
+export const PromptInput = z.string().min(1).max(MAX_PROMPT_LENGTH).describe('what to ask the agent');
 
 export const WorkspaceInput = z
   .string()

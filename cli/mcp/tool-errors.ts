@@ -62,6 +62,11 @@ const ADVICE: Record<string, CodeAdvice> = {
     retryable: false,
     action: 'A state file is malformed; the host owner must inspect the state directory named in the message.',
   },
+  [ERROR_CODES.STATE_UNWRITABLE]: {
+    retryable: false,
+    action:
+      'The host cannot write its state directory (disk full, quota or permissions); the host owner must free space or fix it, then retry.',
+  },
   [ERROR_CODES.CATALOG_UNAVAILABLE]: {
     retryable: true,
     action: 'Nothing was accepted: the model catalog could not be listed in time; retry the same call with the same requestKey.',

@@ -9,5 +9,13 @@ export type { AdapterDefaults, OrchestratorDeps, OrchestratorLimits } from './or
 export { REQUEST_KEYS_FILE, requestKeyFile } from './request-key-file.js';
 export type * from './types.js';
 export { EffectiveSettingsSchema, TurnHandleSchema } from './turn-handle-schema.js';
-export { LABEL_PATTERN, MAX_LABELS, MAX_LABEL_LENGTH, MAX_TITLE_LENGTH, checkMetadata } from './session-metadata.js';
+export {
+  LABEL_PATTERN,
+  MAX_LABELS,
+  MAX_LABEL_LENGTH,
+  MAX_PROMPT_LENGTH,
+  MAX_TITLE_LENGTH,
+  checkMetadata,
+  checkPrompt,
+} from './session-metadata.js';
 export { DEFAULT_READ_EVENTS, MAX_READ_BYTES, MAX_READ_EVENTS } from './session-detail.js';

@@ -18,7 +18,7 @@ import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-
 import { requestKeyFile } from './request-key-file.js';
 import { RequestKeyRegistry } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
-import { applyMetadata, checkMetadata } from './session-metadata.js';
+import { applyMetadata, checkMetadata, checkPrompt } from './session-metadata.js';
 import { catalogModels, listSummaries, orchestratorInfo, readSessionDetail, sessionUsage, withCatalog } from './session-queries.js';
 import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
@@ -108,6 +108,7 @@ class InProcessOrchestrator implements Orchestrator {
 
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
     this.#assertOpen();
+    checkPrompt(request.prompt);
     const defaults = this.#deps.defaultsFor(request.adapter);
     const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
     const { labels } = checkMetadata(request);
@@ -132,6 +133,7 @@ class InProcessOrchestrator implements Orchestrator {
 
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
     this.#assertOpen();
+    checkPrompt(request.prompt);
     const slot = await this.#slot(request.sessionId);
     // An imported session's workspace was recorded by the agent CLI, not approved by One Works.
     if (slot.book.record.imported) await checkApproved(slot.book.record.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);

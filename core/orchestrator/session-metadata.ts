@@ -2,6 +2,26 @@ import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { SessionRecord } from '../store/index.js';
 import type { UpdateSessionRequest } from './types.js';
 
+/** Longest prompt, in characters (every client: CLI, control socket, MCP). */
+export const MAX_PROMPT_LENGTH = 200_000;
+
+/**
+ * Checks a prompt as createSession and sendMessage accept it. Throws OneWorksError `usage` for an
+ * empty or whitespace-only prompt and for one over MAX_PROMPT_LENGTH characters.
+ */
+export function checkPrompt(prompt: string): void {
+  if (prompt.trim() === '') {
+    throw new OneWorksError(ERROR_CODES.USAGE, 'the prompt is empty; say what the agent should do');
+  }
+  if (prompt.length > MAX_PROMPT_LENGTH) {
+    throw new OneWorksError(
+      ERROR_CODES.USAGE,
+      `a prompt is at most ${MAX_PROMPT_LENGTH} characters (this one has ${prompt.length}); put long material in a file in the workspace and point to it`,
+      { data: { length: prompt.length } },
+    );
+  }
+}
+
 /** Longest title, in characters. */
 export const MAX_TITLE_LENGTH = 200;
 /** Most labels a session carries. */

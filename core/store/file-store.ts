@@ -81,8 +81,12 @@ export class FileStore implements Store {
         },
       );
     }
-    await ensurePrivateDir(sessionDir(this.stateDir, record.id));
-    await writeFileAtomic(this.#sessionFile(record.id), `${JSON.stringify(parsed.data, null, 2)}\n`);
+    const file = this.#sessionFile(record.id);
+    await ensurePrivateDir(sessionDir(this.stateDir, record.id))
+      .then(() => writeFileAtomic(file, `${JSON.stringify(parsed.data, null, 2)}\n`))
+      .catch((error: unknown) => {
+        throw unwritable(file, error);
+      });
   }
 
   async readSession(sessionId: string): Promise<SessionRecord> {
@@ -130,7 +134,7 @@ export class FileStore implements Store {
       } catch (error) {
         // A failed write may itself have left a torn line: check the tail again next time.
         this.#tailChecked.delete(sessionId);
-        throw error;
+        throw unwritable(file, error);
       }
     };
     const next = (this.#appends.get(sessionId) ?? Promise.resolve()).then(append);
@@ -185,6 +189,27 @@ function checkedEvent(sessionId: string, event: RuntimeEvent): RuntimeEvent {
     );
   }
   return event;
+}
+
+// Errors of a file system that refuses writes: the state directory's problem, not a bug.
+const UNWRITABLE: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an I/O error',
+};
+
+function unwritable(file: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why = code === undefined ? undefined : UNWRITABLE[code];
+  if (why === undefined) return error;
+  return new OneWorksError(
+    ERROR_CODES.STATE_UNWRITABLE,
+    `cannot write ${file}: ${why} (${code}); free space or fix the state directory, then retry`,
+    { data: { file, code }, cause: error },
+  );
 }
 
 function corruptRecord(file: string, cause: unknown): OneWorksError {
