@@ -4,6 +4,7 @@ import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.j
 import { createPrepareServices } from '../core/install/index.js';
 import { collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
+import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
@@ -13,6 +14,7 @@ import { createProgressRenderer } from './progress.js';
 // biome-ignore lint/suspicious/noExplicitAny: adapters of different config types share one map; each parses its own block
 export const ADAPTERS: Record<string, Adapter<any>> = {
   droid: droidAdapter,
+  'claude-code': claudeCodeAdapter,
 };
 
 export const CONFIG_SCHEMA = createConfigSchema(

@@ -13,7 +13,7 @@ import type { Transport } from './transport/transport.js';
  */
 
 /** Version of this contract; bumped on breaking changes (cf. vercel/ai `specificationVersion`). */
-export const ADAPTER_CONTRACT_VERSION = 1 as const;
+export const ADAPTER_CONTRACT_VERSION = 2 as const;
 
 export type Autonomy = 'off' | 'low' | 'medium' | 'high';
 
@@ -300,11 +300,33 @@ export interface SessionImporter {
   parse(content: string, sourcePath: string): ImportedSession;
 }
 
+/**
+ * What an agent CLI can do, declared by its adapter so that core decides from declarations
+ * instead of one CLI's habits. Optional in the contract (an adapter without it is treated like
+ * droid: load in a running process, authoritative catalog).
+ */
+export interface AdapterCapabilities {
+  /** How a later process continues a native session: load it inside a running process, respawn the CLI with the native id, or not at all. */
+  resume: 'load' | 'respawn' | 'none';
+  /** Settings (model, effort, autonomy) can change between turns without a new process. */
+  perTurnSettings: boolean;
+  /** A message can steer a live turn. */
+  steering: boolean;
+  /** The native session has a title One Works can set. */
+  titles: boolean;
+  /** The catalog lists every model the CLI accepts; when false an unlisted model is passed through. */
+  authoritativeCatalog: boolean;
+  /** The CLI runs one turn per process. */
+  oneTurnPerProcess: boolean;
+}
+
 /** An adapter: a name, a zod schema for its YAML block, and the two operations. */
 export interface Adapter<Config = unknown> {
   readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
   readonly name: string;
   readonly configSchema: z.ZodType<Config>;
+  /** What the CLI can do (see AdapterCapabilities); optional for adapters written before contract 2. */
+  readonly capabilities?: AdapterCapabilities;
   /** Resolves and verifies the CLI binary the config selects (installing it when managed). */
   prepare(config: Config, ctx: PrepareContext): Promise<ResolvedCli>;
   /** Opens a session; no child is started until the first call that needs one. */

@@ -16,6 +16,15 @@ export const droidAdapter: Adapter<DroidConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'droid',
   configSchema: DroidConfigSchema,
+  // Steering is interrupt-and-resume by the orchestrator, not a message into the live turn.
+  capabilities: {
+    resume: 'load',
+    perTurnSettings: false,
+    steering: false,
+    titles: true,
+    authoritativeCatalog: true,
+    oneTurnPerProcess: false,
+  },
   prepare: (config, ctx) =>
     resolveDroidCli(config.cli, {
       services: ctx.services,

@@ -78,7 +78,8 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
     modelsFor: async (adapterName) => {
       const adapter = ctx.adapter(adapterName);
-      if (!adapter.catalog) return undefined;
+      // An advisory catalog (declared not authoritative) never refuses a model.
+      if (!adapter.catalog || adapter.capabilities?.authoritativeCatalog === false) return undefined;
       const catalog = await loadCatalog({
         adapter,
         config: block(adapterName),

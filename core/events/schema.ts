@@ -16,6 +16,8 @@ export const UsageSchema = z.object({
   cacheReadTokens: z.number().int().nonnegative().optional(),
   cacheCreationTokens: z.number().int().nonnegative().optional(),
   thinkingTokens: z.number().int().nonnegative().optional(),
+  /** Cost in US dollars, when the agent reports one (Claude Code's `total_cost_usd`). */
+  costUsd: z.number().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 export const UNREPORTED_USAGE: Usage = Object.freeze({ reported: false });

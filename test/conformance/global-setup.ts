@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
+import { claudeCodeAdapter } from '../../adapters/claude-code/index.js';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { bwrapAvailable } from '../../core/process/index.js';
@@ -11,6 +12,7 @@ import { bwrapAvailable } from '../../core/process/index.js';
  * exports their paths to the test workers:
  *   ONE_WORKS_TEST_DROID       droid 0.225.2 (protocol 1.220.0), the default pin
  *   ONE_WORKS_TEST_DROID_0215  droid 0.215.0 (protocol 1.206.0)
+ *   ONE_WORKS_TEST_CLAUDE      Claude Code 2.1.333, the native binary of @anthropic-ai/claude-code-linux-x64
  *   ONE_WORKS_TEST_CACHE       the cache root, for configs using `source: managed`
  */
 export const CONFORMANCE_CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
@@ -23,13 +25,19 @@ export default async function setup(): Promise<void> {
       { source: 'managed', version },
       { services: createPrepareServices(), cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env },
     );
-  const [current, previous] = await Promise.all([install('0.225.2'), install('0.215.0')]);
+  const claude = claudeCodeAdapter.prepare(claudeCodeAdapter.configSchema.parse({ cli: { version: '2.1.333' } }), {
+    services: createPrepareServices(),
+    cacheDir: CONFORMANCE_CACHE,
+    lock: new Map(),
+  });
+  const [current, previous, claudeCli] = await Promise.all([install('0.225.2'), install('0.215.0'), claude]);
+  process.env.ONE_WORKS_TEST_CLAUDE = claudeCli.binaryPath;
   process.env.ONE_WORKS_TEST_DROID = current.binaryPath;
   process.env.ONE_WORKS_TEST_DROID_0215 = previous.binaryPath;
   process.env.ONE_WORKS_TEST_CACHE = CONFORMANCE_CACHE;
   const how = (c: typeof current) => (c.package?.fromCache ? 'cached' : 'installed');
   process.stderr.write(
-    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
+    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)}, claude ${claudeCli.version} ${how(claudeCli)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
   );
 }
 

@@ -45,6 +45,12 @@ export interface CliRigOptions {
   droid?: Record<string, unknown>;
   /** Top-level `sandbox` (default: none). */
   sandbox?: 'none' | 'bwrap';
+  /**
+   * Adds an enabled `adapters.claude-code` block (managed CLAUDE_TEST_VERSION from the
+   * conformance cache, model "scripted", endpoint = this scripted Anthropic base URL with
+   * RIG_API_KEY), merged (shallow) with these keys.
+   */
+  claude?: { baseUrl: string } & Record<string, unknown>;
   /** Merged over the `orchestrator` block (default `{ idleExitMs: 500 }`: an auto-started server exits soon after its last client). */
   orchestrator?: Record<string, unknown>;
 }
@@ -154,6 +160,7 @@ export class CliRigs {
           customModels: [entry],
           ...options.droid,
         },
+        ...(options.claude ? { 'claude-code': claudeBlock(options.claude) } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));
@@ -253,6 +260,21 @@ export function startOneWorks(args: readonly string[], options: { cwd: string; e
   // The caller awaits `result`; this only keeps an abandoned one (a failed test) from being reported as unhandled.
   result.catch(() => undefined);
   return { pid: child.pid!, kill: (signal) => child.kill(signal), result };
+}
+
+/** The Claude Code version the conformance tests drive (installed by the global setup). */
+export const CLAUDE_TEST_VERSION = '2.1.333';
+
+function claudeBlock(options: { baseUrl: string } & Record<string, unknown>): Record<string, unknown> {
+  const { baseUrl, ...rest } = options;
+  return {
+    enabled: true,
+    cli: { source: 'managed', version: CLAUDE_TEST_VERSION },
+    model: 'scripted',
+    autonomy: 'low',
+    endpoint: { baseUrl, apiKey: RIG_API_KEY },
+    ...rest,
+  };
 }
 
 function testCache(): string {

@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import type { AdapterSession, ChildChannel, ChildExit, PermissionAsk, SessionIO, SessionSpec, TurnInput } from '../../core/adapter.js';
+import { OneWorksError } from '../../core/errors.js';
+import type { TurnOutcome } from '../../core/events/index.js';
+import type { ClaudeConfig } from './config.js';
+import { describeClaudeLaunch } from './launch.js';
+import { ClaudeProjector, resultStatus, resultUsage } from './project.js';
+import { describeClaudeTool } from './tools.js';
+import {
+  CanUseToolSchema,
+  CONTROL,
+  controlRequest,
+  controlSuccess,
+  type ResultMessage,
+  type StdoutMessage,
+  StdoutMessageSchema,
+  userMessage,
+} from './wire.js';
+
+interface LiveTurn {
+  resolve: (outcome: TurnOutcome) => void;
+  reject: (error: Error) => void;
+  interrupted: boolean;
+}
+
+interface PendingControl {
+  resolve: (response: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * One Claude Code conversation in one long-lived `claude -p` stream-json process, many turns.
+ * A new session gets a pre-assigned `--session-id`, recorded durably before the child starts;
+ * a later process resumes it with `--resume`. A resume the CLI cannot honour fails the turn
+ * with `session_load_failed` and never starts a fresh conversation. A turn settles on the
+ * `result` message, or as failed when the child goes away first.
+ */
+export class ClaudeSession implements AdapterSession {
+  readonly #config: ClaudeConfig;
+  readonly #spec: SessionSpec;
+  readonly #io: SessionIO;
+  readonly #projector: ClaudeProjector;
+  readonly #controls = new Map<string, PendingControl>();
+  readonly #epoch = randomUUID();
+  #nextControl = 0;
+  #starting: Promise<void> | undefined;
+  #child: ChildChannel | undefined;
+  #turn: LiveTurn | undefined;
+  #closing: Promise<void> | undefined;
+  #exit: ChildExit | undefined;
+  #resuming = false;
+  #confirmed = false;
+  readonly info: AdapterSession['info'] = {};
+
+  constructor(config: ClaudeConfig, spec: SessionSpec, io: SessionIO) {
+    this.#config = config;
+    this.#spec = spec;
+    this.#io = io;
+    this.#projector = new ClaudeProjector(spec.workspace);
+    if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
+  }
+
+  async prompt(input: TurnInput): Promise<TurnOutcome> {
+    if (this.#turn) throw new OneWorksError('session_busy', 'a turn is already running in this session');
+    try {
+      await this.#start();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+    if (this.#exit) throw new OneWorksError('process_exited', 'claude is no longer running for this session');
+    this.#projector.beginTurn();
+    const settled = new Promise<TurnOutcome>((resolve, reject) => {
+      this.#turn = { resolve, reject, interrupted: false };
+    });
+    void input.runId;
+    await this.#child!.transport.send(userMessage(input.text));
+    return settled;
+  }
+
+  async interrupt(): Promise<void> {
+    if (!this.#child || this.#exit || !this.#turn) return;
+    this.#turn.interrupted = true;
+    await this.#control({ subtype: CONTROL.interrupt }, this.#config.interruptGraceMs);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#doClose();
+    return this.#closing;
+  }
+
+  async #doClose(): Promise<void> {
+    await this.#starting?.catch(() => undefined);
+    if (this.#child && !this.#exit) await this.#child.stop('shutdown');
+  }
+
+  #start(): Promise<void> {
+    this.#starting ??= this.#doStart();
+    return this.#starting;
+  }
+
+  async #doStart(): Promise<void> {
+    let session: { mode: 'new' | 'resume'; id: string };
+    if (this.#spec.nativeSessionId) {
+      session = { mode: 'resume', id: this.#spec.nativeSessionId };
+      this.#resuming = true;
+    } else {
+      // The native id is ours to choose: durable before the child exists, so a crash can always resume it.
+      session = { mode: 'new', id: randomUUID() };
+      this.info.nativeSessionId = session.id;
+      await this.#io.setNativeSessionId(session.id);
+    }
+    const launch = describeClaudeLaunch(this.#config, this.#spec.cli, {
+      cwd: this.#spec.workspace,
+      home: this.#spec.home,
+      session,
+      model: this.#spec.model,
+      effort: this.#spec.effort,
+      hostEnv: process.env,
+    });
+    const child = await this.#io.launch(launch, []);
+    this.#child = child;
+    child.transport.onmessage = (message) => this.#onMessage(message);
+    child.transport.onerror = (error) =>
+      this.#io.emit({ type: 'error', key: `problem:${randomUUID()}`, code: error.code, message: error.message });
+    const exited = child.exited.then((exit) => {
+      this.#onExit(exit);
+      return exit;
+    });
+    await child.transport.start();
+    const init = this.#control({ subtype: CONTROL.initialize }, this.#config.startupTimeoutMs);
+    const early = exited.then((exit) => {
+      throw this.#exitError(exit, 'before it answered initialize');
+    });
+    early.catch(() => undefined);
+    await Promise.race([init, early]);
+  }
+
+  // Sends a control request and waits for its control_response (bounded).
+  #control(request: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
+    const child = this.#child;
+    if (!child || this.#exit) return Promise.reject(new OneWorksError('connection_closed', 'claude is not running'));
+    this.#nextControl += 1;
+    const id = `ow-${this.#nextControl}`;
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#controls.delete(id);
+        reject(new OneWorksError('request_timeout', `claude did not answer ${String(request.subtype)} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      timer.unref();
+      this.#controls.set(id, {
+        resolve: (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      child.transport.send(controlRequest(id, request)).catch((error: Error) => this.#controls.get(id)?.reject(error));
+    });
+  }
+
+  #onMessage(raw: unknown): void {
+    const parsed = StdoutMessageSchema.safeParse(raw);
+    if (!parsed.success) {
+      const type = typeof (raw as { type?: unknown })?.type === 'string' ? (raw as { type: string }).type : 'unknown';
+      this.#io.emit({ type: 'native', key: `native:${this.#epoch}:${randomUUID()}`, nativeType: type, payload: raw });
+      return;
+    }
+    const message = parsed.data;
+    if (message.type === 'control_response') {
+      this.#onControlResponse(message);
+      return;
+    }
+    if (message.type === 'control_request') {
+      void this.#onControlRequest(message.request_id, message.request);
+      return;
+    }
+    if (message.type === 'system' && message.subtype === 'init') this.#onInit(message);
+    for (const draft of this.#projector.project(message)) this.#io.emit(draft);
+    if (message.type === 'result') this.#onResult(message);
+  }
+
+  #onInit(message: Extract<StdoutMessage, { type: 'system' }>): void {
+    if (this.#confirmed) return;
+    this.#confirmed = true;
+    if (message.session_id && message.session_id !== this.info.nativeSessionId) {
+      this.#io.emit({
+        type: 'log',
+        key: `session-id:${this.#epoch}`,
+        level: 'warn',
+        message: `claude reports session ${message.session_id}, expected ${this.info.nativeSessionId}`,
+      });
+    }
+    this.info.protocolVersion = message.claude_code_version ?? this.#spec.cli.version;
+    this.#io.emit({
+      type: 'session.started',
+      key: `session.started:${this.#epoch}`,
+      adapter: 'claude-code',
+      workspace: this.#spec.workspace,
+      resumed: this.#resuming,
+      cliVersion: this.#spec.cli.version,
+      protocolVersion: this.info.protocolVersion,
+    });
+  }
+
+  #onControlResponse(message: Extract<StdoutMessage, { type: 'control_response' }>): void {
+    const pending = this.#controls.get(message.response.request_id);
+    if (!pending) return;
+    this.#controls.delete(message.response.request_id);
+    if (message.response.subtype === 'success') pending.resolve(message.response.response);
+    else pending.reject(new OneWorksError('protocol_error', `claude refused a control request: ${message.response.error ?? 'error'}`));
+  }
+
+  async #onControlRequest(requestId: string, request: { subtype: string }): Promise<void> {
+    const child = this.#child!;
+    if (request.subtype !== CONTROL.canUseTool) {
+      await child.transport
+        .send({ type: 'control_response', response: { subtype: 'error', request_id: requestId, error: `unsupported: ${request.subtype}` } })
+        .catch(() => undefined);
+      return;
+    }
+    const ask = CanUseToolSchema.parse(request);
+    const tool = describeClaudeTool(ask.tool_name, ask.input, ask.tool_use_id ?? requestId, this.#spec.workspace);
+    const permission: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: ['allow', 'deny'] };
+    this.#io.emit({
+      type: 'permission.requested',
+      key: `permission.requested:${requestId}`,
+      requestId,
+      tools: [{ toolUseId: tool.toolUseId, name: tool.name, kind: tool.kind as never, label: tool.label }],
+      options: permission.options,
+    });
+    const decision = await this.#io
+      .decide(permission)
+      .catch((error: Error) => ({ decision: 'deny', by: 'policy', reason: `decision failed: ${error.message}` }) as const);
+    const allow = decision.decision === 'allow';
+    this.#io.emit({
+      type: 'permission.decided',
+      key: `permission.decided:${requestId}`,
+      requestId,
+      decision: allow ? 'allow' : 'deny',
+      option: allow ? 'allow' : 'deny',
+      by: decision.by,
+      ...(decision.reason ? { reason: decision.reason } : {}),
+    });
+    const answer = allow
+      ? { behavior: 'allow', updatedInput: ask.input }
+      : { behavior: 'deny', message: `One Works denied this ${tool.kind} tool: ${decision.reason ?? 'not allowed'}` };
+    await child.transport.send(controlSuccess(requestId, answer)).catch(() => undefined);
+  }
+
+  #onResult(result: ResultMessage): void {
+    const turn = this.#turn;
+    if (!turn) return;
+    if (this.#resuming && !this.#confirmed && result.is_error) {
+      this.#turn = undefined;
+      turn.reject(this.#loadError(result.errors?.map(String).join('; ')));
+      return;
+    }
+    const usage = resultUsage(result);
+    if (usage.reported)
+      this.#io.emit({ type: 'usage', key: `usage:${this.#epoch}:${result.session_id ?? ''}:${randomUUID()}`, scope: 'turn', usage });
+    const { status, reason } = resultStatus(result, turn.interrupted);
+    if (status === 'interrupted') for (const draft of this.#projector.closeOpenSpans('interrupted')) this.#io.emit(draft);
+    this.#turn = undefined;
+    const text =
+      status === 'completed' && typeof result.result === 'string' && result.result !== '' ? result.result : this.#projector.turnText();
+    turn.resolve({ status, reason, text, usage });
+  }
+
+  #onExit(exit: ChildExit): void {
+    this.#exit = exit;
+    for (const pending of this.#controls.values()) pending.reject(this.#exitError(exit, 'before it answered'));
+    this.#controls.clear();
+    for (const draft of this.#projector.closeOpenSpans('the agent process exited before the tool finished')) this.#io.emit(draft);
+    const turn = this.#turn;
+    if (!turn) return;
+    this.#turn = undefined;
+    if (this.#resuming && !this.#confirmed) {
+      turn.reject(this.#loadError());
+      return;
+    }
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+    const tail = this.#child?.stderrTail().trim();
+    this.#io.emit({
+      type: 'error',
+      key: `exit:${this.#epoch}`,
+      code: 'process_exited',
+      message: `claude ${how} before the turn completed${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
+    });
+    turn.resolve({
+      status: turn.interrupted ? 'interrupted' : 'failed',
+      reason: turn.interrupted ? 'cancelled' : 'process_exited',
+      text: this.#projector.turnText(),
+      usage: { reported: false },
+    });
+  }
+
+  #exitError(exit: ChildExit, when: string): OneWorksError {
+    if (this.#resuming) return this.#loadError();
+    const tail = this.#child?.stderrTail().trim();
+    return new OneWorksError(
+      'process_exited',
+      `claude exited (${exit.signal ?? exit.exitCode}) ${when}${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
+    );
+  }
+
+  #loadError(detail?: string): OneWorksError {
+    const tail = this.#child?.stderrTail().trim();
+    const why = detail || tail || 'the CLI ended the resumed session';
+    return new OneWorksError(
+      'session_load_failed',
+      `claude could not resume its session ${this.#spec.nativeSessionId}: ${why.slice(-500)}; the conversation was not replaced`,
+    );
+  }
+}
