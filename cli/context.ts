@@ -41,7 +41,12 @@ export interface CliContext {
   cwd: string;
   // biome-ignore lint/suspicious/noExplicitAny: see ADAPTERS
   adapter(name: string): Adapter<any>;
+  /** The adapter's parsed block; throws `usage` when the config does not enable it (`enabled: false`). */
   adapterConfig(name: string): unknown;
+  /** The adapters the config enables (a block without `enabled` counts as enabled: droid's). */
+  enabledAdapters(): string[];
+  /** `defaults.adapter`, else droid. */
+  defaultAdapter: string;
   lockEntries(name: string): Promise<Map<string, { protocolVersion: string; apiVersion: string; integrity?: string }>>;
   /** The runtime services adapters resolve their CLIs with. */
   services: PrepareServices;
@@ -83,8 +88,17 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     adapterConfig(name) {
       if (!ADAPTERS[name])
         throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
-      return (config.adapters as Record<string, unknown>)[name];
+      const block = (config.adapters as Record<string, unknown>)[name];
+      if (!isEnabled(block)) {
+        throw new OneWorksError(
+          'usage',
+          `adapter "${name}" is not enabled; set adapters.${name}.enabled: true in ${loaded.path ?? 'one-works.yaml'} to use it`,
+        );
+      }
+      return block;
     },
+    enabledAdapters: () => Object.keys(ADAPTERS).filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])),
+    defaultAdapter: config.defaults.adapter ?? 'droid',
     async lockEntries(name) {
       const lock = await readLock(lockPath);
       return new Map(Object.entries(lock.adapters[name] ?? {}));
@@ -92,4 +106,9 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     services: createPrepareServices(),
     progress: createProgressRenderer(out),
   };
+}
+
+// A block with `enabled: false` (the default of adapters other than droid) is left alone entirely.
+function isEnabled(block: unknown): boolean {
+  return (block as { enabled?: unknown } | undefined)?.enabled !== false;
 }

@@ -22,9 +22,10 @@ export function registerAdapterCommands(program: Command, run: (body: CommandBod
     (...args: unknown[]) => {
       const cmd = args.at(-1) as Command;
       const positional = args.slice(0, -2) as string[];
-      return run(async () =>
-        body(await createContext(cmd.optsWithGlobals<GlobalOptions>()), positional[0] ?? 'droid', ...positional.slice(1)),
-      );
+      return run(async () => {
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        return body(ctx, positional[0] ?? ctx.defaultAdapter, ...positional.slice(1));
+      });
     };
 
   adapters
@@ -34,17 +35,17 @@ export function registerAdapterCommands(program: Command, run: (body: CommandBod
   adapters
     .command('which')
     .description('print the selected CLI binary; fails when it is outside the pinned range')
-    .argument('[adapter]', 'adapter name', 'droid')
+    .argument('[adapter]', 'adapter name (default: defaults.adapter, else droid)')
     .action(withCtx((ctx, name) => whichAdapter(ctx, name)));
   adapters
     .command('install')
     .description('install (managed) or verify (system/path) the pinned CLI ahead of time')
-    .argument('[adapter]', 'adapter name', 'droid')
+    .argument('[adapter]', 'adapter name (default: defaults.adapter, else droid)')
     .action(withCtx((ctx, name) => installAdapter(ctx, name)));
   adapters
     .command('probe')
     .description('start the selected CLI in a throwaway HOME, open a session without a prompt, and report its versions')
-    .argument('[adapter]', 'adapter name', 'droid')
+    .argument('[adapter]', 'adapter name (default: defaults.adapter, else droid)')
     .action(withCtx((ctx, name) => probeAdapter(ctx, name)));
   adapters
     .command('upgrade')
@@ -82,7 +83,7 @@ function describe(cli: ResolvedCli): Record<string, unknown> {
 
 async function listAdapters(ctx: CliContext): Promise<number> {
   let failed = false;
-  for (const name of Object.keys(ctx.config.adapters)) {
+  for (const name of ctx.enabledAdapters()) {
     const block = (ctx.adapterConfig(name) as { cli: CliBlock }).cli;
     try {
       const cli = await prepare(ctx, name, ctx.adapterConfig(name), false);

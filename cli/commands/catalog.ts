@@ -8,7 +8,7 @@ import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 
 interface CatalogFlags {
-  adapter: string;
+  adapter?: string;
   all?: boolean;
   refresh?: boolean;
   model?: string;
@@ -19,7 +19,7 @@ export function registerCatalogCommands(program: Command, run: (body: CommandBod
   program
     .command('models')
     .description("list the models the adapter's CLI offers (BYOK models from the config included), with their reasoning efforts")
-    .option('--adapter <name>', 'adapter to ask', 'droid')
+    .option('--adapter <name>', 'adapter to ask (default: defaults.adapter, else droid)')
     .option('--all', 'also show deprecated and disabled models')
     .option('--refresh', 'ask the CLI again even if the cached list is fresh')
     .action((flags: CatalogFlags, cmd: Command) =>
@@ -28,7 +28,7 @@ export function registerCatalogCommands(program: Command, run: (body: CommandBod
   program
     .command('tools')
     .description('list the tools the agent can call with a model (default: the configured one) at the configured autonomy')
-    .option('--adapter <name>', 'adapter to ask', 'droid')
+    .option('--adapter <name>', 'adapter to ask (default: defaults.adapter, else droid)')
     .option('-m, --model <id>', 'model whose tools to list')
     .option('--refresh', 'ask the CLI again even if the cached list is fresh')
     .action((flags: CatalogFlags, cmd: Command) =>
@@ -67,6 +67,7 @@ async function prepared(ctx: CliContext, name: string): Promise<{ config: unknow
 }
 
 async function listModels(ctx: CliContext, flags: CatalogFlags): Promise<number> {
+  flags.adapter ??= ctx.defaultAdapter;
   const { config, cli } = await prepared(ctx, flags.adapter);
   const catalog = await fetchCatalog(ctx, flags.adapter, config, cli, { force: Boolean(flags.refresh) });
   const all = catalog.value.models;
@@ -87,6 +88,7 @@ async function listModels(ctx: CliContext, flags: CatalogFlags): Promise<number>
 }
 
 async function listTools(ctx: CliContext, flags: CatalogFlags): Promise<number> {
+  flags.adapter ??= ctx.defaultAdapter;
   const { config, cli } = await prepared(ctx, flags.adapter);
   const catalog = await fetchCatalog(ctx, flags.adapter, config, cli, {
     ...(flags.model ? { modelId: flags.model } : {}),

@@ -25,7 +25,7 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
     .action((_o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-        const notes = Object.keys(ctx.config.adapters).flatMap((name) => ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []);
+        const notes = ctx.enabledAdapters().flatMap((name) => ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []);
         const checks: Check[] = [
           ...(await adapterChecks(ctx)),
           await cacheCheck(ctx),
@@ -44,7 +44,7 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
 
 // Each declared limitation as a warning: calls the agent runs without asking, so the policy cannot decide them.
 function limitationChecks(ctx: CliContext): Check[] {
-  return Object.keys(ctx.config.adapters).flatMap((name) =>
+  return ctx.enabledAdapters().flatMap((name) =>
     (ctx.adapter(name).limitations ?? []).map((limitation) => ({
       name: `${name} limitation ${limitation.tools.join(', ')}`,
       ok: true,
@@ -56,7 +56,7 @@ function limitationChecks(ctx: CliContext): Check[] {
 
 async function adapterChecks(ctx: CliContext): Promise<Check[]> {
   const checks: Check[] = [];
-  for (const name of Object.keys(ctx.config.adapters)) {
+  for (const name of ctx.enabledAdapters()) {
     const config = ctx.adapterConfig(name);
     const adapter = ctx.adapter(name);
     let cli: Awaited<ReturnType<typeof adapter.prepare>>;

@@ -47,7 +47,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('-e, --effort <level>', 'reasoning effort: low | medium | high | xhigh | max')
     .option('-a, --autonomy <level>', 'autonomy: off | low | medium | high')
     .option('-t, --title <title>', 'session title')
-    .option('--adapter <name>', 'adapter to use', 'droid')
+    .option('-A, --adapter <name>', 'adapter to use (default: defaults.adapter, else droid)')
     .option('--allow <command>', 'run commands starting with this prefix without asking, in this session (repeatable)', collect, [])
     .option('--deny <command>', 'always deny commands starting with this prefix, in this session (repeatable)', collect, [])
     .option('-d, --detach', 'submit the turn and print the session id at once; the orchestrator runs it in the background')
@@ -88,7 +88,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   checkPrompt(prompt);
   const store = await openStore(ctx, { own: false });
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
-  const adapterName = existing?.adapter ?? target.flags.adapter ?? 'droid';
+  const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
   const adapter = ctx.adapter(adapterName);
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
   const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);

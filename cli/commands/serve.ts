@@ -19,7 +19,7 @@ interface SubmitFlags {
   effort?: string;
   autonomy?: string;
   title?: string;
-  adapter: string;
+  adapter?: string;
 }
 
 /**
@@ -54,11 +54,11 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('-e, --effort <level>', 'reasoning effort')
     .option('-a, --autonomy <level>', 'autonomy: off | low | medium | high')
     .option('-t, --title <title>', 'session title')
-    .option('--adapter <name>', 'adapter to use', 'droid')
+    .option('-A, --adapter <name>', 'adapter to use (default: defaults.adapter, else droid)')
     .action((prompt: string, flags: SubmitFlags, cmd: Command) =>
       withClient(cmd, run, { matching: true }, async (client, ctx) => {
         const handle = await client.createSession({
-          adapter: flags.adapter,
+          adapter: flags.adapter ?? ctx.defaultAdapter,
           workspace: resolve(ctx.cwd, flags.workspace ?? '.'),
           prompt,
           requestKey: flags.requestKey,

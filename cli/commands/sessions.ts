@@ -123,7 +123,7 @@ function rowLine(row: ListRow): string {
   const last = row.lastRun;
   const run = last ? `${last.id} ${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
   const state = row.status === 'needs_attention' ? 'needs attention' : row.status;
-  return `${row.id}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${row.importedFrom ? '  [imported]' : ''}`;
+  return `${row.id}  ${row.adapter.padEnd(11)}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${row.importedFrom ? '  [imported]' : ''}`;
 }
 
 function showText(r: SessionRecord, dir: string): string {

@@ -70,7 +70,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       const cfg = block(adapter);
       return { model: cfg.model, effort: cfg.effort, autonomy: cfg.autonomy };
     },
-    adapterNames: () => Object.keys(ctx.config.adapters),
+    adapterNames: () => ctx.enabledAdapters(),
     importerFor: (adapterName) => {
       block(adapterName);
       return ctx.adapter(adapterName).importer;

@@ -75,6 +75,7 @@ export type ConfigShape<A extends AdapterSchemas> = {
   workspaces: typeof WorkspacesSchema;
   orchestrator: typeof OrchestratorSchema;
   sandbox: typeof SandboxSchema;
+  defaults: z.ZodPrefault<z.ZodObject<{ adapter: z.ZodOptional<z.ZodType<string>> }, z.core.$strict>>;
   adapters: z.ZodPrefault<z.ZodObject<AdapterBlocksShape<A>, z.core.$strict>>;
 };
 
@@ -123,6 +124,14 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
     workspaces: WorkspacesSchema,
     orchestrator: OrchestratorSchema,
     sandbox: SandboxSchema,
+    defaults: z
+      .strictObject({
+        adapter: (z.enum(Object.keys(adapterSchemas) as [string, ...string[]]) as z.ZodType<string>)
+          .optional()
+          .describe('The adapter of run, submit, models and create_session when none is named (default: droid).'),
+      })
+      .prefault({})
+      .describe('Defaults of commands and tools.'),
     adapters: z
       .strictObject(blocks)
       .prefault({} as never)

@@ -15,7 +15,7 @@ describe('configJsonSchema', () => {
   });
 
   it('has the top-level keys, none required, unknown keys forbidden', () => {
-    expect(Object.keys(json.properties ?? {})).toEqual(['state', 'cache', 'workspaces', 'orchestrator', 'sandbox', 'adapters']);
+    expect(Object.keys(json.properties ?? {})).toEqual(['state', 'cache', 'workspaces', 'orchestrator', 'sandbox', 'defaults', 'adapters']);
     expect(json.required ?? []).toEqual([]);
     expect(json.additionalProperties).toBe(false);
   });

@@ -144,7 +144,7 @@ describe('config errors name file:line:col, the key path and the expectation', (
       'one-works.yaml:1:10: sandbox: expected one of none|bwrap, got "docker"',
       'one-works.yaml:4:15: adapters.droid.autonomy: expected one of off|low|medium|high, got "full"',
       'one-works.yaml:5:13: adapters.droid.effort: expected one of low|medium|high|xhigh|max, got "ultra"',
-      'one-works.yaml:6:1: extra: unknown key; expected one of state, cache, workspaces, orchestrator, sandbox, adapters',
+      'one-works.yaml:6:1: extra: unknown key; expected one of state, cache, workspaces, orchestrator, sandbox, defaults, adapters',
     ]);
     expect(error.message).not.toMatch(/\n\s+at /);
     expect(error.data?.file).toBe('one-works.yaml');
