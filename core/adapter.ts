@@ -325,6 +325,11 @@ export interface Adapter<Config = unknown> {
   readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
   readonly name: string;
   readonly configSchema: z.ZodType<Config>;
+  /**
+   * The API version a probe must find announced (droid: its Factory API `1.0.0`; Claude Code:
+   * `stream-json`, the protocol family, since it announces only its own version). Default `1.0.0`.
+   */
+  readonly apiVersion?: string;
   /** What the CLI can do (see AdapterCapabilities); optional for adapters written before contract 2. */
   readonly capabilities?: AdapterCapabilities;
   /** Resolves and verifies the CLI binary the config selects (installing it when managed). */

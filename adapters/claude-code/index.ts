@@ -4,10 +4,7 @@ import { claudeCatalog } from './catalog.js';
 import { type ClaudeConfig, ClaudeConfigSchema } from './config.js';
 import { probeClaude } from './probe.js';
 import { ClaudeSession } from './session.js';
-import { claudeBinPath, claudePlatformPackage, detectMusl, lookupClaudeVersion, parseClaudeVersion } from './versions.js';
-
-/** The protocol family the adapter speaks, recorded as the "API" of its version facts. */
-export const CLAUDE_API = 'stream-json';
+import { CLAUDE_API, claudeBinPath, claudePlatformPackage, detectMusl, lookupClaudeVersion, parseClaudeVersion } from './versions.js';
 
 const CREDENTIALS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'] as const;
 
@@ -16,6 +13,7 @@ export const claudeCodeAdapter: Adapter<ClaudeConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'claude-code',
   configSchema: ClaudeConfigSchema,
+  apiVersion: CLAUDE_API,
   capabilities: {
     resume: 'respawn',
     perTurnSettings: false,

@@ -2,10 +2,8 @@ import type { ProbeResult, ResolvedCli, ThrowawayLauncher } from '../../core/ada
 import { OneWorksError } from '../../core/errors.js';
 import type { ClaudeConfig } from './config.js';
 import { describeClaudeLaunch } from './launch.js';
+import { CLAUDE_API } from './versions.js';
 import { controlRequest } from './wire.js';
-
-/** The protocol family of the adapter (the "API" of its version facts). */
-const CLAUDE_API = 'stream-json';
 
 /**
  * Starts claude in stream-json mode in a throwaway HOME with no credentials, sends `initialize`

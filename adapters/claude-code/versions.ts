@@ -8,6 +8,9 @@ import { OneWorksError } from '../../core/errors.js';
  * wrapper `@anthropic-ai/claude-code` and its postinstall are never used.
  */
 
+/** The protocol family the adapter speaks: the "API" of its version facts (Claude Code announces only its own version). */
+export const CLAUDE_API = 'stream-json';
+
 /** Version facts a CLI line is known to announce: `claude_code_version` on `system/init`. */
 export interface ClaudeVersionFacts {
   /** The stream-json control protocol subtypes One Works relies on, observed for the line. */

@@ -16,6 +16,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'droid',
   configSchema: DroidConfigSchema,
+  apiVersion: '1.0.0',
   // Steering is interrupt-and-resume by the orchestrator, not a message into the live turn.
   capabilities: {
     resume: 'load',

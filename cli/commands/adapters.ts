@@ -128,10 +128,10 @@ async function installAdapter(ctx: CliContext, name: string): Promise<number> {
   return EXIT.ok;
 }
 
-function compare(cli: ResolvedCli, probe: ProbeResult): { ok: boolean; problems: string[] } {
+function compare(cli: ResolvedCli, probe: ProbeResult, apiVersion: string): { ok: boolean; problems: string[] } {
   const problems: string[] = [];
-  if (!probe.apiVersion) problems.push('no factoryApiVersion announced');
-  else if (probe.apiVersion !== '1.0.0') problems.push(`API version ${probe.apiVersion}, expected 1.0.0`);
+  if (!probe.apiVersion) problems.push('no API version announced');
+  else if (probe.apiVersion !== apiVersion) problems.push(`API version ${probe.apiVersion}, expected ${apiVersion}`);
   if (!probe.protocolVersion || !semver.valid(probe.protocolVersion))
     problems.push(`protocol version ${JSON.stringify(probe.protocolVersion ?? null)} is missing or malformed`);
   else if (cli.expected && cli.expected.protocolVersion !== probe.protocolVersion) {
@@ -146,7 +146,7 @@ async function probeAdapter(ctx: CliContext, name: string): Promise<number> {
   const config = ctx.adapterConfig(name);
   const cli = await prepare(ctx, name, config, true);
   const probe = await probeCli(ctx.adapter(name), config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
-  const verdict = compare(cli, probe);
+  const verdict = compare(cli, probe, ctx.adapter(name).apiVersion ?? '1.0.0');
   ctx.out.result(
     {
       adapter: name,
@@ -189,7 +189,7 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
   const config = { ...current, cli: cliBlock };
   const cli = await prepare(ctx, name, config, true);
   const probe = await probeCli(ctx.adapter(name), config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
-  const verdict = compare(cli, probe);
+  const verdict = compare(cli, probe, ctx.adapter(name).apiVersion ?? '1.0.0');
   if (!verdict.ok) {
     throw new OneWorksError('probe_failed', `upgrade to ${name} ${version} refused, nothing changed: ${verdict.problems.join('; ')}`);
   }

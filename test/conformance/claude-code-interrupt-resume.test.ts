@@ -39,7 +39,10 @@ describe('claude-code: interrupt and resume', () => {
     const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9', claude: { baseUrl: model.baseUrl } });
     const cli = rig.start(['run', '-A', 'claude-code', '--allow', 'perl', '--workspace', rig.workspace, 'wait a while']);
     const during = await waitForProcess(rig, (p) => p.args === 'perl -e sleep 3031');
-    expect(during.some((p) => p.args.includes('--input-format stream-json')), 'claude runs the tool').toBe(true);
+    expect(
+      during.some((p) => p.args.includes('--input-format stream-json')),
+      'claude runs the tool',
+    ).toBe(true);
     cli.kill('SIGINT');
     const result = await cli.result;
     expect(result.exitCode, result.stderr).toBe(130);
