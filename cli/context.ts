@@ -104,7 +104,7 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
       return new Map(Object.entries(lock.adapters[name] ?? {}));
     },
     services: createPrepareServices(),
-    progress: createProgressRenderer(out),
+    progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }),
   };
 }
 

@@ -48,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
       ),
     )
     .option('--json', 'machine-readable output: one JSON value per line on stdout')
-    .option('--verbose', 'show stack traces for errors')
+    .option('--verbose', 'show stack traces for errors, and cache hits and version checks of agent CLIs')
     .showHelpAfterError()
     .exitOverride();
   program.configureOutput({

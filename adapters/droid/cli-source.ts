@@ -76,6 +76,8 @@ export interface CheckCliVersionOptions {
   /** PATH is taken from here (default: this process's PATH); nothing else is passed on. */
   env?: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal | undefined;
+  /** Deadline of the `--version` call (default 15 s); the binary's whole process group is ended then. */
+  timeoutMs?: number;
 }
 
 /**
@@ -91,7 +93,7 @@ export async function checkCliVersion(binaryPath: string, range: string, options
     output = await options.services.runCommand(binaryPath, ['--version'], {
       cwd: home,
       env: { PATH, HOME: home },
-      timeoutMs: VERSION_TIMEOUT_MS,
+      timeoutMs: options.timeoutMs ?? VERSION_TIMEOUT_MS,
       maxOutputBytes: VERSION_MAX_OUTPUT_BYTES,
       signal: options.signal,
     });
@@ -100,11 +102,12 @@ export async function checkCliVersion(binaryPath: string, range: string, options
   }
   const version = parseVersion(output.stdout);
   if (output.timedOut || output.exitCode !== 0 || version === undefined) {
+    const printed = firstBytes(output.stdout, output.stderr);
     const why = output.timedOut
-      ? `did not answer --version within ${VERSION_TIMEOUT_MS} ms`
+      ? `did not answer --version within ${options.timeoutMs ?? VERSION_TIMEOUT_MS} ms (ended with its child processes)`
       : output.exitCode !== 0
-        ? `exited with ${output.exitCode ?? output.signal} on --version`
-        : `printed no version for --version: ${JSON.stringify(output.stdout.slice(0, 200))}`;
+        ? `exited with ${output.exitCode === null ? `signal ${output.signal}` : `status ${output.exitCode}`} on --version; it printed ${printed}`
+        : `printed no version for --version; it printed ${printed}`;
     throw new OneWorksError('probe_failed', `droid at ${binaryPath} ${why}`, {
       data: { binaryPath, exitCode: output.exitCode, signal: output.signal, stderr: output.stderr.slice(-500) },
     });
@@ -119,6 +122,17 @@ export async function checkCliVersion(binaryPath: string, range: string, options
     );
   }
   return version;
+}
+
+// The first bytes a binary printed, control characters escaped, for an error message (the
+// CLI redacts every message it prints).
+function firstBytes(stdout: string, stderr: string): string {
+  const quote = (text: string): string => JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text);
+  if (stdout.trim() === '' && stderr.trim() === '') return 'nothing';
+  return [
+    stdout.trim() === '' ? 'nothing on stdout' : `${quote(stdout)} on stdout`,
+    ...(stderr.trim() ? [`${quote(stderr)} on stderr`] : []),
+  ].join(' and ');
 }
 
 // droid prints a bare `0.225.2`; tolerate a `droid 0.225.2` style prefix on the first line.

@@ -3,6 +3,7 @@ import type { Autonomy } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { OneWorksError } from '../../core/errors.js';
 import { checkPrompt } from '../../core/orchestrator/index.js';
+import { presentationOf } from '../../core/process/index.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
@@ -111,6 +112,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     ...(target.flags.model ? { model: target.flags.model } : {}),
     ...(target.flags.effort ? { effort: target.flags.effort } : {}),
     ...(target.flags.autonomy ? { autonomy: target.flags.autonomy as Autonomy } : {}),
+    // Not part of the orchestrator's identity: this terminal's TERM/COLORTERM/NO_COLOR go with the turn.
+    presentation: presentationOf(ctx.env),
   };
   const turn: TurnTarget =
     target.kind === 'new'

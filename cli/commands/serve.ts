@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Autonomy } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
+import { presentationOf } from '../../core/process/index.js';
 import type { SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
 import { createContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient } from '../daemon/client.js';
@@ -66,6 +67,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           effort: flags.effort,
           autonomy: flags.autonomy as Autonomy | undefined,
           title: flags.title,
+          presentation: presentationOf(ctx.env),
         });
         ctx.out.result(handle, () => handle.sessionId);
         return EXIT.ok;
@@ -92,6 +94,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           model: flags.model,
           effort: flags.effort,
           autonomy: flags.autonomy as Autonomy | undefined,
+          presentation: presentationOf(ctx.env),
         });
         ctx.out.result(handle, () => `${handle.sessionId} ${handle.runId} ${handle.state}`);
         return EXIT.ok;

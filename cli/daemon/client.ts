@@ -41,6 +41,8 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   hello(): Promise<ServerHello>;
   /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
   exitIfIdle(): Promise<boolean>;
+  /** Asks the server to stop as on SIGTERM (turns cancelled, agents stopped); resolves whether it agreed. */
+  shutdown(): Promise<boolean>;
   /**
    * Makes this connection the answerer of the session's escalated permission asks during run
    * `runId` (any run when undefined; see escalations.ts) until it closes. `abandoned()` is sent
@@ -54,8 +56,13 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
 /** The answer to `hello`. */
 export interface ServerHello {
   fingerprint: string | null;
+  /** Key and keyed digests of the fingerprint's parts (fingerprint.ts); absent from older servers. */
+  digestKey?: string;
+  digests?: Record<string, string>;
   auto: boolean;
   pid: number;
+  /** When the server started listening (ISO 8601); absent from older servers. */
+  startedAt?: string;
   clients: number;
   live: number;
   queued: number;
@@ -238,6 +245,10 @@ class SocketClient implements OrchestratorClient {
 
   async exitIfIdle(): Promise<boolean> {
     return ((await this.#call('exitIfIdle', {})) as { exiting: boolean }).exiting;
+  }
+
+  async shutdown(): Promise<boolean> {
+    return ((await this.#call('shutdown', {})) as { stopping: boolean }).stopping;
   }
 
   async attachEscalator(

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
-import { environmentFingerprint } from './fingerprint.js';
+import { differingParts, environmentFingerprint } from './fingerprint.js';
 
 /** Connections tried when a server closes them at once (it was exiting). */
 const CONNECT_ATTEMPTS = 5;
@@ -41,7 +41,9 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
       // One restart only: a second mismatch means someone else keeps starting servers.
       if (!restarted && hello.auto && (await client.exitIfIdle())) {
         restarted = true;
-        ctx.out.info(`restarting the background orchestrator (pid ${hello.pid}): it ran with a different config or environment`);
+        ctx.out.info(
+          `restarting the background orchestrator (pid ${hello.pid}): it ran with a different ${describeDifference(ctx, hello)}`,
+        );
         await client.close();
         await waitForExit(hello.pid);
         continue;
@@ -51,11 +53,31 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
       throw error;
     }
     await client.close();
-    throw mismatch(ctx.stateDir, hello);
+    throw mismatch(ctx, hello);
   }
 }
 
-function mismatch(stateDir: string, hello: ServerHello): OneWorksError {
+/**
+ * The names (never values) of the variables and config keys where this command and the server
+ * differ, e.g. `environment variable LANG, config key adapters.droid.model`; a server without
+ * digests (an older one) is only said to differ.
+ */
+export function describeDifference(ctx: MatchingContext, hello: Pick<ServerHello, 'digestKey' | 'digests'>): string {
+  if (hello.digestKey === undefined || hello.digests === undefined) return 'config or environment';
+  const names = differingParts(ctx, { key: hello.digestKey, digests: hello.digests });
+  const env = names.filter((n) => n.startsWith('env ')).map((n) => n.slice(4));
+  const keys = names.filter((n) => n.startsWith('config ') && n !== 'config file').map((n) => n.slice(7));
+  const other = names.filter((n) => n === 'config file' || n === 'approved roots');
+  const said = [
+    ...(env.length > 0 ? [`environment ${env.length === 1 ? 'variable' : 'variables'} ${env.join(', ')}`] : []),
+    ...(keys.length > 0 ? [`config ${keys.length === 1 ? 'key' : 'keys'} ${keys.join(', ')}`] : []),
+    ...other.map((n) => (n === 'config file' && keys.length === 0 ? 'config file (its path or text)' : n)),
+  ].filter((part) => part !== 'config file');
+  return said.length > 0 ? said.join('; ') : 'config or environment';
+}
+
+function mismatch(ctx: MatchingContext, hello: ServerHello): OneWorksError {
+  const stateDir = ctx.stateDir;
   const busy = hello.live + hello.queued > 0 || hello.clients > 1;
   const why = !hello.auto
     ? 'it was started with `one-works serve`'
@@ -64,7 +86,7 @@ function mismatch(stateDir: string, hello: ServerHello): OneWorksError {
       : 'it did not agree to exit';
   return new OneWorksError(
     ERROR_CODES.ORCHESTRATOR_MISMATCH,
-    `the orchestrator of ${stateDir} (pid ${hello.pid}) runs with a different configuration or environment than this command, and ${why}. ` +
+    `the orchestrator of ${stateDir} (pid ${hello.pid}) runs with a different configuration or environment than this command (it differs in: ${describeDifference(ctx, hello)}), and ${why}. ` +
       `Turns it runs would not see your current config or environment variables. Stop it (\`kill -TERM ${hello.pid}\`, or Ctrl-C its \`one-works serve\`) once its turns are done, then run this command again.`,
     { data: { pid: hello.pid, auto: hello.auto, live: hello.live, queued: hello.queued } },
   );

@@ -9,7 +9,7 @@ import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
 import { serverDeps } from './deps.js';
 import { EscalationRouter } from './escalations.js';
-import { environmentFingerprint } from './fingerprint.js';
+import { serverIdentity } from './fingerprint.js';
 import { startOrchestratorServer } from './server.js';
 import { socketPath } from './wire.js';
 
@@ -43,19 +43,26 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
     let onExitRequest: () => void = () => undefined;
+    let onShutdownRequest: () => void = () => undefined;
     const idle = new Promise<string>((resolve) => {
       onIdle = () => resolve('idle');
       onExitRequest = () => resolve('a client with a different config or environment asked an idle server to exit');
     });
+    const stopRequested = new Promise<string>((resolve) => {
+      onShutdownRequest = () => resolve('`one-works server stop`');
+    });
+    const identity = serverIdentity(ctx);
     const server = await startOrchestratorServer({
       orchestrator,
       socketPath: socketPath(ctx.stateDir),
       redact: (text) => out.redact(text),
       idleExitMs,
       onIdle,
-      fingerprint: environmentFingerprint(ctx),
+      fingerprint: identity.fingerprint,
+      digests: { key: identity.key, digests: identity.digests },
       auto: options.auto,
       onExitRequest,
+      onShutdownRequest,
       escalations,
     }).catch(async (error: unknown) => {
       await orchestrator.shutdown();
@@ -69,6 +76,7 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     const why = await Promise.race([
       idle.then((reason) => ({ idle: true, reason })),
       signalled.then((reason) => ({ idle: false, reason })),
+      stopRequested.then((reason) => ({ idle: false, reason })),
     ]);
     out.info(`orchestrator stopping (${why.reason === 'idle' ? `idle for ${idleExitMs} ms` : why.reason})`);
     if (why.idle) {

@@ -35,10 +35,14 @@ export interface OrchestratorServerOptions {
   onIdle?: () => void;
   /** Environment fingerprint of this server (see fingerprint.ts), answered to `hello`. */
   fingerprint?: string | undefined;
+  /** Keyed digests of the fingerprint's parts (see fingerprint.ts `ServerIdentity`), answered to `hello`. */
+  digests?: { key: string; digests: Record<string, string> } | undefined;
   /** Started by a client (`serve --auto`): `exitIfIdle` may stop it. */
   auto?: boolean | undefined;
   /** Called once when a client asked an idle auto-started server to exit (`exitIfIdle`). */
   onExitRequest?: () => void;
+  /** Called once when a client asked the server to stop (`shutdown`, from `one-works server stop`). */
+  onShutdownRequest?: () => void;
   /** Where `escalations.attach` registers a client as its session's escalator. */
   escalations?: EscalationRouter | undefined;
 }
@@ -60,10 +64,12 @@ export interface OrchestratorServer {
 export async function startOrchestratorServer(options: OrchestratorServerOptions): Promise<OrchestratorServer> {
   await rm(options.socketPath, { force: true });
   const connections = new Set<Connection>();
+  const startedAt = new Date().toISOString();
   let reached = false;
+  const served = { ...options, startedAt };
   const server = createServer((socket) => {
     reached = true;
-    serveClient(options, socket, connections);
+    serveClient(served, socket, connections);
   });
   const previous = process.umask(0o177);
   try {
@@ -94,7 +100,7 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
   };
 }
 
-function serveClient(options: OrchestratorServerOptions, socket: Socket, connections: Set<Connection>): void {
+function serveClient(options: OrchestratorServerOptions & { startedAt: string }, socket: Socket, connections: Set<Connection>): void {
   const { orchestrator } = options;
   const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, { idPrefix: 's' });
   connections.add(connection);
@@ -150,12 +156,20 @@ function serveClient(options: OrchestratorServerOptions, socket: Socket, connect
   handle('hello', () =>
     Promise.resolve({
       fingerprint: options.fingerprint ?? null,
+      ...(options.digests ? { digestKey: options.digests.key, digests: options.digests.digests } : {}),
       auto: options.auto === true,
       pid: process.pid,
+      startedAt: options.startedAt,
       clients: connections.size,
       ...orchestrator.activity(),
     }),
   );
+  // `server stop`: any server agrees; it stops like on SIGTERM (live and queued turns cancelled).
+  handle('shutdown', () => {
+    if (options.onShutdownRequest === undefined) return Promise.resolve({ stopping: false });
+    setImmediate(() => options.onShutdownRequest?.());
+    return Promise.resolve({ stopping: true });
+  });
   // Only an auto-started server with nothing to do but this client's connection agrees to exit.
   handle('exitIfIdle', () => {
     const { live, queued } = orchestrator.activity();

@@ -33,6 +33,10 @@ export const EVENT_NOTIFICATION = 'events.event';
 const SettingsShape = { model: z.string().min(1).optional(), effort: z.string().min(1).optional(), autonomy: AutonomySchema.optional() };
 const RequestKey = RequestKeySchema.optional();
 const SessionId = z.string().min(1).max(200);
+/** The client's presentation variables (core/process PRESENTATION_ENV_VARS), given to the agent of its turn. */
+const Presentation = z
+  .strictObject({ TERM: z.string().optional(), COLORTERM: z.string().optional(), NO_COLOR: z.string().optional() })
+  .optional();
 
 export const CreateSessionParamsSchema = z.strictObject({
   ...SettingsShape,
@@ -44,6 +48,7 @@ export const CreateSessionParamsSchema = z.strictObject({
   title: z.string().optional(),
   labels: z.array(z.string()).optional(),
   policy: PermissionPolicySchema.optional(),
+  presentation: Presentation,
 });
 export const SendMessageParamsSchema = z.strictObject({
   ...SettingsShape,
@@ -51,6 +56,7 @@ export const SendMessageParamsSchema = z.strictObject({
   sessionId: SessionId,
   prompt: z.string(),
   interrupt: z.boolean().optional(),
+  presentation: Presentation,
 });
 export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
 export const CancelParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() });

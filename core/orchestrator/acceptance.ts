@@ -1,3 +1,4 @@
+import type { PresentationEnv } from '../process/index.js';
 import type { RunRecord } from '../store/index.js';
 import { isWriter } from './admission.js';
 import { cancelQueued } from './cancellation.js';
@@ -24,6 +25,8 @@ export interface AcceptOptions {
   notes: string[];
   /** A request key's reservation; absent without a request key. */
   reserve?: Reserve | undefined;
+  /** The client's presentation variables for the agent of this turn. */
+  presentation?: PresentationEnv | undefined;
 }
 
 /**
@@ -41,7 +44,7 @@ export async function acceptTurn(
   options: AcceptOptions,
 ): Promise<TurnHandle> {
   const record = slot.book.record;
-  const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings);
+  const turn = new Turn(record.id, `r${record.runs.length + 1}`, prompt, settings, options.presentation);
   ctx.admission.enqueue({ turnId: turn.turnId, sessionId: record.id, workspace: record.workspace, writer: isWriter(settings.autonomy) });
   const isNew = !ctx.slots.has(slot.id);
   ctx.slots.set(slot.id, slot);

@@ -112,7 +112,7 @@ class InProcessOrchestrator implements Orchestrator {
     const defaults = this.#deps.defaultsFor(request.adapter);
     const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
     const { labels } = checkMetadata(request);
-    const { requestKey, ...args } = request;
+    const { requestKey, presentation, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
       let notes: string[] = [];
       const settings = await withCatalog(
@@ -127,7 +127,7 @@ class InProcessOrchestrator implements Orchestrator {
       );
       const record = newSessionRecord(await newSessionId(this.#ctx), workspace, { ...request, labels }, settings);
       const slot = new SessionSlot(newBook(this.#ctx, record, 0));
-      return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve });
+      return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve, presentation });
     });
   }
 
@@ -137,7 +137,7 @@ class InProcessOrchestrator implements Orchestrator {
     const slot = await this.#slot(request.sessionId);
     // An imported session's workspace was recorded by the agent CLI, not approved by One Works.
     if (slot.book.record.imported) await checkApproved(slot.book.record.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
-    const { requestKey, ...args } = request;
+    const { requestKey, presentation, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'send', ...args }, async (reserve) => {
       const adapter = slot.book.record.adapter;
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
@@ -154,7 +154,12 @@ class InProcessOrchestrator implements Orchestrator {
           return resolved;
         },
       );
-      return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: request.interrupt === true, notes, reserve });
+      return acceptTurn(this.#ctx, slot, request.prompt, settings, {
+        interrupt: request.interrupt === true,
+        notes,
+        reserve,
+        presentation,
+      });
     });
   }
 

@@ -1,3 +1,4 @@
+import type { PresentationEnv } from '../process/index.js';
 import type { SessionRunner } from '../session/index.js';
 import type { SessionBook } from './session-book.js';
 import type { EffectiveSettings } from './types.js';
@@ -11,6 +12,8 @@ export class Turn {
   readonly turnId: string;
   readonly prompt: string;
   readonly settings: EffectiveSettings;
+  /** The submitting client's presentation variables; undefined: the server's own. */
+  readonly presentation: PresentationEnv | undefined;
   readonly abort = new AbortController();
   /** Settles once its queued record is persisted. */
   recorded: Promise<void> = Promise.resolve();
@@ -19,8 +22,9 @@ export class Turn {
   #cancelRequested = false;
   #promptStarted = false;
 
-  constructor(sessionId: string, runId: string, prompt: string, settings: EffectiveSettings) {
+  constructor(sessionId: string, runId: string, prompt: string, settings: EffectiveSettings, presentation?: PresentationEnv) {
     this.runId = runId;
+    this.presentation = presentation;
     this.turnId = `${sessionId}/${runId}`;
     this.prompt = prompt;
     this.settings = settings;

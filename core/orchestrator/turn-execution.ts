@@ -1,5 +1,6 @@
 import { isOneWorksError } from '../errors.js';
 import type { TurnOutcome } from '../events/index.js';
+import { withPresentation } from '../process/index.js';
 import { SessionRunner } from '../session/index.js';
 import type { Store } from '../store/index.js';
 import type { Admission, TurnRequest } from './admission.js';
@@ -110,8 +111,17 @@ async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   // A session created by the orchestrator learns its CLI version when its first runner opens.
   if (slot.book.record.cliVersion === undefined) await slot.book.update((record) => ({ ...record, cliVersion: runtime.cli.version }));
   slot.runnerBase = index;
+  // The agent started for this turn gets the submitting client's TERM/COLORTERM/NO_COLOR (a
+  // runner kept open for the session's next queued turn keeps the ones it started with).
+  const parentEnv = turn.presentation ? withPresentation(runtime.parentEnv ?? process.env, turn.presentation) : runtime.parentEnv;
   const runner = await SessionRunner.resume(
-    { ...runtime, store: x.store, runTimeoutMs: x.deps.limits.runTimeoutMs, interruptGraceMs: x.deps.limits.cancelGraceMs },
+    {
+      ...runtime,
+      ...(parentEnv ? { parentEnv } : {}),
+      store: x.store,
+      runTimeoutMs: x.deps.limits.runTimeoutMs,
+      interruptGraceMs: x.deps.limits.cancelGraceMs,
+    },
     slot.id,
   );
   slot.attach(runner);

@@ -2,6 +2,7 @@ import type { Autonomy } from '../adapter.js';
 import type { CatalogModel } from '../catalog/index.js';
 import type { RuntimeEvent, TurnOutcome, Usage } from '../events/index.js';
 import type { PermissionPolicy } from '../permissions/index.js';
+import type { PresentationEnv } from '../process/index.js';
 import type { RunStatus, SessionStatus } from '../store/index.js';
 import type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
 
@@ -37,6 +38,8 @@ export interface CreateSessionRequest extends TurnSettings {
    * all) as a transcript before `prompt`. Same adapter and workspace as the source.
    */
   forkOf?: { sessionId: string; runId?: string | undefined } | undefined;
+  /** The client's presentation variables (TERM, COLORTERM, NO_COLOR): the agent started for this turn gets them. */
+  presentation?: PresentationEnv | undefined;
 }
 
 export interface SendMessageRequest extends TurnSettings {
@@ -45,6 +48,8 @@ export interface SendMessageRequest extends TurnSettings {
   prompt: string;
   /** Steering: supersede this session's queued turns, interrupt the live one, then run this. */
   interrupt?: boolean | undefined;
+  /** As in {@link CreateSessionRequest}; not part of the request key's arguments. */
+  presentation?: PresentationEnv | undefined;
 }
 
 /** `forkSession`: a new session whose first turn carries another session's history. */

@@ -20,6 +20,35 @@ export const INHERITED_ENV_VARS = [
   'LOGNAME',
 ] as const;
 
+/**
+ * The inherited variables that only shape how output looks (terminal type, colour). They are no
+ * part of an orchestrator's identity (cli/daemon/fingerprint.ts): a client sends its own values
+ * with each turn, and the agent started for that turn gets them instead of the server's.
+ */
+export const PRESENTATION_ENV_VARS = ['TERM', 'COLORTERM', 'NO_COLOR'] as const satisfies ReadonlyArray<
+  (typeof INHERITED_ENV_VARS)[number]
+>;
+
+/** Values of {@link PRESENTATION_ENV_VARS} a client passes with a turn. */
+export type PresentationEnv = Partial<Record<(typeof PRESENTATION_ENV_VARS)[number], string>>;
+
+/** The presentation variables set in `env`, and only those. */
+export function presentationOf(env: Readonly<Record<string, string | undefined>>): PresentationEnv {
+  const picked: PresentationEnv = {};
+  for (const name of PRESENTATION_ENV_VARS) {
+    const value = env[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
+
+/** `env` with its presentation variables replaced by `presentation` (unset where it has none). */
+export function withPresentation(env: NodeJS.ProcessEnv, presentation: PresentationEnv): NodeJS.ProcessEnv {
+  const next: NodeJS.ProcessEnv = { ...env };
+  for (const name of PRESENTATION_ENV_VARS) delete next[name];
+  return { ...next, ...presentation };
+}
+
 /** The XDG roots of a session, relative to its HOME; core/sandbox creates them, the child env points at them. */
 export const SESSION_XDG_DIRS = {
   XDG_CONFIG_HOME: '.config',

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { OneWorksError } from '../errors.js';
+import { registerChild, signalGroup, unregisterChild } from './child-registry.js';
 
 /** Options of one short-lived command (a `--version` probe, say). */
 export interface RunCommandOptions {
@@ -7,7 +8,10 @@ export interface RunCommandOptions {
   cwd?: string;
   /** The child's COMPLETE environment: nothing of `process.env` is inherited. */
   env: Readonly<Record<string, string>>;
-  /** Wall-clock limit; on expiry the child gets SIGTERM, then SIGKILL after a short grace. */
+  /**
+   * Wall-clock limit; on expiry the child's whole process group gets SIGTERM, then SIGKILL after
+   * a short grace, so children it left holding the output pipes cannot keep the call waiting.
+   */
   timeoutMs: number;
   /** Cap on each of stdout and stderr (characters after UTF-8 decoding); past it the child is killed and the output truncated. */
   maxOutputBytes: number;
@@ -29,8 +33,11 @@ export interface RunCommandResult {
   truncated: boolean;
 }
 
-// Grace between SIGTERM and SIGKILL for a one-shot command that overstayed its timeout.
-const FORCE_KILL_AFTER_MS = 2_000;
+// Grace between SIGTERM and SIGKILL to the group of a one-shot command that overstayed its timeout.
+const FORCE_KILL_AFTER_MS = 1_000;
+// After the SIGKILL, how long to wait for the output pipes to close before giving up on them
+// (a descendant that left the process group may still hold one).
+const PIPE_GIVE_UP_MS = 500;
 
 const SPAWN_ERROR_CODES = new Set(['ENOENT', 'EACCES', 'ENOEXEC', 'EPERM', 'ENOTDIR']);
 
@@ -42,19 +49,59 @@ const SPAWN_ERROR_CODES = new Set(['ENOENT', 'EACCES', 'ENOEXEC', 'EPERM', 'ENOT
  * (missing file, not executable, bad cwd). The caller owns interpreting the output.
  */
 export async function runCommand(file: string, args: readonly string[], options: RunCommandOptions): Promise<RunCommandResult> {
-  const result = await execa(file, args, {
+  const subprocess = execa(file, args, {
     cwd: options.cwd,
     env: { ...options.env },
     extendEnv: false,
     shell: false,
     reject: false,
     stdin: 'ignore',
-    timeout: options.timeoutMs,
-    forceKillAfterDelay: FORCE_KILL_AFTER_MS,
+    // Its own process group, so the deadline ends everything it started (execa's timeout would
+    // signal the child alone and then wait for the pipes its children hold).
+    detached: process.platform !== 'win32',
     maxBuffer: options.maxOutputBytes,
-    cancelSignal: options.signal,
     windowsHide: true,
   });
+  const pid = subprocess.pid;
+  if (pid !== undefined) registerChild(pid);
+  let timedOut = false;
+  const timers: NodeJS.Timeout[] = [];
+  const endGroup = (): void => {
+    if (pid === undefined || timers.length > 1) return;
+    signalGroupQuietly(pid, 'SIGTERM');
+    timers.push(
+      setTimeout(() => {
+        signalGroupQuietly(pid, 'SIGKILL');
+        timers.push(
+          setTimeout(() => {
+            subprocess.stdout?.destroy();
+            subprocess.stderr?.destroy();
+          }, PIPE_GIVE_UP_MS),
+        );
+      }, FORCE_KILL_AFTER_MS),
+    );
+  };
+  timers.push(
+    setTimeout(() => {
+      timedOut = true;
+      endGroup();
+    }, options.timeoutMs),
+  );
+  const onAbort = (): void => endGroup();
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let result: Awaited<typeof subprocess>;
+  try {
+    result = await subprocess;
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    if (pid !== undefined) {
+      // Whatever it left behind in its group goes with it.
+      signalGroupQuietly(pid, 'SIGKILL');
+      unregisterChild(pid);
+    }
+  }
 
   const spawnCode = result.exitCode === undefined && result.signal === undefined ? errorCodeOf(result.cause) : undefined;
   if (result.failed && spawnCode !== undefined && SPAWN_ERROR_CODES.has(spawnCode)) {
@@ -69,9 +116,17 @@ export async function runCommand(file: string, args: readonly string[], options:
     signal: result.signal ?? null,
     stdout: toText(result.stdout),
     stderr: toText(result.stderr),
-    timedOut: result.timedOut,
+    timedOut,
     truncated: result.isMaxBuffer,
   };
+}
+
+function signalGroupQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    signalGroup(pid, signal);
+  } catch {
+    // EPERM: nothing of ours is left to signal.
+  }
 }
 
 function errorCodeOf(cause: unknown): string | undefined {

@@ -1,7 +1,9 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Output } from '../../cli/output.js';
 import { stringify } from 'yaml';
 import { createContext, type CliContext } from '../../cli/context.js';
 import type { OrchestratorClient } from '../../cli/daemon/client.js';
@@ -60,6 +62,36 @@ describe('connecting to an orchestrator with a matching environment', () => {
     expect(await waitForExit([old], 0)).toEqual([]);
     // The same environment is served by the running one.
     expect((await (await connect(await context({ LANG: 'C.UTF-8' }))).hello()).pid).toBe(fresh.pid);
+  }, 60_000);
+
+  it('shares one server between clients whose terminals differ (TERM, COLORTERM, NO_COLOR), without a restart', async () => {
+    const context = await makeRoot(60_000);
+    const tmux = await connect(await context({ TERM: 'screen-256color', COLORTERM: 'truecolor' }));
+    const { pid } = await tmux.hello();
+    await tmux.close();
+    const messages: string[] = [];
+    const xterm = await context({ TERM: 'xterm', NO_COLOR: '1' });
+    const out = new Output({ json: false, stdout: new PassThrough(), stderr: new PassThrough() });
+    out.info = (text: string) => {
+      messages.push(text);
+    };
+    const second = await connect({ ...xterm, out });
+    expect((await second.hello()).pid).toBe(pid);
+    expect(messages).toEqual([]);
+  }, 60_000);
+
+  it('names the variables and config keys that differ, never their values', async () => {
+    const context = await makeRoot(60_000);
+    const holder = await connect(await context({ LANG: 'C', FACTORY_API_KEY: 'fk-first-secret-1111' }));
+    const refused = connect(await context({ LANG: 'C.UTF-8', FACTORY_API_KEY: 'fk-second-secret-2222' }));
+    await expect(refused).rejects.toMatchObject({ code: 'orchestrator_mismatch' });
+    const message = await refused.then(
+      () => '',
+      (error: Error) => error.message,
+    );
+    expect(message).toContain('it differs in: environment variable LANG; config key adapters.droid.credentials.FACTORY_API_KEY');
+    for (const value of ['C.UTF-8', 'fk-first-secret-1111', 'fk-second-secret-2222']) expect(message).not.toContain(value);
+    await holder.close();
   }, 60_000);
 
   it('refuses a busy auto-started server with another environment, naming how to stop it', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createContext } from '../../cli/context.js';
-import { environmentFingerprint } from '../../cli/daemon/fingerprint.js';
+import { differingParts, environmentFingerprint, serverIdentity } from '../../cli/daemon/fingerprint.js';
 
 const roots: string[] = [];
 afterEach(async () => {
@@ -43,6 +43,26 @@ describe('environment fingerprint', () => {
     expect(await fingerprint(config, { LANG: 'C.UTF-8' })).not.toBe(base);
     const edited = await configFile(`# a comment\n${CONFIG}`);
     expect(await fingerprint(edited, {})).not.toBe(await fingerprint(config, {}));
+  });
+
+  it('ignores the presentation variables TERM, COLORTERM and NO_COLOR (they travel with each turn)', async () => {
+    const config = await configFile(CONFIG);
+    const tmux = await fingerprint(config, { TERM: 'screen-256color', COLORTERM: 'truecolor' });
+    expect(await fingerprint(config, { TERM: 'xterm', NO_COLOR: '1' })).toBe(tmux);
+    expect(await fingerprint(config, {})).toBe(tmux);
+  });
+
+  it('names the parts that differ from a server through keyed digests, never values', async () => {
+    const config = await configFile(CONFIG);
+    const base = { PATH: '/usr/bin:/bin', HOME: '/home/fp', XDG_STATE_HOME: '/tmp/fp-state', ONE_WORKS_FP_PROXY: 'http://proxy-a' };
+    const server = serverIdentity(await createContext({ config }, { ...base, LANG: 'C' }));
+    expect(JSON.stringify(server)).not.toContain('proxy-a');
+    const client = await createContext({ config }, { ...base, LANG: 'C.UTF-8', ONE_WORKS_FP_PROXY: 'http://proxy-b', TERM: 'xterm' });
+    expect(differingParts(client, server)).toEqual(['config adapters.droid.env.PROXY_URL', 'env LANG']);
+    // Another server (another key) gives other digests of the same values.
+    const again = serverIdentity(await createContext({ config }, { ...base, LANG: 'C' }));
+    expect(again.digests['env LANG']).not.toBe(server.digests['env LANG']);
+    expect(again.fingerprint).toBe(server.fingerprint);
   });
 
   it('ignores variables that reach neither the config nor the children', async () => {

@@ -39,12 +39,39 @@ describe('orchestrator environment fingerprint', () => {
 
     const second = await rig.run(['run', '-w', rig.workspace, 'print it again'], { env: { LANG: 'C.UTF-8' } });
     expect(second.exitCode, second.stderr).toBe(0);
-    expect(second.stderr).toContain(`restarting the background orchestrator (pid ${before})`);
+    expect(second.stderr).toContain(
+      `restarting the background orchestrator (pid ${before}): it ran with a different environment variable LANG`,
+    );
     expect(second.stdout).toContain('second lang=C.UTF-8');
     expect(await waitForExit([before], 0)).toEqual([]);
     const after = await ownerPid(rig.stateDir);
     expect(after).not.toBe(before);
     expect(rig.servers().map((p) => p.pid)).toEqual([after]);
+  });
+
+  // droid's Execute tool sets TERM=dumb for the commands it runs, so they show COLORTERM and NO_COLOR.
+  it('shares one orchestrator between terminals with different TERM; each turn agent gets its own client presentation variables', async () => {
+    const command = 'echo "color=${COLORTERM:-none} nocolor=${NO_COLOR:-none}"';
+    const model = await rigs.model({
+      steps: [
+        executeStep('call_term_1', command),
+        (request) => ({ text: `first ${toolResults(request)[0]?.content.trim() ?? ''}` }),
+        executeStep('call_term_2', command),
+        (request) => ({ text: `second ${toolResults(request)[0]?.content.trim() ?? ''}` }),
+      ],
+    });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 120_000 } });
+    const first = await rig.run(['run', '-w', rig.workspace, 'print it'], { env: { TERM: 'screen-256color', COLORTERM: 'truecolor' } });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.stdout).toContain('first color=truecolor nocolor=none');
+    const before = await ownerPid(rig.stateDir);
+
+    const second = await rig.run(['run', '-w', rig.workspace, 'print it again'], { env: { TERM: 'xterm', NO_COLOR: '1' } });
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain('restarting');
+    expect(second.stdout).toContain('second color=none nocolor=1');
+    expect(await ownerPid(rig.stateDir)).toBe(before);
+    expect(rig.servers().map((p) => p.pid)).toEqual([before]);
   });
 
   it('refuses, with orchestrator_mismatch, to use a `one-works serve` started with another environment', async () => {
@@ -55,7 +82,7 @@ describe('orchestrator environment fingerprint', () => {
     const refused = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: { LANG: 'C.UTF-8', FACTORY_API_KEY: 'fk-not-sent-1234' } });
     expect(refused.exitCode).toBe(6);
     expect(refused.stderr).toMatch(
-      /runs with a different configuration or environment than this command, and it was started with `one-works serve`/,
+      /runs with a different configuration or environment than this command \(it differs in: environment variable LANG; config key adapters\.droid\.credentials\.FACTORY_API_KEY\), and it was started with `one-works serve`/,
     );
     expect(refused.stderr).toContain(`kill -TERM ${server.pid}`);
     expect(refused.stderr).not.toContain('fk-not-sent-1234');

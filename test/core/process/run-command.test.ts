@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -40,6 +40,19 @@ describe('runCommand', () => {
     expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
   });
 
+  it('ends the whole process group at the deadline: children holding the pipes do not keep it waiting', async () => {
+    // The shell starts a child that ignores SIGTERM and keeps stdout open, prints its pid, then waits.
+    const script = 'trap "" TERM; (trap "" TERM; sleep 60) & echo $!; wait';
+    const started = Date.now();
+    const result = await runCommand('/bin/sh', ['-c', script], { ...base, timeoutMs: 500 });
+    const elapsed = Date.now() - started;
+    expect(result.timedOut).toBe(true);
+    expect(elapsed).toBeLessThan(500 + 2_000 + 1_000);
+    const grandchild = Number(result.stdout);
+    expect(grandchild).toBeGreaterThan(0);
+    expect(await goneWithin(grandchild, 2_000)).toBe(true);
+  });
+
   it('stops a child whose output passes maxOutputBytes and truncates it', async () => {
     const result = await runCommand('/bin/sh', ['-c', 'while :; do echo 0123456789; done'], { ...base, maxOutputBytes: 1_000 });
     expect(result.truncated).toBe(true);
@@ -60,3 +73,14 @@ describe('runCommand', () => {
     expect(error).toMatchObject({ code: 'spawn_failed', data: { file: script, errno: 'EACCES' } });
   });
 });
+
+// True once `pid` is gone or a zombie waiting for init to reap it (killed, not running).
+async function goneWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    if (stat === undefined || / Z /.test(stat.slice(stat.lastIndexOf(')')))) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
