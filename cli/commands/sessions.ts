@@ -15,18 +15,25 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
   const list = (cmd: Command): Promise<void> =>
     run(async () => {
       const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+      const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
       const store = await openStore(ctx, { own: false });
-      const records = (await store.listSessions()).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const records = (await store.listSessions())
+        .filter((r) => all || r.archived !== true)
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       const live = await liveSummaries(ctx);
-      const rows = records.map((r) => listRow(r, live.get(r.id)));
+      const rows = await Promise.all(
+        records.map(async (r) => listRow(r, live.get(r.id), r.title ? undefined : await agentTitle(store, r.id))),
+      );
       if (ctx.out.json) for (const row of rows) ctx.out.record(row);
       else if (rows.length === 0) ctx.out.line('no sessions yet');
       else for (const row of rows) ctx.out.line(rowLine(row));
       return EXIT.ok;
     });
+  sessions.option('--all', 'include archived sessions');
   sessions
     .command('list', { isDefault: true })
-    .description('one line per session')
+    .description('one line per session (archived ones only with --all)')
+    .option('--all', 'include archived sessions')
     .action((_o: unknown, cmd: Command) => list(cmd));
   sessions
     .command('show')
@@ -85,6 +92,9 @@ async function liveSummaries(ctx: CliContext): Promise<Map<string, SessionSummar
 }
 
 interface ListRow {
+  /** The session id, named as in events and MCP. */
+  sessionId: string;
+  /** The same id under its old name, kept for one release (deprecated). */
   id: string;
   adapter: string;
   workspace: string;
@@ -92,26 +102,43 @@ interface ListRow {
   status: SessionRecord['status'];
   /** Turns waiting for admission (0 without a running orchestrator: nothing can be queued then). */
   queueDepth: number;
+  /** The One Works title, else the agent's own (see `titleSource`). */
   title: string | null;
   /** The agent CLI record file the session was imported from, or null. */
   importedFrom: string | null;
+  /** `one-works` (given with -t or update_session), `agent` (the agent named the session), or null. */
+  titleSource: 'one-works' | 'agent' | null;
+  archived: boolean;
   runs: number;
   lastRun: { id: string; status: string; reason: string | null } | null;
   updatedAt: string;
 }
 
-function listRow(r: SessionRecord, live: SessionSummary | undefined): ListRow {
+// The agent's own title of a session: the last `settings.changed` that carried one.
+async function agentTitle(store: Awaited<ReturnType<typeof openStore>>, id: string): Promise<string | undefined> {
+  const events = await store.readEvents(id).catch(() => []);
+  let title: string | undefined;
+  for (const event of events) {
+    if (event.type === 'settings.changed' && typeof event.settings.title === 'string') title = event.settings.title;
+  }
+  return title;
+}
+
+function listRow(r: SessionRecord, live: SessionSummary | undefined, agent?: string): ListRow {
   const last = r.runs.at(-1);
   const latest = live?.latestRun
     ? { id: live.latestRun.runId, status: live.latestRun.status, reason: live.latestRun.reason ?? null }
     : undefined;
   return {
+    sessionId: r.id,
     id: r.id,
     adapter: r.adapter,
     workspace: r.workspace,
     status: live?.state ?? r.status,
     queueDepth: live?.queueDepth ?? 0,
-    title: r.title ?? null,
+    title: r.title ?? agent ?? null,
+    titleSource: r.title ? 'one-works' : agent ? 'agent' : null,
+    archived: r.archived === true,
     importedFrom: r.imported?.source ?? null,
     runs: r.runs.length,
     lastRun: latest ?? (last ? { id: last.id, status: last.status, reason: last.reason ?? null } : null),
@@ -123,7 +150,7 @@ function rowLine(row: ListRow): string {
   const last = row.lastRun;
   const run = last ? `${last.id} ${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
   const state = row.status === 'needs_attention' ? 'needs attention' : row.status;
-  return `${row.id}  ${row.adapter.padEnd(11)}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${row.importedFrom ? '  [imported]' : ''}`;
+  return `${row.sessionId}  ${row.adapter.padEnd(11)}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${row.importedFrom ? '  [imported]' : ''}${row.archived ? '  (archived)' : ''}`;
 }
 
 function showText(r: SessionRecord, dir: string): string {

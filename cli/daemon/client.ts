@@ -41,6 +41,8 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   hello(): Promise<ServerHello>;
   /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
   exitIfIdle(): Promise<boolean>;
+  /** Deletes a session with no live or queued turn (record, event log, session HOME); `session_busy` otherwise. */
+  removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }>;
   /** Asks the server to stop as on SIGTERM (turns cancelled, agents stopped); resolves whether it agreed. */
   shutdown(): Promise<boolean>;
   /**
@@ -245,6 +247,10 @@ class SocketClient implements OrchestratorClient {
 
   async exitIfIdle(): Promise<boolean> {
     return ((await this.#call('exitIfIdle', {})) as { exiting: boolean }).exiting;
+  }
+
+  removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }> {
+    return this.#call('removeSession', { sessionId }) as Promise<{ sessionId: string; freedBytes: number }>;
   }
 
   async shutdown(): Promise<boolean> {

@@ -126,6 +126,7 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
   handle('list', () => orchestrator.list());
   handle('activity', () => Promise.resolve(orchestrator.activity()));
   handle('updateSession', (p) => orchestrator.updateSession(parseParams(UpdateSessionParamsSchema, p)));
+  handle('removeSession', (p) => orchestrator.removeSession(parseParams(SessionParamsSchema, p).sessionId));
   handle('readSession', (p) => orchestrator.readSession(parseParams(ReadSessionParamsSchema, p)));
   handle('usage', (p) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
   handle('info', () => orchestrator.info());

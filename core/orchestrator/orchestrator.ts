@@ -53,6 +53,8 @@ import type {
 
 /** The in-process orchestrator: the API plus `shutdown`. */
 export interface Orchestrator extends OrchestratorApi {
+  /** Deletes an idle session: record, event log, session HOME (`session_busy` while a turn is live or queued). */
+  removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }>;
   /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone. */
   shutdown(): Promise<void>;
 }
@@ -241,6 +243,33 @@ class InProcessOrchestrator implements Orchestrator {
     const slot = await this.#slot(sessionId);
     await slot.book.update((record) => applyMetadata(record, update));
     return this.#summary(slot);
+  }
+
+  /**
+   * Deletes a session that has no live or queued turn (`session_busy` otherwise): its agent
+   * child is stopped, then its record, event log and session HOME are removed. Resolves with
+   * the bytes freed.
+   */
+  async removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }> {
+    this.#assertOpen();
+    const slot = await this.#slot(sessionId);
+    const busy = (): void => {
+      if (slot.turns.size === 0) return;
+      throw new OneWorksError(
+        ERROR_CODES.SESSION_BUSY,
+        `session ${sessionId} has a live or queued turn; cancel it (\`one-works cancel ${sessionId}\`) or wait for it, then remove it`,
+        { data: { sessionId } },
+      );
+    };
+    busy();
+    if (!this.#deps.store.removeSession) throw new OneWorksError(ERROR_CODES.INTERNAL, 'this store cannot delete sessions');
+    await slot.closeRunner('removed');
+    await slot.book.flush();
+    busy();
+    this.#slots.delete(sessionId);
+    const freedBytes = await this.#deps.store.removeSession(sessionId);
+    this.#signal.changed();
+    return { sessionId, freedBytes };
   }
 
   async readSession(request: ReadSessionRequest): Promise<SessionDetail> {

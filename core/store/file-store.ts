@@ -1,9 +1,11 @@
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
 import { appendToEventLog, readEventLog } from './event-log.js';
 import { followEventLog } from './follow-event-log.js';
+import { directorySize } from './dir-size.js';
 import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
 import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
@@ -107,6 +109,19 @@ export class FileStore implements Store {
     const parsed = SessionRecordSchema.safeParse(json);
     if (!parsed.success) throw corruptRecord(file, parsed.error);
     return parsed.data;
+  }
+
+  async removeSession(sessionId: string): Promise<number> {
+    if (!(await this.hasSession(sessionId))) {
+      throw new OneWorksError(ERROR_CODES.SESSION_NOT_FOUND, `no session ${sessionId} in ${this.stateDir}`, { data: { sessionId } });
+    }
+    const dir = sessionDir(this.stateDir, sessionId);
+    // A dot name is no session id: listings stop seeing it at the rename, before the slow delete.
+    const doomed = path.join(path.dirname(dir), `.removing-${sessionId}-${randomBytes(4).toString('hex')}`);
+    await rename(dir, doomed);
+    const bytes = await directorySize(doomed);
+    await rm(doomed, { recursive: true, force: true });
+    return bytes;
   }
 
   async listSessions(): Promise<SessionRecord[]> {

@@ -12,3 +12,4 @@ export {
 export type { SessionRecord, RunRecord, OwnerRecord, SessionStatus, RunStatus } from './records.js';
 export { SESSION_ID_PATTERN, assertSessionId, sessionDir } from './state-layout.js';
 export { writeFileAtomic, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-fs.js';
+export { directorySize, formatBytes } from './dir-size.js';

@@ -56,4 +56,10 @@ export interface Store {
   followEvents(sessionId: string, options?: FollowOptions): AsyncIterable<RuntimeEvent>;
   /** Keys and last seq of the log, to continue numbering and dedup across restarts. */
   eventIndex(sessionId: string): Promise<EventIndex>;
+  /**
+   * Deletes a session: its record, event log and session HOME, at once for readers (the folder
+   * is renamed away first). Resolves with the bytes freed; `session_not_found` when it has no
+   * record. Optional: a store that cannot delete leaves it out.
+   */
+  removeSession?(sessionId: string): Promise<number>;
 }
