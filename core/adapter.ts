@@ -239,6 +239,8 @@ export interface DiagnosticNote {
   ok: boolean;
   /** A warning does not fail the doctor. */
   warn?: boolean;
+  /** A finding about the configuration alone: `config check` shows it too. */
+  config?: boolean;
   detail: string;
 }
 
@@ -338,6 +340,8 @@ export interface Adapter<Config = unknown> {
   open(config: Config, spec: SessionSpec, io: SessionIO): AdapterSession;
   /** Adapter-specific findings for `one-works doctor` (e.g. configured features it will skip). */
   diagnose?(config: Config): DiagnosticNote[];
+  /** Findings that need contacting something (e.g. a model endpoint answers); `doctor` only, never `config check`. */
+  diagnoseOnline?(config: Config): Promise<DiagnosticNote[]>;
   /** Starts the CLI in a throwaway HOME, opens a session without any prompt and reads its versions. */
   probe?(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string): Promise<ProbeResult>;
   /**

@@ -3,6 +3,7 @@ import { droidCatalog } from './catalog.js';
 import { droidImporter } from './import/index.js';
 import { resolveDroidCli } from './cli-source.js';
 import { DroidConfigSchema, type DroidConfig } from './config.js';
+import { droidConfigNotes, droidEndpointNotes } from './diagnose.js';
 
 // The credentials that may cross into droid (adapters.droid.credentials).
 const DROID_CREDENTIALS = ['FACTORY_API_KEY', 'FACTORY_TOKEN'] as const;
@@ -38,7 +39,9 @@ export const droidAdapter: Adapter<DroidConfig> = {
     }),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,
+  diagnoseOnline: droidEndpointNotes,
   diagnose: (config) => [
+    ...droidConfigNotes(config),
     // Credentials: present or not, never their values.
     ...DROID_CREDENTIALS.map((name) =>
       config.credentials[name]

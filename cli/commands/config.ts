@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { configJsonSchema, maskSecrets, renderEffectiveConfig } from '../../core/config/index.js';
+import { configWarnings } from '../config-warnings.js';
 import { CONFIG_SCHEMA, createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
@@ -18,9 +19,13 @@ export function registerConfigCommands(program: Command, run: (body: CommandBody
         const effective = ctx.implicitApproval
           ? { ...ctx.config, workspaces: { ...ctx.config.workspaces, approved: ctx.approvedRoots } }
           : ctx.config;
-        ctx.out.result({ path: ctx.configPath ?? null, config: maskSecrets(CONFIG_SCHEMA, effective) }, () =>
-          renderEffectiveConfig(CONFIG_SCHEMA, effective).trimEnd(),
+        const warnings = await configWarnings(ctx);
+        ctx.out.result(
+          { path: ctx.configPath ?? null, config: maskSecrets(CONFIG_SCHEMA, effective), warnings: warnings.map((w) => w.detail) },
+          () => renderEffectiveConfig(CONFIG_SCHEMA, effective).trimEnd(),
         );
+        // Valid, but will not work as is: said on stderr, the exit code stays 0.
+        for (const warning of warnings) ctx.out.info(`warning: ${warning.detail}`);
         return EXIT.ok;
       }),
     );

@@ -3,9 +3,13 @@ import type { Command } from 'commander';
 import semver from 'semver';
 import { collectSecrets } from '../../core/config/index.js';
 import { isOneWorksError } from '../../core/errors.js';
+import type { ResolvedCli } from '../../core/adapter.js';
+import { loadCatalog } from '../../core/catalog/index.js';
 import { probeCli } from '../../core/session/index.js';
+import { configWarnings } from '../config-warnings.js';
 import { CONFIG_SCHEMA, createContext, type CliContext } from '../context.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { serverStatus } from './server.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 
 interface Check {
@@ -25,12 +29,21 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
     .action((_o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-        const notes = ctx.enabledAdapters().flatMap((name) => ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []);
+        // Config findings come with the workspace ones below, once.
+        const notes = ctx
+          .enabledAdapters()
+          .flatMap((name) => (ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []).filter((note) => !note.config));
+        const online: Check[] = [];
+        for (const name of ctx.enabledAdapters())
+          online.push(...((await ctx.adapter(name).diagnoseOnline?.(ctx.adapterConfig(name))) ?? []));
         const checks: Check[] = [
           ...(await adapterChecks(ctx)),
           await cacheCheck(ctx),
           await stateCheck(ctx),
+          await orchestratorCheck(ctx),
+          ...(await configWarnings(ctx)),
           ...notes,
+          ...online,
           ...limitationChecks(ctx),
         ];
         for (const { exit: _exit, ...c } of checks)
@@ -109,8 +122,47 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
         exit: isOneWorksError(error) ? exitCodeFor(error.code) : EXIT.agent,
       });
     }
+    const model = await modelCheck(ctx, name, cli);
+    if (model) checks.push(model);
   }
   return checks;
+}
+
+// Running or not, pid, since when, load; never starts one.
+async function orchestratorCheck(ctx: CliContext): Promise<Check> {
+  const status = await serverStatus(ctx);
+  if (!status.running) return { name: 'orchestrator', ok: true, detail: `not running for ${ctx.stateDir} (started on demand)` };
+  return {
+    name: 'orchestrator',
+    ok: true,
+    detail: `running, pid ${status.pid}${status.auto ? ' (auto-started)' : ' (`one-works serve`)'}${status.startedAt ? ` since ${status.startedAt}` : ''}; ${status.live} live and ${status.queued} queued turns, ${status.otherClients} other clients`,
+  };
+}
+
+// A default model that is no BYOK id (those are checked from the config) must be in the live catalog.
+async function modelCheck(ctx: CliContext, name: string, cli: ResolvedCli): Promise<Check | undefined> {
+  const adapter = ctx.adapter(name);
+  const config = ctx.adapterConfig(name) as { model?: string };
+  if (!adapter.catalog || config.model === undefined || config.model === 'inherit' || config.model.startsWith('custom:')) return undefined;
+  try {
+    const catalog = await loadCatalog({ adapter, config, cli, cacheDir: ctx.cacheDir, secrets: collectSecrets(CONFIG_SCHEMA, ctx.config) });
+    const found = catalog.value.models.some((m) => m.id === config.model);
+    return found
+      ? { name: `${name} model`, ok: true, detail: `${config.model} is in the catalog` }
+      : {
+          name: `${name} model`,
+          ok: true,
+          warn: true,
+          detail: `adapters.${name}.model ${config.model} is not in the catalog (\`one-works models --all\` lists it)`,
+        };
+  } catch (error) {
+    return {
+      name: `${name} model`,
+      ok: true,
+      warn: true,
+      detail: `could not list the catalog to check ${config.model}: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
 }
 
 async function cacheCheck(ctx: CliContext): Promise<Check> {

@@ -66,8 +66,11 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       'ok    droid protocol: announced API 1.0.0 / protocol 1.220.0; expected 1.0.0 / 1.220.0 (table)',
       `ok    cache: ${cacheDir} is writable`,
       `FAIL  state dir: ${stateDir} has mode 0755; run \`chmod 700 ${stateDir}\``,
+      `ok    orchestrator: not running for ${stateDir} (started on demand)`,
+      'warn  workspaces: workspaces.approved is empty: no workspace can run; add the directories agents may work in',
       'ok    droid FACTORY_API_KEY: present (not shown)',
       'ok    droid FACTORY_TOKEN: present (not shown)',
+      'warn  droid BYOK custom:local-0: http://127.0.0.1:9/v1 does not answer (bad port); turns with custom:local-0 will fail',
       expect.stringMatching(/^warn {2}droid limitation Task: subagent calls run without asking One Works; /),
     ]);
     for (const secret of [ENV_API_KEY, FILE_TOKEN, MODEL_KEY]) expect(result.stdout + result.stderr).not.toContain(secret);
@@ -145,8 +148,11 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       ['droid protocol', true],
       ['cache', true],
       ['state dir', false],
+      ['orchestrator', true],
+      ['workspaces', true],
       ['droid FACTORY_API_KEY', true],
       ['droid FACTORY_TOKEN', true],
+      ['droid BYOK custom:local-0', true],
       ['droid limitation Task', true],
     ]);
     for (const secret of [ENV_API_KEY, FILE_TOKEN, MODEL_KEY]) expect(result.stdout + result.stderr).not.toContain(secret);
