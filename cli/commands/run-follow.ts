@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
 import type { FileStore } from '../../core/store/index.js';
@@ -33,6 +34,7 @@ export async function followTurn(
   store: FileStore,
   target: TurnTarget,
   banner: string,
+  options: { hint?: boolean } = {},
 ): Promise<number> {
   const { out } = ctx;
   const prompts = new AbortController();
@@ -98,7 +100,7 @@ export async function followTurn(
         `session ${handle.sessionId}: ${outcome.status}`,
         `  record: ${dir}/session.json`,
         `  events: ${dir}/events.jsonl`,
-        `  continue: one-works send ${handle.sessionId} "…"`,
+        ...(options.hint === false ? [] : [`  continue: ${continueHint(ctx, handle.sessionId)}`]),
       ].join('\n'),
     );
     if (outcome.status === 'completed') return EXIT.ok;
@@ -109,4 +111,17 @@ export async function followTurn(
     shutdown.release();
     for (const unsubscribe of unsubscribes) await unsubscribe().catch(() => undefined);
   }
+}
+
+/**
+ * The command that continues the session from this directory: with `--config` when the config
+ * file is not the one found by default here (`./one-works.yaml`), so the hint works as printed.
+ */
+export function continueHint(ctx: Pick<CliContext, 'configPath' | 'cwd'>, sessionId: string): string {
+  const found = ctx.configPath === undefined || ctx.configPath === join(ctx.cwd, 'one-works.yaml');
+  return `one-works ${found ? '' : `--config ${shellQuote(ctx.configPath!)} `}send ${sessionId} "…"`;
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

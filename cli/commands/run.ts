@@ -25,6 +25,8 @@ export interface TurnFlags {
   detach?: boolean;
   requestKey?: string;
   interrupt?: boolean;
+  /** false with --no-hint: no `continue:` line (e.g. a demo whose model server is gone afterwards). */
+  hint?: boolean;
 }
 
 // Commander collector of a repeatable option.
@@ -53,6 +55,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--deny <command>', 'always deny commands starting with this prefix, in this session (repeatable)', collect, [])
     .option('-d, --detach', 'submit the turn and print the session id at once; the orchestrator runs it in the background')
     .option('--request-key <key>', 'idempotency key: repeating the same run returns the original session')
+    .option('--no-hint', 'do not print the `continue:` hint after the result')
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
@@ -152,7 +155,9 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
       ctx.out.result(handle, () => handle.sessionId);
       return EXIT.ok;
     }
-    return await followTurn(ctx, client, store, turn, `${adapterName} ${cli.version} (${cli.source}) · ${workspace}`);
+    return await followTurn(ctx, client, store, turn, `${adapterName} ${cli.version} (${cli.source}) · ${workspace}`, {
+      hint: target.flags.hint !== false,
+    });
   } finally {
     await client.close();
   }

@@ -77,7 +77,18 @@ async function main(): Promise<number> {
     say('');
     const run = await execa(
       BIN,
-      ['--config', configPath, 'run', '--workspace', workspace, '--title', 'demo', 'Look around the workspace and leave a note.'],
+      // --no-hint: a `continue: one-works send …` would fail once the demo's model server is gone.
+      [
+        '--config',
+        configPath,
+        'run',
+        '--no-hint',
+        '--workspace',
+        workspace,
+        '--title',
+        'demo',
+        'Look around the workspace and leave a note.',
+      ],
       {
         stdio: 'inherit',
         reject: false,
