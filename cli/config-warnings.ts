@@ -9,7 +9,7 @@ import type { CliContext } from './context.js';
  * e.g. a default model no declared BYOK model has). `config check` and `doctor` print them.
  */
 export async function configWarnings(
-  ctx: Pick<CliContext, 'config' | 'approvedRoots' | 'implicitApproval' | 'adapter' | 'adapterConfig'>,
+  ctx: Pick<CliContext, 'config' | 'approvedRoots' | 'implicitApproval' | 'adapter' | 'adapterConfig' | 'enabledAdapters'>,
 ): Promise<DiagnosticNote[]> {
   const notes: DiagnosticNote[] = [];
   const warn = (name: string, detail: string): void => {
@@ -23,7 +23,7 @@ export async function configWarnings(
     if (!info) warn('workspaces', `approved root ${root} does not exist (workspaces.approved)`);
     else if (!info.isDirectory()) warn('workspaces', `approved root ${root} is not a directory (workspaces.approved)`);
   }
-  for (const name of Object.keys(ctx.config.adapters)) {
+  for (const name of ctx.enabledAdapters()) {
     for (const note of ctx.adapter(name).diagnose?.(ctx.adapterConfig(name)) ?? []) if (note.config) notes.push(note);
   }
   return notes;

@@ -115,7 +115,7 @@ interface PruneEntry {
  */
 async function prune(ctx: CliContext, dryRun: boolean): Promise<number> {
   const entries: PruneEntry[] = [];
-  for (const adapter of Object.keys(ctx.config.adapters)) {
+  for (const adapter of ctx.enabledAdapters()) {
     const dir = join(ctx.cacheDir, 'cli', adapter);
     const versions = (await readdir(dir, { withFileTypes: true }).catch(() => []))
       .filter((e) => e.isDirectory() && semver.valid(e.name) === e.name)
