@@ -54,6 +54,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   state_unwritable: EXIT.state,
   orchestrator_mismatch: EXIT.state,
   orchestrator_stopping: EXIT.state,
+  orchestrator_unavailable: EXIT.state,
   internal: EXIT.internal,
 };
 

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { OneWorksError, isOneWorksError } from '../core/errors.js';
-import { createFileStore, type FileStore } from '../core/store/index.js';
+import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../core/store/index.js';
 import { recoverInterruptedRuns } from '../core/session/index.js';
 import type { CliContext } from './context.js';
 import { socketPath } from './daemon/wire.js';
@@ -14,21 +13,21 @@ import { socketPath } from './daemon/wire.js';
 export async function openStore(ctx: CliContext, options: { own?: boolean } = { own: true }): Promise<FileStore> {
   const store = await createFileStore(ctx.stateDir);
   if (options.own !== false) {
-    const owner = await store
-      .acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() })
-      .catch((error: unknown) => {
-        // While `serve` owns the state directory, say how to reach it instead.
-        if (isOneWorksError(error, 'state_locked') && existsSync(socketPath(ctx.stateDir))) {
-          throw new OneWorksError(
-            'state_locked',
-            `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: \`run\`, \`send\`, \`wait\` and \`cancel\` talk to it while it runs; stop it first for anything else.`,
-            { data: error.data, cause: error },
-          );
-        }
-        throw error;
-      });
+    const owner = await store.acquireOwner(ownerRecordOfThisProcess()).catch((error: unknown) => {
+      // While `serve` owns the state directory, say how to reach it instead.
+      if (isOneWorksError(error, 'state_locked') && existsSync(socketPath(ctx.stateDir))) {
+        throw new OneWorksError(
+          'state_locked',
+          `${error.message}\nAn orchestrator (\`one-works serve\`) owns it: \`run\`, \`send\`, \`wait\` and \`cancel\` talk to it while it runs; stop it first for anything else.`,
+          { data: error.data, cause: error },
+        );
+      }
+      throw error;
+    });
     if (owner.recovered) {
-      ctx.out.info(`recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone)`);
+      ctx.out.info(
+        `recovered the state directory from a stale owner (pid ${owner.previous?.pid ?? '?'} is gone or is another process now)`,
+      );
       const changed = await recoverInterruptedRuns(store, { stateDir: ctx.stateDir });
       if (changed.length > 0) ctx.out.info(`sessions with an interrupted turn now need attention: ${changed.join(', ')}`);
     }

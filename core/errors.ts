@@ -65,6 +65,11 @@ export const ERROR_CODES = {
   STATE_CORRUPT: 'state_corrupt',
   /** The running orchestrator was started with a different config or environment than this command; restart it. */
   ORCHESTRATOR_MISMATCH: 'orchestrator_mismatch',
+  /**
+   * The state directory's orchestrator does not answer (stopped with SIGSTOP, hung) or exited
+   * before serving; the message names its pid and socket and how to resume or stop it.
+   */
+  ORCHESTRATOR_UNAVAILABLE: 'orchestrator_unavailable',
   /** The orchestrator is shutting down and accepts no new turns; retry (a new one starts). */
   ORCHESTRATOR_STOPPING: 'orchestrator_stopping',
   /** The adapter's model catalog could not be listed in time; nothing was accepted. Retryable. */

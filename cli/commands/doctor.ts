@@ -1,4 +1,5 @@
 import { access, constants, mkdir, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import semver from 'semver';
 import { collectSecrets } from '../../core/config/index.js';
@@ -7,6 +8,7 @@ import type { ResolvedCli } from '../../core/adapter.js';
 import { loadCatalog } from '../../core/catalog/index.js';
 import { probeCli } from '../../core/session/index.js';
 import { configWarnings } from '../config-warnings.js';
+import { FileStore } from '../../core/store/index.js';
 import { CONFIG_SCHEMA, createContext, type CliContext } from '../context.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { serverStatus } from './server.js';
@@ -42,6 +44,7 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
           await stateCheck(ctx),
           await orchestratorCheck(ctx),
           ...(await configWarnings(ctx)),
+          ...(await sessionChecks(ctx)),
           ...notes,
           ...online,
           ...limitationChecks(ctx),
@@ -200,4 +203,22 @@ async function stateCheck(ctx: CliContext): Promise<Check> {
       return { name: 'state dir', ok: true, warn: true, detail: `${ctx.stateDir} does not exist yet (created 0700 on first run)` };
     return { name: 'state dir', ok: false, detail: `${ctx.stateDir} cannot be used: ${code ?? String(error)}`, exit: EXIT.state };
   }
+}
+
+// One failed check per session whose record cannot be read (nothing when all are fine, or when
+// there is no state yet): each is left out of everything until fixed or moved away.
+async function sessionChecks(ctx: CliContext): Promise<Check[]> {
+  let scan: Awaited<ReturnType<FileStore['scanSessions']>>;
+  try {
+    scan = await new FileStore(resolve(ctx.stateDir)).scanSessions();
+  } catch {
+    return [];
+  }
+  if (scan.corrupt.length === 0) return [{ name: 'session records', ok: true, detail: `${scan.records.length} readable` }];
+  return scan.corrupt.map((bad) => ({
+    name: `session ${bad.sessionId}`,
+    ok: false,
+    exit: EXIT.state,
+    detail: `record ${bad.file} is malformed: ${bad.reason}; fix it or move ${dirname(bad.file)} away (the other sessions are not affected)`,
+  }));
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
 import type { FileStore } from '../../core/store/index.js';
@@ -88,10 +89,11 @@ export async function followTurn(
     accepted = handle;
     out.info(`session ${handle.sessionId} · ${banner}${handle.state === 'queued' ? ' · queued: waiting for a free slot' : ''}`);
     cancel();
-    const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client.waitForRun(
-      handle.sessionId,
-      handle.runId,
-    );
+    const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client
+      .waitForRun(handle.sessionId, handle.runId)
+      .catch((error: unknown) => {
+        throw lostWhileRunning(error, client, handle);
+      });
     await feed.finish();
     await cancelling;
     const dir = `${ctx.stateDir}/sessions/${handle.sessionId}`;
@@ -124,4 +126,30 @@ export function continueHint(ctx: Pick<CliContext, 'configPath' | 'cwd'>, sessio
 
 function shellQuote(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The orchestrator went away (crashed, killed) or stopped answering while it ran this turn:
+ * what happened and what to do, in place of the connection's error. Other errors pass unchanged.
+ */
+function lostWhileRunning(error: unknown, client: OrchestratorClient, handle: TurnHandle): unknown {
+  if (!isOneWorksError(error)) return error;
+  const gone = error.code === ERROR_CODES.CONNECTION_CLOSED;
+  if (!gone && error.code !== ERROR_CODES.ORCHESTRATOR_UNAVAILABLE) return error;
+  const { sessionId, runId } = handle;
+  const { pid } = client.server();
+  const server = `the orchestrator${pid === undefined ? '' : ` (pid ${pid})`}`;
+  const what = gone
+    ? `${server} stopped while it ran turn ${runId} of session ${sessionId}, so the turn's outcome is unknown: it may or may not have finished, and its tools may have changed the workspace.`
+    : `${error.message}\nTurn ${runId} of session ${sessionId} may still be running in it.`;
+  const next = gone
+    ? [
+        `What it did: \`one-works events ${sessionId}\`, and check the workspace.`,
+        `The next command starts a new orchestrator, which records the run as unknown; say what happened with \`one-works sessions reconcile ${sessionId} ${runId} --status completed|failed|interrupted\` before sending more.`,
+      ]
+    : [`Follow it with \`one-works events ${sessionId} --follow\` once it answers again.`];
+  return new OneWorksError(error.code, [what, ...next].join('\n'), {
+    data: { sessionId, runId, ...(pid === undefined ? {} : { pid }) },
+    cause: error,
+  });
 }

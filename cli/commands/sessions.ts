@@ -3,10 +3,13 @@ import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
 import type { SessionRecord } from '../../core/store/index.js';
 import { createContext, type CliContext } from '../context.js';
+import { ERROR_CODES, isOneWorksError } from '../../core/errors.js';
 import { tryConnect } from '../daemon/client.js';
+import { asRecovered } from '../offline-view.js';
 import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
+import { registerReconcileCommand } from './sessions-reconcile.js';
 import { createLiveRenderer, formatUsage } from '../render.js';
 import { openStore } from '../state.js';
 
@@ -17,16 +20,28 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
       const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
       const store = await openStore(ctx, { own: false });
-      const records = (await store.listSessions())
-        .filter((r) => all || r.archived !== true)
-        .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const scan = await store.scanSessions();
       const live = await liveSummaries(ctx);
+      // Without a server, what an owner that died left `running` is shown as it will be recovered.
+      const recovered = live ? scan.records : await asRecovered(ctx.stateDir, store, scan.records);
+      const records = recovered.filter((r) => all || r.archived !== true).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       const rows = await Promise.all(
-        records.map(async (r) => listRow(r, live.get(r.id), r.title ? undefined : await agentTitle(store, r.id))),
+        records.map(async (r) => listRow(r, live?.get(r.id), r.title ? undefined : await agentTitle(store, r.id))),
       );
-      if (ctx.out.json) for (const row of rows) ctx.out.record(row);
-      else if (rows.length === 0) ctx.out.line('no sessions yet');
-      else for (const row of rows) ctx.out.line(rowLine(row));
+      if (ctx.out.json) {
+        for (const row of rows) ctx.out.record(row);
+        for (const bad of scan.corrupt)
+          ctx.out.record({ sessionId: bad.sessionId, id: bad.sessionId, status: 'corrupt', file: bad.file, reason: bad.reason });
+      } else {
+        if (rows.length === 0 && scan.corrupt.length === 0) ctx.out.line('no sessions yet');
+        for (const row of rows) ctx.out.line(rowLine(row));
+        for (const bad of scan.corrupt) ctx.out.line(`${bad.sessionId}  ${'corrupt'.padEnd(15)}  ${bad.reason}  (${bad.file})`);
+      }
+      if (scan.corrupt.length > 0) {
+        ctx.out.info(
+          `${scan.corrupt.length} session record(s) cannot be read and are left out of everything else until fixed or moved away; \`one-works doctor\` names them too`,
+        );
+      }
       return EXIT.ok;
     });
   sessions.option('--all', 'include archived sessions');
@@ -35,6 +50,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .description('one line per session (archived ones only with --all)')
     .option('--all', 'include archived sessions')
     .action((_o: unknown, cmd: Command) => list(cmd));
+  registerReconcileCommand(sessions, run);
   sessions
     .command('show')
     .description("a session's record: workspace, state, runs with their outcome")
@@ -43,7 +59,8 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
         const store = await openStore(ctx, { own: false });
-        const r = await store.readSession(id);
+        const recorded = await store.readSession(id);
+        const [r = recorded] = await asRecovered(ctx.stateDir, store, [recorded]);
         ctx.out.result(r, () => showText(r, `${ctx.stateDir}/sessions/${r.id}`));
         return EXIT.ok;
       }),
@@ -79,16 +96,25 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     );
 }
 
-// The running orchestrator's view (state, queue depth) by session; empty when none runs: a
-// reading command never starts one.
-async function liveSummaries(ctx: CliContext): Promise<Map<string, SessionSummary>> {
-  const client = await tryConnect(socketPath(ctx.stateDir));
-  if (!client) return new Map();
+// The running orchestrator's view (state, queue depth) by session; undefined when none runs (a
+// reading command never starts one) or when it does not answer (said on stderr: the records
+// are listed all the same).
+async function liveSummaries(ctx: CliContext): Promise<Map<string, SessionSummary> | undefined> {
+  const client = await tryConnect(socketPath(ctx.stateDir)).catch((error: unknown) => unavailable(ctx, error));
+  if (!client) return undefined;
   try {
     return new Map((await client.list()).map((s) => [s.sessionId, s]));
+  } catch (error) {
+    return unavailable(ctx, error);
   } finally {
     await client.close();
   }
+}
+
+function unavailable(ctx: CliContext, error: unknown): undefined {
+  if (!isOneWorksError(error, ERROR_CODES.ORCHESTRATOR_UNAVAILABLE) && !isOneWorksError(error, ERROR_CODES.CONNECTION_CLOSED)) throw error;
+  ctx.out.info(`${error.message}\nShowing the records as last written.`);
+  return undefined;
 }
 
 interface ListRow {
@@ -184,6 +210,10 @@ function eventLine(out: import('../output.js').Output): (e: RuntimeEvent) => voi
       );
     else if (e.type === 'turn.started') out.line(`[${e.at}] turn ${e.runId} started`);
     else if (e.type === 'session.closed') out.line(`[${e.at}] session closed (${e.reason})`);
+    else if (e.type === 'run.reconciled')
+      out.line(
+        `[${e.at}] run ${e.runId} reconciled as ${e.status} (was ${e.previous.status}${e.previous.reason ? `: ${e.previous.reason}` : ''})${e.note ? `: ${e.note}` : ''}`,
+      );
     else if (e.type === 'assistant.message') out.line(e.text);
     else live(e);
   };

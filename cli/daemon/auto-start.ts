@@ -4,6 +4,15 @@ import { fileURLToPath } from 'node:url';
 import type { CliContext } from '../context.js';
 import { logPath } from './wire.js';
 
+/** A background server just started. */
+export interface AutoServer {
+  pid: number | undefined;
+  /** Settles with its exit code if it exits while this process runs (null: killed, or never started). */
+  exited: Promise<number | null>;
+  /** Size of orchestrator.log before it started: what it writes comes after. */
+  logOffset: number;
+}
+
 /** `cli/bin.js` of this installation. */
 const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
 
@@ -17,10 +26,11 @@ const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
  * race exits quietly), stops its own children on SIGTERM/SIGINT, and exits by itself after
  * `orchestrator.idleExitMs` without clients or turns.
  */
-export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>): Promise<number | undefined> {
+export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>): Promise<AutoServer> {
   await mkdir(ctx.stateDir, { recursive: true, mode: 0o700 });
   const log = await open(logPath(ctx.stateDir), 'a', 0o600);
   try {
+    const logOffset = (await log.stat()).size;
     await chmod(logPath(ctx.stateDir), 0o600);
     const args = [BIN, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto'];
     const child = spawn(process.execPath, args, {
@@ -29,9 +39,14 @@ export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'config
       detached: true,
       stdio: ['ignore', log.fd, log.fd],
     });
-    child.on('error', () => undefined);
+    // Listening does not keep this process alive (unref); it tells a waiting client that the
+    // server exited before it served, so the client need not wait out its deadline.
+    const exited = new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.once('error', () => resolve(null));
+    });
     child.unref();
-    return child.pid;
+    return { pid: child.pid, exited, logOffset };
   } finally {
     await log.close();
   }

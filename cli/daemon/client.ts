@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createConnection as connectSocket, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
@@ -25,9 +26,12 @@ import { createStreamTransport } from '../../core/transport/index.js';
 import type { PermissionAsk } from '../../core/adapter.js';
 import { declineEscalator, type Escalator } from '../../core/permissions/index.js';
 import type { CliContext } from '../context.js';
-import { spawnAutoServer } from './auto-start.js';
+import { spawnAutoServer, type AutoServer } from './auto-start.js';
+import type { ReconcileRequest } from '../../core/session/index.js';
+import type { CorruptSession } from '../../core/store/index.js';
 import { ESCALATION_REQUEST, EscalationAskParamsSchema, type EscalationReply } from './escalations.js';
-import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, socketPath } from './wire.js';
+import { HEARTBEAT_INTERVAL_MS, UNRESPONSIVE_AFTER_MS, serverGoneError, unresponsiveError, type ServerIdentity } from './liveness.js';
+import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, logPath, socketPath } from './wire.js';
 
 /**
  * The orchestrator of a running `one-works serve`, seen through its control socket: the
@@ -52,7 +56,19 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
    * nobody's attention.
    */
   attachEscalator(sessionId: string, runId: string | undefined, escalator: Escalator, abandoned?: () => boolean): Promise<void>;
+  /** The server: its socket, and its pid once `hello` answered (else the owner file's). */
+  server(): ServerIdentity;
   close(): Promise<void>;
+}
+
+/** Deadlines of a client connection (tests shorten them). */
+export interface ClientOptions {
+  /** Deadline of requests without one of their own (default the connection's 30 s). */
+  defaultTimeoutMs?: number;
+  /** Ping interval while a call is pending (default HEARTBEAT_INTERVAL_MS). */
+  heartbeatMs?: number;
+  /** A ping unanswered this long makes the server unresponsive (default UNRESPONSIVE_AFTER_MS). */
+  unresponsiveMs?: number;
 }
 
 /** The answer to `hello`. */
@@ -101,13 +117,19 @@ export async function connectOrchestrator(
       `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``,
     );
   }
-  await spawnAutoServer(ctx);
+  const started = await spawnAutoServer(ctx);
+  let exitCode: number | null | undefined;
+  void started.exited.then((code) => {
+    exitCode = code;
+  });
   const deadline = Date.now() + AUTO_START_DEADLINE_MS;
   // Short polls: connecting to a Unix socket is cheap, and the server is ready within a second.
   for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
     await sleep(delay);
     const client = await tryConnect(path);
     if (client) return client;
+    // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
+    if (exitCode !== undefined && exitCode !== 0) throw await startFailed(ctx.stateDir, started, exitCode);
   }
   throw new OneWorksError(
     ERROR_CODES.CONNECTION_CLOSED,
@@ -115,18 +137,39 @@ export async function connectOrchestrator(
   );
 }
 
+// The error of a background server that exited before serving, with what it printed.
+async function startFailed(stateDir: string, started: AutoServer, exitCode: number | null): Promise<OneWorksError> {
+  const log = logPath(stateDir);
+  const text = await readFile(log)
+    .then((bytes) => bytes.subarray(started.logOffset).toString('utf8'))
+    .catch(() => '');
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  const said = lines.slice(-6).join('\n  ');
+  return new OneWorksError(
+    ERROR_CODES.ORCHESTRATOR_UNAVAILABLE,
+    `the orchestrator for ${stateDir} exited (${exitCode === null ? 'killed' : `code ${exitCode}`}) before it served${said ? `:\n  ${said}` : ''}\nFix what it says, then run the command again (its full output is in ${log}).`,
+    { data: { exitCode, log } },
+  );
+}
+
 /**
- * Connects to a control socket; `undefined` when nothing listens there. `defaultTimeoutMs` is
- * the deadline of requests without one of their own (default the connection's 30 s).
+ * Connects to a control socket; `undefined` when nothing listens there. Every call on the
+ * client has a deadline, and while one is pending the server is pinged (see liveness.ts): a
+ * server that stopped answering ends the calls with `orchestrator_unavailable`, one that closed
+ * the connection with `connection_closed`, both naming the server.
  */
-export async function tryConnect(path: string, options: { defaultTimeoutMs?: number } = {}): Promise<OrchestratorClient | undefined> {
-  const socket = await new Promise<Socket | undefined>((resolve) => {
+export async function tryConnect(path: string, options: ClientOptions = {}): Promise<OrchestratorClient | undefined> {
+  const socket = await new Promise<Socket | undefined>((resolve, reject) => {
     const s = connectSocket(path);
     s.once('connect', () => {
       s.removeAllListeners('error');
       resolve(s);
     });
-    s.once('error', () => resolve(undefined));
+    s.once('error', (error: NodeJS.ErrnoException) => {
+      // A full accept backlog: a server is there but does not accept (stopped or hung).
+      if (error.code === 'EAGAIN') reject(unresponsiveError({ socketPath: path }, 0));
+      else resolve(undefined);
+    });
   });
   if (!socket) return undefined;
   socket.on('error', () => undefined);
@@ -137,17 +180,30 @@ export async function tryConnect(path: string, options: { defaultTimeoutMs?: num
   connection.onProblem(() => undefined);
   void connection.closed.then(() => socket.destroy());
   await connection.start();
-  return new SocketClient(connection);
+  return new SocketClient(connection, socket, path, options);
 }
 
 class SocketClient implements OrchestratorClient {
   readonly #connection: Connection;
+  readonly #socket: Socket;
   readonly #listeners = new Map<string, Set<(event: RuntimeEvent) => void>>();
-
   readonly #escalators = new Map<string, { escalator: Escalator; abandoned: () => boolean }>();
+  readonly #server: ServerIdentity;
+  readonly #heartbeatMs: number;
+  readonly #unresponsiveMs: number;
+  // Aborted when the server is found unresponsive: every pending call then ends with #dead.
+  readonly #gone = new AbortController();
+  #dead: OneWorksError | undefined;
+  #pending = 0;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #pinging = false;
 
-  constructor(connection: Connection) {
+  constructor(connection: Connection, socket: Socket, socketPath: string, options: ClientOptions) {
     this.#connection = connection;
+    this.#socket = socket;
+    this.#server = { socketPath };
+    this.#heartbeatMs = options.heartbeatMs ?? HEARTBEAT_INTERVAL_MS;
+    this.#unresponsiveMs = options.unresponsiveMs ?? UNRESPONSIVE_AFTER_MS;
     connection.onRequest(ESCALATION_REQUEST, async (params): Promise<EscalationReply> => {
       const { sessionId, reason, ask } = EscalationAskParamsSchema.parse(params);
       const attached = this.#escalators.get(sessionId);
@@ -242,7 +298,21 @@ class SocketClient implements OrchestratorClient {
   }
 
   async hello(): Promise<ServerHello> {
-    return (await this.#call('hello', {})) as ServerHello;
+    const hello = (await this.#call('hello', {})) as ServerHello;
+    this.#server.pid = hello.pid;
+    return hello;
+  }
+
+  corruptSessions(): Promise<CorruptSession[]> {
+    return this.#call('corruptSessions', {}) as Promise<CorruptSession[]>;
+  }
+
+  reconcileRun(request: ReconcileRequest): Promise<SessionSummary> {
+    return this.#call('reconcileRun', request) as Promise<SessionSummary>;
+  }
+
+  server(): ServerIdentity {
+    return { ...this.#server };
   }
 
   async exitIfIdle(): Promise<boolean> {
@@ -268,15 +338,62 @@ class SocketClient implements OrchestratorClient {
   }
 
   close(): Promise<void> {
+    this.#stopHeartbeat();
     return this.#connection.close();
   }
 
   async #call(method: string, params: unknown, timeoutMs?: number): Promise<unknown> {
+    if (this.#dead) throw this.#dead;
+    this.#pending += 1;
+    this.#startHeartbeat();
     try {
-      return await this.#connection.requestRaw(method, params, timeoutMs === undefined ? {} : { timeoutMs });
+      return await this.#connection.requestRaw(method, params, {
+        signal: this.#gone.signal,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      });
     } catch (error) {
+      if (this.#dead) throw this.#dead;
+      // Transport-level failures name the server, not the method or the request id.
+      if (isOneWorksError(error, ERROR_CODES.CONNECTION_CLOSED)) throw serverGoneError(this.#server);
+      if (isOneWorksError(error, ERROR_CODES.REQUEST_TIMEOUT)) throw unresponsiveError(this.#server, timeoutMs ?? 0);
       const mapped = fromWire(error);
       throw isOneWorksError(mapped) ? mapped : new OneWorksError(ERROR_CODES.INTERNAL, String(mapped));
+    } finally {
+      this.#pending -= 1;
+      if (this.#pending === 0) this.#stopHeartbeat();
     }
+  }
+
+  // Pings while calls are pending; any answer (even an error: an older server) means alive.
+  #startHeartbeat(): void {
+    if (this.#heartbeat) return;
+    this.#heartbeat = setInterval(() => {
+      if (this.#pinging || this.#dead || this.#connection.state !== 'open') return;
+      this.#pinging = true;
+      this.#connection.requestRaw('ping', {}, { timeoutMs: this.#unresponsiveMs }).then(
+        () => {
+          this.#pinging = false;
+        },
+        (error: unknown) => {
+          this.#pinging = false;
+          if (isOneWorksError(error, ERROR_CODES.REQUEST_TIMEOUT)) this.#giveUp();
+        },
+      );
+    }, this.#heartbeatMs);
+    this.#heartbeat.unref();
+  }
+
+  #stopHeartbeat(): void {
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  // The server did not answer a ping in time: end every pending call and drop the connection
+  // (a stopped server never reads it; closing politely could wait on it).
+  #giveUp(): void {
+    this.#dead = unresponsiveError(this.#server, this.#unresponsiveMs);
+    this.#stopHeartbeat();
+    this.#gone.abort();
+    this.#socket.destroy();
   }
 }

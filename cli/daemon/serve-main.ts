@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isOneWorksError } from '../../core/errors.js';
 import { createOrchestrator } from '../../core/orchestrator/index.js';
-import { createFileStore, type FileStore } from '../../core/store/index.js';
+import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
@@ -40,6 +39,9 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     // A person at a client's terminal has as long as a turn may run to answer a permission ask.
     const escalations = new EscalationRouter({ timeoutMs: ctx.config.orchestrator.runTimeoutMs });
     const orchestrator = await createOrchestrator(serverDeps(ctx, store, out, escalations));
+    // Recovery and every query skip a malformed record; the log says which and why.
+    for (const bad of (await store.scanSessions()).corrupt)
+      out.info(`session ${bad.sessionId} is left alone: ${bad.file} is malformed (${bad.reason})`);
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
     let onExitRequest: () => void = () => undefined;
@@ -106,8 +108,12 @@ async function claimOwner(ctx: CliContext, store: FileStore, auto: boolean): Pro
   const deadline = Date.now() + OWNER_WAIT_MS;
   for (;;) {
     try {
-      const claim = await store.acquireOwner({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
-      if (claim.recovered) ctx.out.info(`recovered the state directory from a stale owner (pid ${claim.previous?.pid ?? '?'} is gone)`);
+      const claim = await store.acquireOwner(ownerRecordOfThisProcess());
+      if (claim.recovered) {
+        ctx.out.info(
+          `recovered the state directory from a stale owner (pid ${claim.previous?.pid ?? '?'} is gone or is another process now)`,
+        );
+      }
       return true;
     } catch (error) {
       if (!auto || !isOneWorksError(error, 'state_locked')) throw error;

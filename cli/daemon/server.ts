@@ -13,6 +13,7 @@ import {
   ImportSessionParamsSchema,
   MAX_WAIT_MS,
   ReadSessionParamsSchema,
+  ReconcileParamsSchema,
   SendMessageParamsSchema,
   SessionParamsSchema,
   UpdateSessionParamsSchema,
@@ -124,6 +125,10 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
   });
   handle('status', (p) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));
   handle('list', () => orchestrator.list());
+  handle('corruptSessions', () => orchestrator.corruptSessions());
+  handle('reconcileRun', (p) => orchestrator.reconcileRun(parseParams(ReconcileParamsSchema, p)));
+  // Liveness for clients waiting on a long call (cli/daemon/liveness.ts).
+  handle('ping', () => Promise.resolve({ pid: process.pid }));
   handle('activity', () => Promise.resolve(orchestrator.activity()));
   handle('updateSession', (p) => orchestrator.updateSession(parseParams(UpdateSessionParamsSchema, p)));
   handle('removeSession', (p) => orchestrator.removeSession(parseParams(SessionParamsSchema, p).sessionId));

@@ -9,6 +9,7 @@ import {
   MAX_TITLE_LENGTH,
   RequestKeySchema,
 } from '../../core/orchestrator/index.js';
+import { RECONCILED_STATUSES } from '../../core/session/index.js';
 import { AutonomySchema } from '../../core/store/index.js';
 import { PermissionPolicySchema } from '../../core/permissions/index.js';
 import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
@@ -73,6 +74,12 @@ export const ReadSessionParamsSchema = z.strictObject({
   sessionId: SessionId,
   maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional(),
   maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
+});
+export const ReconcileParamsSchema = z.strictObject({
+  sessionId: SessionId,
+  runId: z.string().min(1),
+  status: z.enum(RECONCILED_STATUSES),
+  note: z.string().max(2000).optional(),
 });
 export const UsageParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).optional() });
 export const AdapterParamsSchema = z.strictObject({ adapter: z.string().min(1) });

@@ -75,6 +75,11 @@ const ADVICE: Record<string, CodeAdvice> = {
     retryable: true,
     action: 'The orchestrator is shutting down: retry shortly with the same requestKey (the next call starts a new one).',
   },
+  [ERROR_CODES.ORCHESTRATOR_UNAVAILABLE]: {
+    retryable: false,
+    action:
+      'The orchestrator on the host is stopped, hung or failed to start: the message names the process and how to resume or stop it. The host owner must act before a retry can succeed.',
+  },
   [ERROR_CODES.ORCHESTRATOR_MISMATCH]: {
     retryable: false,
     action:

@@ -13,6 +13,7 @@ export type ToolOrchestrator = Pick<
   | 'cancel'
   | 'status'
   | 'list'
+  | 'corruptSessions'
   | 'wait'
   | 'updateSession'
   | 'readSession'

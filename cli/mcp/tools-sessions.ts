@@ -73,7 +73,7 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'find_sessions',
     description:
-      'List sessions, newest activity first, filtered by title substring (case-insensitive), label, workspace (the directory or inside it) and state. Archived sessions are left out unless includeArchived.',
+      'List sessions, newest activity first, filtered by title substring (case-insensitive), label, workspace (the directory or inside it) and state. Archived sessions are left out unless includeArchived. Sessions whose record on the host is malformed are listed apart under corrupt (unfiltered), with what is wrong: they cannot be read or continued until the host owner fixes them.',
     input: z.strictObject({
       title: z.string().min(1).max(MAX_TITLE_LENGTH).optional().describe('substring of the title, case-insensitive'),
       label: z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN).optional().describe('a label the session carries'),
@@ -85,6 +85,14 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
     output: z.object({
       sessions: z.array(SessionSummaryOutSchema),
       more: z.boolean().describe('true when more sessions matched than limit'),
+      corrupt: z
+        .array(
+          z.object({
+            sessionId: z.string(),
+            reason: z.string().describe('what is wrong with its record'),
+          }),
+        )
+        .describe('sessions whose record is malformed: left out of every other call until the host owner fixes or moves the file'),
     }),
     readOnly: true,
     async run(orchestrator, filter) {
@@ -95,8 +103,12 @@ export const SESSION_TOOLS: readonly AnyMcpTool[] = [
         .filter((s) => matches(s, { ...filter, workspace }))
         .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
       const sessions = all.slice(0, filter.limit);
-      const text = sessions.length === 0 ? 'no matching sessions' : sessions.map(summaryText).join('\n');
-      return { result: { sessions, more: all.length > sessions.length }, text };
+      const corrupt = (await orchestrator.corruptSessions()).map(({ sessionId, reason }) => ({ sessionId, reason }));
+      const lines = [
+        ...(sessions.length === 0 ? ['no matching sessions'] : sessions.map(summaryText)),
+        ...corrupt.map((c) => `${c.sessionId}: corrupt record (${c.reason})`),
+      ];
+      return { result: { sessions, more: all.length > sessions.length, corrupt }, text: lines.join('\n') };
     },
   }),
   defineTool({

@@ -58,6 +58,13 @@ const payloads = {
     autonomy: z.string().optional(),
   },
   'turn.completed': { runId: z.string(), outcome: TurnOutcomeSchema },
+  /** A person settled a run whose outcome was unknown (`one-works sessions reconcile`). */
+  'run.reconciled': {
+    runId: z.string(),
+    status: z.enum(['completed', 'failed', 'interrupted']),
+    previous: z.object({ status: z.string(), reason: z.string().optional() }),
+    note: z.string().optional(),
+  },
   /** Live only: streamed to subscribers, never written to the event log. */
   'assistant.delta': { messageId: z.string(), text: z.string(), thinking: z.boolean().optional() },
   'assistant.message': { messageId: z.string(), text: z.string(), thinking: z.string().optional() },

@@ -3,8 +3,8 @@ import type { CatalogModel } from '../catalog/index.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
-import { recoverInterruptedRuns } from '../session/index.js';
-import type { RunRecord, RunStatus } from '../store/index.js';
+import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
+import type { CorruptSession, RunRecord, RunStatus } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
 import { acceptTurn, withRequestKey } from './acceptance.js';
 import { createAdmission, type Admission } from './admission.js';
@@ -209,6 +209,24 @@ class InProcessOrchestrator implements Orchestrator {
     return listSummaries(this.#ctx);
   }
 
+  async corruptSessions(): Promise<CorruptSession[]> {
+    return (await this.#deps.store.scanSessions()).corrupt;
+  }
+
+  async reconcileRun(request: ReconcileRequest): Promise<SessionSummary> {
+    const slot = await this.#slot(request.sessionId);
+    if (slot.turns.has(request.runId)) {
+      throw new OneWorksError(ERROR_CODES.USAGE, `run ${request.runId} of session ${request.sessionId} is still queued or running`, {
+        data: { ...request },
+      });
+    }
+    const { record, event } = reconcileRecord(slot.book.record, request);
+    await slot.book.update(() => record);
+    slot.book.emit(event);
+    await slot.book.flush();
+    return this.#summary(slot);
+  }
+
   async wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {
     const slots = await Promise.all(sessionIds.map((id) => this.#slot(id)));
     const timedOut = !(await this.#signal.until(() => slots.every((slot) => slot.turns.size === 0), timeoutMs));
@@ -299,7 +317,9 @@ class InProcessOrchestrator implements Orchestrator {
     await Promise.all(
       [...this.#slots.values()].map(async (slot) => {
         await slot.closeRunner('shutdown');
-        await slot.book.flush();
+        // A record that still cannot be written keeps its last good state on disk; the next
+        // start takes the outcome from the event log when the log has it (recoverInterruptedRuns).
+        await slot.book.flush().catch(() => undefined);
       }),
     );
   }

@@ -1,5 +1,14 @@
 import type { RuntimeEvent } from '../events/index.js';
-import type { AppendOptions, EventIndex, FollowOptions, OwnerClaim, OwnerRecord, SessionRecord, Store } from '../store/index.js';
+import type {
+  AppendOptions,
+  EventIndex,
+  FollowOptions,
+  OwnerClaim,
+  OwnerRecord,
+  SessionRecord,
+  SessionScan,
+  Store,
+} from '../store/index.js';
 import type { SessionBook } from './session-book.js';
 
 /**
@@ -42,6 +51,10 @@ export class RunnerStore implements Store {
 
   listSessions(): Promise<SessionRecord[]> {
     return this.#base.listSessions();
+  }
+
+  scanSessions(): Promise<SessionScan> {
+    return this.#base.scanSessions();
   }
 
   appendEvents(sessionId: string, events: readonly RuntimeEvent[], options?: AppendOptions): Promise<void> {

@@ -17,6 +17,8 @@ export class SessionBook {
   readonly #redactor: Redactor;
   #record: SessionRecord;
   #writes: Promise<void> = Promise.resolve();
+  // True while the latest record write failed: memory holds a change the disk does not.
+  #unpersisted = false;
   #seq: number;
   #nextWrite: number;
   readonly #held = new Map<number, RuntimeEvent>();
@@ -61,7 +63,14 @@ export class SessionBook {
     this.#record = next;
     const ready = after === undefined ? this.#writes : Promise.all([this.#writes, after]);
     const write = ready.then(() => this.#store.writeSession(next));
-    this.#writes = write.catch(() => undefined);
+    this.#writes = write.then(
+      () => {
+        this.#unpersisted = false;
+      },
+      () => {
+        this.#unpersisted = true;
+      },
+    );
     this.#onChange();
     return write;
   }
@@ -149,9 +158,25 @@ export class SessionBook {
     return this.#loggedThrough(last);
   }
 
-  /** Resolves when every record change and every numbered event so far is persisted. */
+  /**
+   * Resolves when every record change and every numbered event so far is persisted. When the
+   * latest record write had failed (a full disk, say), the current record is written once more
+   * first, so that an outcome known in memory is not lost on a graceful stop; rejects if that
+   * write fails again.
+   */
   async flush(): Promise<void> {
     await this.#writes;
+    if (this.#unpersisted) {
+      const record = this.#record;
+      const retry = this.#store.writeSession(record);
+      this.#writes = retry.then(
+        () => {
+          if (this.#record === record) this.#unpersisted = false;
+        },
+        () => undefined,
+      );
+      await retry;
+    }
     await this.#loggedThrough(this.#seq);
   }
 

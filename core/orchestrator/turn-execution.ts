@@ -6,6 +6,7 @@ import type { Store } from '../store/index.js';
 import type { Admission, TurnRequest } from './admission.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import type { SessionSlot, Turn } from './session-slot.js';
+import { isTerminal, outcomeOfRun } from './session-summary.js';
 
 /** What running one admitted turn needs from the orchestrator. */
 export interface TurnExecution {
@@ -54,16 +55,23 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
       }
     }
   } catch (error) {
-    // The runner could not be opened: the turn failed before it began.
     const code = isOneWorksError(error) ? error.code : 'internal';
-    outcome = { status: 'failed', reason: code, text: '', usage: { reported: false } };
-    await slot.book
-      .update((record) => ({
-        ...endRun(record, turn.runId, 'failed', code),
-        status: 'needs_attention',
-        attention: [...(record.attention ?? []), `run ${turn.runId} failed before it started: ${code}`],
-      }))
-      .catch(() => undefined);
+    const recorded = slot.book.record.runs.find((run) => run.id === turn.runId);
+    if (recorded && isTerminal(recorded.status)) {
+      // The turn ran to its end but writing its outcome failed (a full disk): the book holds it
+      // and writes it again with its next change or flush (a graceful stop flushes).
+      outcome = outcomeOfRun(recorded);
+    } else {
+      // The runner could not be opened: the turn failed before it began.
+      outcome = { status: 'failed', reason: code, text: '', usage: { reported: false } };
+      await slot.book
+        .update((record) => ({
+          ...endRun(record, turn.runId, 'failed', code),
+          status: 'needs_attention',
+          attention: [...(record.attention ?? []), `run ${turn.runId} failed before it started: ${code}`],
+        }))
+        .catch(() => undefined);
+    }
   }
   try {
     if (outcome && (outcome.status === 'failed' || outcome.status === 'unknown')) {

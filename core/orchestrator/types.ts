@@ -3,7 +3,8 @@ import type { CatalogModel } from '../catalog/index.js';
 import type { RuntimeEvent, TurnOutcome, Usage } from '../events/index.js';
 import type { PermissionPolicy } from '../permissions/index.js';
 import type { PresentationEnv } from '../process/index.js';
-import type { RunStatus, SessionStatus } from '../store/index.js';
+import type { ReconcileRequest } from '../session/index.js';
+import type { CorruptSession, RunStatus, SessionStatus } from '../store/index.js';
 import type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
 
 export type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
@@ -178,8 +179,16 @@ export interface OrchestratorApi {
    */
   cancel(sessionId: string, runId?: string): Promise<SessionSummary>;
   status(sessionId: string): Promise<SessionSummary>;
-  /** Every session, archived ones included (callers filter on `archived`). */
+  /** Every readable session, archived ones included (callers filter on `archived`). */
   list(): Promise<SessionSummary[]>;
+  /** Sessions whose record is malformed, with what is wrong (they are left out of every other call). */
+  corruptSessions(): Promise<CorruptSession[]>;
+  /**
+   * Records a person's verdict on a run whose outcome is unknown (`completed`, `failed` or
+   * `interrupted`, reason `reconciled`) with a `run.reconciled` event; the session can continue
+   * once nothing else needs attention. Throws `usage` for a run that is not unknown.
+   */
+  reconcileRun(request: ReconcileRequest): Promise<SessionSummary>;
   /** Resolves when every session has settled, or after `timeoutMs` (then `timedOut`). */
   wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult>;
   /** Resolves with the outcome of one run once it is terminal. */

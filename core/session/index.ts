@@ -7,3 +7,6 @@ export { launchInSandbox } from './launch.js';
 export type { LaunchContext } from './launch.js';
 export { probeCli } from './probe.js';
 export { recoverInterruptedRuns } from './recover.js';
+export { loggedOutcomes, recoveredRecord } from './recover.js';
+export { RECONCILED_REASON, RECONCILED_STATUSES, reconcileInStore, reconcileRecord } from './reconcile.js';
+export type { ReconcileRequest, ReconciledStatus } from './reconcile.js';

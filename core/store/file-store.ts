@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
 import { appendToEventLog, readEventLog } from './event-log.js';
 import { followEventLog } from './follow-event-log.js';
@@ -10,7 +10,7 @@ import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
 import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { EVENTS_FILE, OWNER_FILE, SESSION_FILE, SESSION_ID_PATTERN, SESSIONS_DIR, sessionDir } from './state-layout.js';
-import type { AppendOptions, EventIndex, FollowOptions, OwnerClaim, Store } from './store.js';
+import type { AppendOptions, CorruptSession, EventIndex, FollowOptions, OwnerClaim, SessionScan, Store } from './store.js';
 
 export interface FileStoreOptions {
   /** fsync the event log after every batch (default false; session records are always fsynced). */
@@ -100,15 +100,9 @@ export class FileStore implements Store {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw new OneWorksError(ERROR_CODES.SESSION_NOT_FOUND, `no session ${sessionId} in ${this.stateDir}`, { data: { sessionId } });
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw corruptRecord(file, error);
-    }
-    const parsed = SessionRecordSchema.safeParse(json);
-    if (!parsed.success) throw corruptRecord(file, parsed.error);
-    return parsed.data;
+    const parsed = parseSessionRecord(text);
+    if (!parsed.ok) throw corruptRecord(sessionId, file, parsed.reason, parsed.cause);
+    return parsed.record;
   }
 
   async removeSession(sessionId: string): Promise<number> {
@@ -125,14 +119,28 @@ export class FileStore implements Store {
   }
 
   async listSessions(): Promise<SessionRecord[]> {
+    return (await this.scanSessions()).records;
+  }
+
+  async scanSessions(): Promise<SessionScan> {
     const entries = await readdir(path.join(this.stateDir, SESSIONS_DIR), { withFileTypes: true });
     const records: SessionRecord[] = [];
+    const corrupt: CorruptSession[] = [];
     for (const entry of entries) {
       if (!entry.isDirectory() || !SESSION_ID_PATTERN.test(entry.name)) continue;
-      // A folder without a record (a home prepared before the first write) is not a session yet.
-      if (await this.hasSession(entry.name)) records.push(await this.readSession(entry.name));
+      try {
+        records.push(await this.readSession(entry.name));
+      } catch (error) {
+        // A folder without a record (a home prepared before the first write) is not a session yet.
+        if (isOneWorksError(error, ERROR_CODES.SESSION_NOT_FOUND)) continue;
+        if (!isOneWorksError(error, ERROR_CODES.STATE_CORRUPT)) throw error;
+        const { file, reason } = error.data as { file: string; reason: string };
+        corrupt.push({ sessionId: entry.name, file, reason });
+      }
     }
-    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    corrupt.sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+    return { records, corrupt };
   }
 
   async appendEvents(sessionId: string, events: readonly RuntimeEvent[], options: AppendOptions = {}): Promise<void> {
@@ -227,10 +235,39 @@ function unwritable(file: string, error: unknown): unknown {
   );
 }
 
-function corruptRecord(file: string, cause: unknown): OneWorksError {
+/** Longest JSON error text kept in a reason (Node quotes part of the input in some of them). */
+const MAX_JSON_REASON_CHARS = 120;
+
+// A record's text parsed and checked; a failure says what is wrong in words, without the content.
+function parseSessionRecord(text: string): { ok: true; record: SessionRecord } | { ok: false; reason: string; cause: unknown } {
+  if (text.trim() === '') return { ok: false, reason: 'the file is empty', cause: undefined };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    const cut = detail.length > MAX_JSON_REASON_CHARS ? `${detail.slice(0, MAX_JSON_REASON_CHARS)}…` : detail;
+    const truncated = endsTooEarly(text, detail) ? ' (the file ends too early: truncated?)' : '';
+    return { ok: false, reason: `not valid JSON: ${cut}${truncated}`, cause: error };
+  }
+  const parsed = SessionRecordSchema.safeParse(json);
+  if (parsed.success) return { ok: true, record: parsed.data };
+  const problems = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`);
+  const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
+  return { ok: false, reason: `${problems.join('; ')}${more}`, cause: parsed.error };
+}
+
+// JSON.parse failed at (or past) the last character: the text is cut short rather than mistyped.
+function endsTooEarly(text: string, detail: string): boolean {
+  if (/end of JSON input/i.test(detail)) return true;
+  const position = /at position (\d+)/.exec(detail)?.[1];
+  return position !== undefined && Number(position) >= text.trimEnd().length;
+}
+
+function corruptRecord(sessionId: string, file: string, reason: string, cause: unknown): OneWorksError {
   return new OneWorksError(
     ERROR_CODES.STATE_CORRUPT,
-    `session record ${file} is malformed; One Works will not rewrite it (fix it by hand or move its session folder away)`,
-    { data: { file }, cause },
+    `session ${sessionId} cannot be read: its record ${file} is malformed (${reason}). One Works leaves it alone and goes on with the other sessions; fix the file or move the session folder away (\`one-works doctor\` lists every bad record)`,
+    { data: { sessionId, file, reason }, ...(cause === undefined ? {} : { cause }) },
   );
 }

@@ -1,6 +1,9 @@
 export { createFileStore, FileStore } from './file-store.js';
 export type { FileStoreOptions } from './file-store.js';
-export type { Store, OwnerClaim, EventIndex, AppendOptions, FollowOptions } from './store.js';
+export type { Store, OwnerClaim, EventIndex, AppendOptions, FollowOptions, CorruptSession, SessionScan } from './store.js';
+export { isOwnerAlive, ownerRecordOfThisProcess, processIdentity } from './owner-identity.js';
+export type { ProcessIdentity } from './owner-identity.js';
+export { readOwner } from './owner-lock.js';
 export {
   SessionRecordSchema,
   RunRecordSchema,
@@ -10,6 +13,6 @@ export {
   AutonomySchema,
 } from './records.js';
 export type { SessionRecord, RunRecord, OwnerRecord, SessionStatus, RunStatus } from './records.js';
-export { SESSION_ID_PATTERN, assertSessionId, sessionDir } from './state-layout.js';
+export { OWNER_FILE, SESSION_ID_PATTERN, assertSessionId, sessionDir } from './state-layout.js';
 export { writeFileAtomic, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-fs.js';
 export { directorySize, formatBytes } from './dir-size.js';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, readFile, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { isOwnerAlive } from './owner-identity.js';
 import { OwnerRecordSchema, type OwnerRecord } from './records.js';
 import { PRIVATE_FILE_MODE, syncDir, writeFileAtomic } from './private-fs.js';
 import type { OwnerClaim } from './store.js';
@@ -11,8 +12,9 @@ import type { OwnerClaim } from './store.js';
  * hard-linked into place: link() fails with EEXIST when an owner exists, so creation is
  * exclusive (like O_EXCL) and a crash never leaves a half-written owner behind.
  *
- * An existing owner on this host whose pid is gone is stale: it is replaced atomically and the
- * claim says `recovered`. A live owner, or one on another host (its pid cannot be checked from
+ * An existing owner on this host whose process is gone is stale: it is replaced atomically and
+ * the claim says `recovered`. "Gone" includes a pid now used by an unrelated process (pid reuse
+ * after a reboot): the owner's identity is checked, see `isOwnerAlive`. A live owner, or one on another host (its pid cannot be checked from
  * here), is refused with `state_locked`. A malformed owner file is `state_corrupt`.
  * Two processes recovering the same stale owner at the same instant is not guarded against.
  */
@@ -22,7 +24,7 @@ export async function acquireOwnerFile(file: string, owner: OwnerRecord): Promis
     if (await linkExclusive(file, content)) return { recovered: false };
     const current = await readOwner(file);
     if (current === undefined) continue; // released between our link and read: try again
-    if (current.host !== owner.host || isAlive(current.pid)) throw stateLocked(file, current, owner.host);
+    if (current.host !== owner.host || isOwnerAlive(current)) throw stateLocked(file, current, owner.host);
     await writeFileAtomic(file, content);
     const check = await readOwner(file);
     if (check && sameOwner(check, owner)) return { recovered: true, previous: current };
@@ -59,8 +61,8 @@ async function linkExclusive(file: string, content: string): Promise<boolean> {
   }
 }
 
-// The parsed owner file; undefined when there is none.
-async function readOwner(file: string): Promise<OwnerRecord | undefined> {
+/** The parsed owner file; undefined when there is none. Throws `state_corrupt` for a malformed one. */
+export async function readOwner(file: string): Promise<OwnerRecord | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -76,16 +78,6 @@ async function readOwner(file: string): Promise<OwnerRecord | undefined> {
   }
   if (!parsed.success) throw ownerCorrupt(file, parsed.error);
   return parsed.data;
-}
-
-// kill(pid, 0) probes without signalling; EPERM means the pid exists under another user.
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }
 
 function sameOwner(a: OwnerRecord, b: OwnerRecord): boolean {

@@ -84,5 +84,9 @@ export const OwnerRecordSchema = z.strictObject({
   pid: z.number().int().positive(),
   host: z.string().min(1),
   startedAt: z.string().min(1),
+  /** The process's start time in clock ticks since boot (Linux /proc/<pid>/stat), so a reused pid is not taken for the owner. */
+  procStart: z.string().regex(/^\d+$/).optional(),
+  /** The boot the owner ran in (Linux /proc/sys/kernel/random/boot_id). */
+  bootId: z.string().min(1).optional(),
 });
 export type OwnerRecord = z.infer<typeof OwnerRecordSchema>;

@@ -9,6 +9,21 @@ export interface OwnerClaim {
   previous?: OwnerRecord;
 }
 
+/** A session whose record cannot be read: that session's problem alone, never the others'. */
+export interface CorruptSession {
+  sessionId: string;
+  /** The record file. */
+  file: string;
+  /** What is wrong with it, in words (the JSON error or the first schema problems); no record content. */
+  reason: string;
+}
+
+/** Every session folder with a record: the readable records (oldest first) and the corrupt ones. */
+export interface SessionScan {
+  records: SessionRecord[];
+  corrupt: CorruptSession[];
+}
+
 /** What the store knows about a session's event log, so a new process continues it. */
 export interface EventIndex {
   /** Every key already written: drafts with these keys are dropped. */
@@ -46,8 +61,13 @@ export interface Store {
   writeSession(record: SessionRecord): Promise<void>;
   /** Throws `session_not_found` or `state_corrupt`. */
   readSession(sessionId: string): Promise<SessionRecord>;
-  /** Every session record, oldest first; throws `state_corrupt` on the first malformed one. */
+  /**
+   * Every readable session record, oldest first. A malformed record is left out (and left
+   * alone): one bad file never hides the other sessions. `scanSessions` reports it.
+   */
   listSessions(): Promise<SessionRecord[]>;
+  /** The readable records, oldest first, and the malformed ones with what is wrong with each. */
+  scanSessions(): Promise<SessionScan>;
   /** Appends a batch of stamped events in order, in one write. Appends to one session are serialised. */
   appendEvents(sessionId: string, events: readonly RuntimeEvent[], options?: AppendOptions): Promise<void>;
   /** The recorded events (after `afterSeq`), oldest first; a torn final line is ignored. */

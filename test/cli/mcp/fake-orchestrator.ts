@@ -15,6 +15,7 @@ import type {
   WaitResult,
 } from '../../../core/orchestrator/index.js';
 import type { ToolOrchestrator } from '../../../cli/mcp/tool.js';
+import type { CorruptSession } from '../../../core/store/index.js';
 
 /**
  * An in-memory orchestrator for tool tests: sessions are summaries the test shapes; calls are
@@ -23,6 +24,8 @@ import type { ToolOrchestrator } from '../../../cli/mcp/tool.js';
 export class FakeOrchestrator implements ToolOrchestrator {
   readonly calls: Array<{ method: string; args: unknown }> = [];
   readonly sessions = new Map<string, SessionSummary>();
+  /** What corruptSessions reports (not recorded as a call: find_sessions always asks). */
+  readonly corrupt: CorruptSession[] = [];
   events: RuntimeEvent[] = [];
   /** What readSession returns instead of the canned detail (e.g. core's sessionDetail over a record and log). */
   detail: ((request: ReadSessionRequest) => SessionDetail) | undefined;
@@ -106,6 +109,10 @@ export class FakeOrchestrator implements ToolOrchestrator {
   async list(): Promise<SessionSummary[]> {
     this.#record('list', undefined);
     return [...this.sessions.values()];
+  }
+
+  async corruptSessions(): Promise<CorruptSession[]> {
+    return [...this.corrupt];
   }
 
   async wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -41,5 +41,36 @@ describe('recoverInterruptedRuns', () => {
     expect(queued.status).toBe('idle');
     expect(queued.runs[1]).toMatchObject({ status: 'cancelled', reason: 'queue_lost' });
     expect((await store.readSession('s-done')).status).toBe('idle');
+  });
+});
+
+describe('recoverInterruptedRuns: known outcomes and bad records', () => {
+  it('takes the outcome of a running run from the event log (a record write lost), and skips a malformed record', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ow-recover-'));
+    dirs.push(dir);
+    const store = await createFileStore(dir);
+    await store.writeSession(record('s-logged', [run('r1', 'completed'), run('r2', 'running')], 'working'));
+    const outcome = { status: 'failed' as const, reason: 'completion_persistence_failed', text: 'partial', usage: { reported: false } };
+    await store.appendEvents('s-logged', [
+      {
+        type: 'turn.completed',
+        key: 'turn:r2:completed',
+        runId: 'r2',
+        outcome,
+        sessionId: 's-logged',
+        seq: 1,
+        at: '2026-11-30T00:00:01.000Z',
+      },
+    ]);
+    await mkdir(join(dir, 'sessions', 's-broken'), { recursive: true });
+    await writeFile(join(dir, 'sessions', 's-broken', 'session.json'), '{"id": "s-broken", "runs": [');
+
+    expect(await recoverInterruptedRuns(store)).toEqual(['s-logged']);
+
+    const logged = await store.readSession('s-logged');
+    expect(logged.runs[1]).toMatchObject({ status: 'failed', reason: 'completion_persistence_failed', text: 'partial' });
+    expect(logged.status).toBe('needs_attention');
+    expect(logged.attention).toEqual(['run r2 failed: completion_persistence_failed']);
+    expect(await readFile(join(dir, 'sessions', 's-broken', 'session.json'), 'utf8')).toBe('{"id": "s-broken", "runs": [');
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isOneWorksError } from '../../../core/errors.js';
 import { spawnChild, type ChildHandle } from '../../../core/process/index.js';
-import { createFileStore, type FileStore, type OwnerRecord } from '../../../core/store/index.js';
+import { createFileStore, ownerRecordOfThisProcess, processIdentity, type FileStore, type OwnerRecord } from '../../../core/store/index.js';
 import { firstLine, nodeFixture, probe } from '../process/process-helpers.js';
 import { permissions, tempState } from './store-helpers.js';
 
@@ -48,7 +48,8 @@ describe('owner lock', () => {
 
   it('refuses while another live process owns it, naming the pid and what to do', async () => {
     const pid = await liveOtherPid();
-    await writeOwner({ pid, host: me.host, startedAt: '2025-01-01T00:00:00.000Z' });
+    const identity = processIdentity(pid)!;
+    await writeOwner({ pid, host: me.host, startedAt: new Date().toISOString(), procStart: identity.startTicks, bootId: identity.bootId });
     const error = await store.acquireOwner(me).catch((e: unknown) => e);
     expect(isOneWorksError(error, 'state_locked')).toBe(true);
     expect((error as Error).message).toContain(`pid ${pid}`);
@@ -63,6 +64,48 @@ describe('owner lock', () => {
     await writeOwner(stale);
     expect(await store.acquireOwner(me)).toEqual({ recovered: true, previous: stale });
     expect(JSON.parse(await readFile(path.join(stateDir, 'owner.json'), 'utf8'))).toEqual(me);
+  });
+
+  // Pid reuse (after a reboot, or a long uptime): the owner file names a pid that now belongs to
+  // an unrelated process. kill(pid, 0) succeeds; the identity check tells it apart.
+  describe('a stale owner file naming a live unrelated pid', () => {
+    it('is recovered when the record carries another start time of that pid', async () => {
+      const pid = await liveOtherPid();
+      const identity = processIdentity(pid)!;
+      const stale = { pid, host: me.host, startedAt: '2025-01-01T00:00:00.000Z', procStart: '1', bootId: identity.bootId };
+      await writeOwner(stale);
+      expect(probe(pid)).toBeUndefined(); // alive: kill(pid, 0) alone would call it the owner
+      expect(await store.acquireOwner(me)).toEqual({ recovered: true, previous: stale });
+    });
+
+    it('is recovered when the record comes from another boot', async () => {
+      const pid = await liveOtherPid();
+      const identity = processIdentity(pid)!;
+      const stale = { pid, host: me.host, startedAt: new Date().toISOString(), procStart: identity.startTicks, bootId: 'another-boot' };
+      await writeOwner(stale);
+      expect(await store.acquireOwner(me)).toEqual({ recovered: true, previous: stale });
+    });
+
+    it('is recovered from a record without identity (older One Works) when the process started after it', async () => {
+      const pid = await liveOtherPid();
+      const stale = { pid, host: me.host, startedAt: '2025-01-01T00:00:00.000Z' };
+      await writeOwner(stale);
+      expect(await store.acquireOwner(me)).toEqual({ recovered: true, previous: stale });
+    });
+
+    it('still refuses a record without identity whose process may have written it', async () => {
+      const pid = await liveOtherPid();
+      await writeOwner({ pid, host: me.host, startedAt: new Date(Date.now() + 60_000).toISOString() });
+      expect(isOneWorksError(await store.acquireOwner(me).catch((e: unknown) => e), 'state_locked')).toBe(true);
+    });
+  });
+
+  it('writes the identity of this process with ownerRecordOfThisProcess, and a second store refuses it', async () => {
+    const mine = ownerRecordOfThisProcess();
+    expect(mine).toMatchObject({ pid: process.pid, procStart: processIdentity(process.pid)!.startTicks });
+    await store.acquireOwner(mine);
+    const second = await createFileStore(stateDir);
+    expect(isOneWorksError(await second.acquireOwner(me).catch((e: unknown) => e), 'state_locked')).toBe(true);
   });
 
   it('refuses an owner on another host, whose pid cannot be checked', async () => {

@@ -63,8 +63,30 @@ describe('session records', () => {
     const error = await failure(store.readSession('s-bad'));
     expect(isOneWorksError(error, 'state_corrupt')).toBe(true);
     expect((error as Error).message).toContain(file);
-    await failure(store.listSessions());
+    expect((error as Error).message).toMatch(/ends too early: truncated/);
     expect(await readFile(file, 'utf8')).toBe('{"id": "s-bad", ');
+  });
+
+  // One bad record is that session's problem alone: listing goes on with the others.
+  it('lists the readable records around a truncated and a schema-breaking one, and scans report both with their reason', async () => {
+    await store.writeSession(sessionRecord('s-good'));
+    await store.writeSession(sessionRecord('s-typo'));
+    const typo = path.join(stateDir, 'sessions', 's-typo', 'session.json');
+    const withTypo = JSON.stringify({ ...sessionRecord('s-typo'), runs: [{ id: 'r1', prompt: 'p', autonomy: 'low', status: 'complete' }] });
+    await writeFile(typo, withTypo);
+    const dir = path.join(stateDir, 'sessions', 's-cut');
+    await mkdir(dir, { recursive: true });
+    const cut = path.join(dir, 'session.json');
+    await writeFile(cut, JSON.stringify(sessionRecord('s-cut')).slice(0, 40));
+    expect((await store.listSessions()).map((r) => r.id)).toEqual(['s-good']);
+    const scan = await store.scanSessions();
+    expect(scan.records.map((r) => r.id)).toEqual(['s-good']);
+    expect(scan.corrupt).toEqual([
+      { sessionId: 's-cut', file: cut, reason: expect.stringMatching(/^not valid JSON: .*truncated/) },
+      { sessionId: 's-typo', file: typo, reason: expect.stringMatching(/^runs\.0\.status: /) },
+    ]);
+    // Left alone: nothing rewrote them.
+    expect(await readFile(typo, 'utf8')).toBe(withTypo);
   });
 
   it('reports a record that breaks the schema as state_corrupt', async () => {
