@@ -44,7 +44,7 @@ export function assertKnownOutcome(record: SessionRecord): void {
   if (record.status === 'needs_attention' && submitted?.status === 'unknown') {
     throw new OneWorksError(
       ERROR_CODES.SESSION_UNKNOWN_OUTCOME,
-      `session ${record.id}: the outcome of run ${submitted.id} is unknown (${submitted.reason ?? 'unknown'}); reconcile it before sending more (see README, "Unknown outcomes")`,
+      `session ${record.id}: the outcome of run ${submitted.id} is unknown (${submitted.reason ?? 'unknown'}); look at its events, then say what happened with \`one-works sessions reconcile ${record.id} ${submitted.id} --status completed|failed|interrupted\` before sending more`,
       { data: { sessionId: record.id, runId: submitted.id } },
     );
   }

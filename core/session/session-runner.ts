@@ -151,7 +151,7 @@ export class SessionRunner {
     if (record.status === 'needs_attention' && record.runs.at(-1)?.status === 'unknown') {
       throw new OneWorksError(
         'session_unknown_outcome',
-        `session ${sessionId}: the outcome of its last turn is unknown; reconcile it first (see README, "Unknown outcomes")`,
+        `session ${sessionId}: the outcome of its last turn is unknown; reconcile it first (\`one-works sessions reconcile ${sessionId} RUN --status …\`)`,
       );
     }
     return SessionRunner.#open(rt, record);

@@ -130,6 +130,20 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect(await find({ limit: 1 })).toEqual(['s-b']);
   });
 
+  it('find_sessions still lists the readable sessions beside a corrupt one, which it reports apart with its reason (no file path)', async () => {
+    const { client, fake } = await connect();
+    fake.add({ sessionId: 's-good' });
+    fake.corrupt.push({ sessionId: 's-bad', file: '/state/sessions/s-bad/session.json', reason: 'not valid JSON: truncated' });
+    const result = await client.callTool({ name: 'find_sessions', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({
+      sessions: [expect.objectContaining({ sessionId: 's-good' })],
+      more: false,
+      corrupt: [{ sessionId: 's-bad', reason: 'not valid JSON: truncated' }],
+    });
+    expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('s-bad: corrupt record (not valid JSON: truncated)') }]);
+  });
+
   it("find_sessions matches a workspace given through a symlink against the sessions' canonical paths", async () => {
     const root = await realpath(await mkdtemp(join(tmpdir(), 'mcp-find-')));
     try {
