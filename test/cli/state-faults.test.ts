@@ -86,7 +86,7 @@ describe('one bad session record is that session alone (item 1)', { timeout: CLI
 
     const listed = await box.run(['sessions']);
     expect(listed.exitCode, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(new RegExp(`^${healthy} +idle .*r1 completed`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${healthy} +(?:droid +)?idle .*r1 completed`, 'm'));
     expect(listed.stdout).toMatch(/^s-typo000001 +corrupt +status: .*session\.json\)$/m);
     expect(listed.stdout).toMatch(/^s-cut0000001 +corrupt +not valid JSON: .*truncated/m);
     expect(listed.stderr).toMatch(/2 session record\(s\) cannot be read/);
@@ -146,7 +146,7 @@ describe('an owner that died, and reconcile (items 1 and 8)', { timeout: CLI_TES
     await writeFile(join(stateDir, 'owner.json'), JSON.stringify({ pid: gone.pid, host: hostname(), startedAt: new Date().toISOString() }));
 
     const listed = await box.run(['sessions']);
-    expect(listed.stdout).toMatch(new RegExp(`^${id} +needs attention .*r1 unknown \\(owner_died\\)`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${id} +(?:droid +)?needs attention .*r1 unknown \\(owner_died\\)`, 'm'));
     expect(listed.stdout).not.toMatch(/working/);
     expect((await readRecord(id)).runs[0]?.status).toBe('running');
 

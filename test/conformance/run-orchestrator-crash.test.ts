@@ -43,7 +43,7 @@ describe('run when its orchestrator dies mid-turn', () => {
 
     const listed = await rig.run(['sessions']);
     expect(listed.exitCode, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(new RegExp(`^${sessionId} +needs attention .*r1 unknown \\(owner_died\\)`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${sessionId} +(?:droid +)?needs attention .*r1 unknown \\(owner_died\\)`, 'm'));
     expect(listed.stdout).not.toMatch(/working/);
     expect((await rig.readSession(sessionId!)).runs[0]?.status).toBe('running');
 
