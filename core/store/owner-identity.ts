@@ -40,14 +40,15 @@ export function ownerRecordOfThisProcess(now: Date = new Date()): OwnerRecord {
 }
 
 /**
- * Whether the process that wrote `owner` (on this host) still runs. A pid that is gone is dead.
+ * Whether the process that wrote `owner` (on this host) still runs. A pid that is gone (or a
+ * zombie) is dead.
  * A live pid is the owner only if it is the same process: same boot id and start time when the
  * record carries them; for a record without them (an older One Works, or written by hand), a
  * process that started after the record's `startedAt` cannot have written it. Where /proc is
  * not readable, a live pid counts as the owner.
  */
 export function isOwnerAlive(owner: OwnerRecord): boolean {
-  if (!pidExists(owner.pid)) return false;
+  if (!pidExists(owner.pid) || isZombie(owner.pid)) return false;
   const identity = processIdentity(owner.pid);
   if (!identity) return true;
   if (owner.bootId !== undefined && owner.bootId !== identity.bootId) return false;
@@ -66,6 +67,12 @@ function pidExists(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
+}
+
+// A killed process not yet reaped by its parent still answers kill(pid, 0); it is dead all the same.
+function isZombie(pid: number): boolean {
+  const stat = readText(`/proc/${pid}/stat`);
+  return stat?.slice(stat.lastIndexOf(')') + 2).startsWith('Z') === true;
 }
 
 // Field 22 of /proc/<pid>/stat; the command name (field 2) may hold spaces and parentheses, so
