@@ -5,7 +5,7 @@ import type { ErrorCode } from '../core/errors.js';
  * 0 success; 1 the turn ended but did not complete; 2 bad usage or configuration;
  * 3 workspace not approved; 4 CLI binary problems (install, version, range); 5 protocol or
  * session problems with the agent; 6 state directory problems; 130 interrupted by the user;
- * 70 internal error.
+ * 7 git refused or failed (merge conflict, dirty target, a failed git command); 70 internal error.
  */
 export const EXIT = {
   ok: 0,
@@ -15,6 +15,7 @@ export const EXIT = {
   cli: 4,
   agent: 5,
   state: 6,
+  git: 7,
   internal: 70,
   interrupted: 130,
 } as const;
@@ -56,6 +57,11 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   orchestrator_stopping: EXIT.state,
   orchestrator_unavailable: EXIT.state,
   internal: EXIT.internal,
+  not_a_repository: EXIT.usage,
+  no_worktree: EXIT.usage,
+  git_failed: EXIT.git,
+  merge_conflict: EXIT.git,
+  target_dirty: EXIT.git,
 };
 
 export function exitCodeFor(code: ErrorCode): number {

@@ -80,6 +80,16 @@ export const ERROR_CODES = {
   EFFORT_UNSUPPORTED: 'effort_unsupported',
   /** A turn changes the model and no supported effort is known for the new one: name one explicitly. */
   EFFORT_REQUIRED: 'effort_required',
+  /** The workspace of a worktree session is not inside a git repository. */
+  NOT_A_REPOSITORY: 'not_a_repository',
+  /** A git command that One Works ran failed; the message carries git's own words. */
+  GIT_FAILED: 'git_failed',
+  /** A merge was refused because it would conflict; nothing was changed. */
+  MERGE_CONFLICT: 'merge_conflict',
+  /** A merge was refused because the target branch's checkout has uncommitted changes; nothing was changed. */
+  TARGET_DIRTY: 'target_dirty',
+  /** The session has no worktree (never had one, or it was discarded). */
+  NO_WORKTREE: 'no_worktree',
   /** Bad command-line usage. */
   USAGE: 'usage',
   /** A bug: an unexpected failure inside One Works. */

@@ -14,6 +14,8 @@ export interface BwrapMounts {
   home: string;
   /** Further paths bound read-only at the same path after the private /tmp (e.g. the CLI binary's directory when it lives under /tmp). */
   readOnly?: readonly string[];
+  /** Further paths bound writable at the same path, after the workspace and HOME (e.g. the parts of a repository's `.git` a worktree session writes). */
+  writable?: readonly string[];
 }
 
 /** Name (or path) of the bubblewrap binary. */
@@ -48,6 +50,7 @@ export function wrapWithBwrap<T extends WrappableLaunch>(
     '--bind',
     mounts.home,
     mounts.home,
+    ...(mounts.writable ?? []).flatMap((path) => ['--bind', path, path]),
     '--die-with-parent',
     '--unshare-pid',
     '--',

@@ -18,6 +18,8 @@ export interface LaunchContext {
   stopGraceMs?: number;
   /** `bwrap`: run the launch under bubblewrap (read-only root; workspace and HOME writable). */
   sandbox?: 'none' | 'bwrap';
+  /** With `bwrap`: further paths the agent may write (a worktree session's parts of `.git`). */
+  writable?: readonly string[];
 }
 
 /**
@@ -30,7 +32,7 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
   for (const secret of launch.secrets) ctx.redactor.register(secret);
   const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
   const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, additions: launch.env, credentials: {} });
-  const argv = ctx.sandbox === 'bwrap' ? await confine(launch, home, env) : launch;
+  const argv = ctx.sandbox === 'bwrap' ? await confine(launch, home, env, ctx.writable ?? []) : launch;
   const child = await spawnChild({
     command: argv.command,
     args: argv.args,
@@ -61,7 +63,12 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
 }
 
 // Wraps the launch in bubblewrap, refusing clearly when it cannot run here.
-async function confine(launch: LaunchSpec, home: string, env: Record<string, string>): Promise<{ command: string; args: string[] }> {
+async function confine(
+  launch: LaunchSpec,
+  home: string,
+  env: Record<string, string>,
+  writable: readonly string[],
+): Promise<{ command: string; args: string[] }> {
   if (!(await bwrapAvailable({ env: { PATH: env.PATH ?? '' } }))) {
     throw new OneWorksError(
       'spawn_failed',
@@ -70,5 +77,5 @@ async function confine(launch: LaunchSpec, home: string, env: Record<string, str
   }
   // The private /tmp would hide a binary installed under /tmp (a cache or a checkout there).
   const readOnly = isAbsolute(launch.command) ? [dirname(launch.command)] : [];
-  return wrapWithBwrap({ command: launch.command, args: [...launch.args] }, { workspace: launch.cwd, home, readOnly });
+  return wrapWithBwrap({ command: launch.command, args: [...launch.args] }, { workspace: launch.cwd, home, readOnly, writable });
 }

@@ -7,6 +7,7 @@ import { prepareSessionHome } from '../sandbox/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';
 import { EventSink, type EventListener } from './event-sink.js';
 import { launchInSandbox } from './launch.js';
+import { gitWritablePaths } from '../worktree/git-mounts.js';
 import { RENAME_TIMEOUT_MS, renameBounded } from './rename-native.js';
 
 /** Everything a session needs from the runtime, independent of the adapter. */
@@ -98,10 +99,13 @@ export class SessionRunner {
           if (decision.attention) this.#attention.push(decision.attention);
           return decision;
         },
-        launch: (launch, seed) =>
+        launch: async (launch, seed) =>
           launchInSandbox(
             {
               stateDir: rt.stateDir,
+              ...(record.worktree && rt.sandbox === 'bwrap'
+                ? { writable: [record.worktree.path, ...(await gitWritablePaths(record.worktree))] }
+                : {}),
               sessionId: record.id,
               redactor,
               parentEnv: rt.parentEnv ?? process.env,

@@ -11,8 +11,9 @@ export {
   SessionStatusSchema,
   RunStatusSchema,
   AutonomySchema,
+  WorktreeRecordSchema,
 } from './records.js';
-export type { SessionRecord, RunRecord, OwnerRecord, SessionStatus, RunStatus } from './records.js';
+export type { SessionRecord, RunRecord, OwnerRecord, SessionStatus, RunStatus, WorktreeRecord } from './records.js';
 export { OWNER_FILE, SESSION_ID_PATTERN, assertSessionId, sessionDir } from './state-layout.js';
 export { writeFileAtomic, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-fs.js';
 export { directorySize, formatBytes } from './dir-size.js';

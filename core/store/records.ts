@@ -32,6 +32,36 @@ export const RunRecordSchema = z.strictObject({
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
+/**
+ * The git worktree a worktree session works in (`run --worktree`): created by One Works in the
+ * state directory on a branch of its own, at a base commit of the user's repository.
+ */
+export const WorktreeRecordSchema = z.strictObject({
+  /** Canonical root of the user's repository (its main working tree); approval applies to it. */
+  repository: z.string().min(1),
+  /** The base as the user named it (`--base`), or HEAD's branch, or `HEAD` when detached. */
+  baseRef: z.string().min(1),
+  /** The branch `merge` targets by default: the base when it is a branch. */
+  baseBranch: z.string().min(1).optional(),
+  /** The commit the worktree started at; `diff` compares against it. */
+  baseCommit: z.string().regex(/^[0-9a-f]{40,64}$/),
+  /** The session's branch (`ow/<session id>` unless named). */
+  branch: z.string().min(1),
+  /** The worktree's root (`<state>/worktrees/<session id>`). */
+  path: z.string().min(1),
+  /** git's administrative directory of this worktree (`<common dir>/worktrees/<name>`). */
+  gitDir: z.string().min(1),
+  /** The repository's common git directory (usually `<repository>/.git`). */
+  commonDir: z.string().min(1),
+  /** Set by `discard`: the worktree and the branch are gone. */
+  discardedAt: IsoTimeSchema.optional(),
+  /** Every `merge` of this session into the user's repository. */
+  merges: z
+    .array(z.strictObject({ into: z.string().min(1), commit: z.string().min(1), squash: z.boolean(), at: IsoTimeSchema }))
+    .optional(),
+});
+export type WorktreeRecord = z.infer<typeof WorktreeRecordSchema>;
+
 export const SessionStatusSchema = z.enum(['idle', 'working', 'needs_attention', 'failed', 'closed']);
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 
@@ -76,6 +106,8 @@ export const SessionRecordSchema = z.strictObject({
     })
     .optional(),
   runs: z.array(RunRecordSchema),
+  /** A worktree session's git facts; `workspace` then lies inside `worktree.path`. */
+  worktree: WorktreeRecordSchema.optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 

@@ -1,0 +1,12 @@
+export { GIT_INHERITED_ENV_VARS, gitEnv, gitSucceeds, gitText, runGit } from './git.js';
+export type { GitCall, GitOptions } from './git.js';
+export { WORKTREES_DIR, createWorktree, repositoryRoot } from './create-worktree.js';
+export type { WorktreeRequest } from './create-worktree.js';
+export { snapshotTree, withWorktreeSnapshot, worktreeDiff } from './worktree-diff.js';
+export type { ChangedFile, WorktreeChanges } from './worktree-diff.js';
+export { mergeWorktree } from './merge-worktree.js';
+export type { MergeRequest, MergeResult } from './merge-worktree.js';
+export { discardWorktree } from './discard-worktree.js';
+export { gitWritablePaths } from './git-mounts.js';
+export { runCheck } from './run-check.js';
+export type { CheckResult, RunCheckOptions } from './run-check.js';
