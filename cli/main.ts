@@ -13,6 +13,8 @@ import { registerRunCommands } from './commands/run.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerServerCommands } from './commands/server.js';
+import { registerCompareCommand } from './commands/compare.js';
+import { registerWorktreeCommands } from './commands/worktree.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
 import { installShutdownHandlers } from './shutdown.js';
@@ -73,6 +75,8 @@ export async function main(argv: string[]): Promise<number> {
   registerMcpCommand(program, run);
   registerImportCommand(program, run);
   registerForkCommand(program, run);
+  registerWorktreeCommands(program, run);
+  registerCompareCommand(program, run);
 
   const removeShutdownHandlers = installShutdownHandlers();
   try {

@@ -27,6 +27,10 @@ export interface TurnFlags {
   interrupt?: boolean;
   /** false with --no-hint: no `continue:` line (e.g. a demo whose model server is gone afterwards). */
   hint?: boolean;
+  worktree?: boolean;
+  base?: string;
+  branch?: string;
+  includeUncommitted?: boolean;
 }
 
 // Commander collector of a repeatable option.
@@ -56,6 +60,14 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('-d, --detach', 'submit the turn and print the session id at once; the orchestrator runs it in the background')
     .option('--request-key <key>', 'idempotency key: repeating the same run returns the original session')
     .option('--no-hint', 'do not print the `continue:` hint after the result')
+    .option(
+      '--worktree',
+      "run in a new git worktree of the workspace's repository (in the state directory); your checkout is never touched",
+    )
+    .option('--no-worktree', 'run in the workspace itself even when workspaces.isolation is worktree')
+    .option('--base <ref>', 'with --worktree: the commit to start from (default: the current HEAD)')
+    .option('--branch <name>', 'with --worktree: the new branch (default: ow/<session id>)')
+    .option('--include-uncommitted', "with --worktree: copy the checkout's uncommitted changes and untracked files into the worktree")
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
@@ -130,6 +142,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
             ...(target.flags.title ? { title: target.flags.title } : {}),
             ...(policy ? { policy } : {}),
             ...(target.flags.requestKey ? { requestKey: target.flags.requestKey } : {}),
+            ...worktreeRequest(ctx, target.flags),
           },
         }
       : {
@@ -201,4 +214,27 @@ async function resolveWorkspace(ctx: CliContext, dir: string, resuming: boolean)
     configKey: 'workspaces.approved',
     ...(ctx.configPath ? { configPath: ctx.configPath } : {}),
   });
+}
+
+/**
+ * `worktree` of a new session: with `--worktree`, or by default when `workspaces.isolation` is
+ * `worktree` (`--no-worktree` opts out). `--base`, `--branch` and `--include-uncommitted` need it.
+ */
+export function worktreeRequest(
+  ctx: CliContext,
+  flags: Pick<TurnFlags, 'worktree' | 'base' | 'branch' | 'includeUncommitted'>,
+): { worktree?: { base?: string; branch?: string; includeUncommitted?: boolean } } {
+  const wanted = flags.worktree ?? ctx.config.workspaces.isolation === 'worktree';
+  if (!wanted) {
+    const stray = [flags.base && '--base', flags.branch && '--branch', flags.includeUncommitted && '--include-uncommitted'].filter(Boolean);
+    if (stray.length > 0) throw new OneWorksError('usage', `${stray.join(', ')} only apply with --worktree`);
+    return {};
+  }
+  return {
+    worktree: {
+      ...(flags.base ? { base: flags.base } : {}),
+      ...(flags.branch ? { branch: flags.branch } : {}),
+      ...(flags.includeUncommitted ? { includeUncommitted: true } : {}),
+    },
+  };
 }

@@ -5,11 +5,18 @@ import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CatalogModel } from '../../core/catalog/index.js';
 import type {
+  CheckSessionRequest,
   CreateSessionRequest,
   ForkSessionRequest,
   ImportSessionRequest,
   ImportSessionResult,
+  DiffSessionRequest,
+  MergeSessionRequest,
   OrchestratorApi,
+  SessionCheck,
+  SessionDiff,
+  SessionMerge,
+  WorktreeApi,
   OrchestratorInfo,
   ReadSessionRequest,
   SendMessageRequest,
@@ -38,7 +45,7 @@ import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fro
  * OrchestratorApi, with `subscribe` asynchronous (it is a round trip) and a `close`. One server
  * `wait` is capped at 60 s, so `timedOut` may come earlier than asked.
  */
-export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 'activity'> {
+export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 'activity'>, WorktreeApi {
   /** Live events of a session from now on, as `events.event` notifications. */
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
   /** Who the server is: its environment fingerprint, whether it was auto-started, its pid and load. */
@@ -93,7 +100,7 @@ export interface ServerHello {
  * config may make as long as it likes: it has no deadline of its own, the connection's close
  * (the server gone) ends it.
  */
-export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1 } as const;
+export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1, git: 300_000 } as const;
 
 /** How long {@link connectOrchestrator} keeps retrying after starting a server. */
 const AUTO_START_DEADLINE_MS = 10_000;
@@ -268,6 +275,23 @@ class SocketClient implements OrchestratorClient {
 
   importSession(request: ImportSessionRequest): Promise<ImportSessionResult> {
     return this.#call('importSession', request, CONTROL_DEADLINES_MS.accept) as Promise<ImportSessionResult>;
+  }
+
+  diffSession(request: DiffSessionRequest): Promise<SessionDiff> {
+    return this.#call('diffSession', request, CONTROL_DEADLINES_MS.git) as Promise<SessionDiff>;
+  }
+
+  mergeSession(request: MergeSessionRequest): Promise<SessionMerge> {
+    return this.#call('mergeSession', request, CONTROL_DEADLINES_MS.git) as Promise<SessionMerge>;
+  }
+
+  discardSession(request: { sessionId: string }): Promise<SessionSummary> {
+    return this.#call('discardSession', request, CONTROL_DEADLINES_MS.git) as Promise<SessionSummary>;
+  }
+
+  // The check's own timeout bounds it; the request waits a little longer for its report.
+  checkSession(request: CheckSessionRequest): Promise<SessionCheck> {
+    return this.#call('checkSession', request, Math.min(request.timeoutMs + 30_000, 2 ** 31 - 1)) as Promise<SessionCheck>;
   }
 
   wait(sessionIds: string[], timeoutMs: number): Promise<WaitResult> {

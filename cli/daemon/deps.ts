@@ -66,6 +66,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     approvedRoots: ctx.approvedRoots,
     approvalSource: { configKey: 'workspaces.approved', ...(ctx.configPath ? { configPath: ctx.configPath } : {}) },
     secrets,
+    worktrees: { parentEnv: ctx.env, hooks: ctx.config.workspaces.gitHooks, sandbox: ctx.config.sandbox },
     defaultsFor: (adapter) => {
       const cfg = block(adapter);
       return { model: cfg.model, effort: cfg.effort, autonomy: cfg.autonomy };

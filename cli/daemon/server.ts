@@ -7,7 +7,10 @@ import { EscalationAttachParamsSchema, type EscalationRouter } from './escalatio
 import {
   AdapterParamsSchema,
   CancelParamsSchema,
+  CheckSessionParamsSchema,
   CreateSessionParamsSchema,
+  DiffSessionParamsSchema,
+  MergeSessionParamsSchema,
   EVENT_NOTIFICATION,
   ForkSessionParamsSchema,
   ImportSessionParamsSchema,
@@ -138,6 +141,10 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
   handle('models', (p) => orchestrator.models(parseParams(AdapterParamsSchema, p).adapter));
   handle('forkSession', (p) => orchestrator.forkSession(parseParams(ForkSessionParamsSchema, p)));
   handle('importSession', (p) => orchestrator.importSession(parseParams(ImportSessionParamsSchema, p)));
+  handle('diffSession', (p) => orchestrator.diffSession(parseParams(DiffSessionParamsSchema, p)));
+  handle('mergeSession', (p) => orchestrator.mergeSession(parseParams(MergeSessionParamsSchema, p)));
+  handle('discardSession', (p) => orchestrator.discardSession(parseParams(SessionParamsSchema, p)));
+  handle('checkSession', (p) => orchestrator.checkSession(parseParams(CheckSessionParamsSchema, p)));
   handle('wait', (p) => {
     const { sessionIds, timeoutMs } = parseParams(WaitParamsSchema, p);
     return orchestrator.wait(sessionIds, Math.min(timeoutMs, MAX_WAIT_MS));

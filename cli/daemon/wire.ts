@@ -50,6 +50,14 @@ export const CreateSessionParamsSchema = z.strictObject({
   labels: z.array(z.string()).optional(),
   policy: PermissionPolicySchema.optional(),
   presentation: Presentation,
+  worktree: z
+    .strictObject({
+      base: z.string().min(1).optional(),
+      at: z.string().min(1).optional(),
+      branch: z.string().min(1).optional(),
+      includeUncommitted: z.boolean().optional(),
+    })
+    .optional(),
 });
 export const SendMessageParamsSchema = z.strictObject({
   ...SettingsShape,
@@ -92,6 +100,21 @@ export const ForkSessionParamsSchema = z.strictObject({
   title: z.string().optional(),
 });
 export const ImportSessionParamsSchema = z.strictObject({ adapter: z.string().min(1), sourcePath: z.string().min(1), content: z.string() });
+export const DiffSessionParamsSchema = z.strictObject({ sessionId: SessionId, stat: z.boolean().optional() });
+export const MergeSessionParamsSchema = z.strictObject({
+  sessionId: SessionId,
+  squash: z.boolean().optional(),
+  into: z.string().min(1).optional(),
+});
+export const CheckSessionParamsSchema = z.strictObject({
+  sessionId: SessionId,
+  command: z.string().min(1),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1),
+});
 /** Handles are the orchestrator's own schema (core/orchestrator/turn-handle-schema.ts). */
 export { TurnHandleSchema } from '../../core/orchestrator/index.js';
 

@@ -29,6 +29,14 @@ export const CacheSchema = DirectoryBlockSchema.describe('Caches: managed CLI in
 export const WorkspacesSchema = z
   .strictObject({
     approved: z.array(AbsolutePathSchema).default([]).describe('Absolute roots that sessions may work in.'),
+    isolation: z
+      .enum(['none', 'worktree'])
+      .default('none')
+      .describe('worktree: `run` and MCP create_session start every session in a git worktree of its repository (as with --worktree).'),
+    gitHooks: z
+      .boolean()
+      .default(false)
+      .describe("Run the repository's git hooks when One Works runs git for worktree sessions (default: never)."),
   })
   .prefault({})
   .describe('Workspaces that agents may be started in.');

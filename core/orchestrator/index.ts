@@ -19,3 +19,4 @@ export {
   checkPrompt,
 } from './session-metadata.js';
 export { DEFAULT_READ_EVENTS, MAX_READ_BYTES, MAX_READ_EVENTS } from './session-detail.js';
+export type * from './worktree-types.js';

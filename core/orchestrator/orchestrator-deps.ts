@@ -59,4 +59,10 @@ export interface OrchestratorDeps {
   importerFor?(adapter: string): SessionImporter | undefined;
   /** Secrets redacted from queued prompts and the orchestrator's own events. */
   secrets?: readonly string[] | undefined;
+  /**
+   * Worktree sessions: the environment git and checks pick their allowlist from (default
+   * `process.env`), whether the repository's hooks run (default no), and the sandbox checks run
+   * under (the config's `sandbox`, default none).
+   */
+  worktrees?: { parentEnv?: NodeJS.ProcessEnv; hooks?: boolean; sandbox?: 'none' | 'bwrap' } | undefined;
 }

@@ -5,7 +5,6 @@ import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunRecord, RunStatus } from '../store/index.js';
-import { checkApproved } from '../workspace/index.js';
 import { acceptTurn, withRequestKey } from './acceptance.js';
 import { createAdmission, type Admission } from './admission.js';
 import { cancelQueued, cancelTurns } from './cancellation.js';
@@ -25,7 +24,27 @@ import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.
 import { executeTurn } from './turn-execution.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
+import { checkApproved } from '../workspace/index.js';
 import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
+import {
+  approveWorkspace,
+  assertWorktreePresent,
+  checkSession,
+  diffSession,
+  discardSession,
+  makeWorktree,
+  mergeSession,
+  undoWorktree,
+} from './worktree-ops.js';
+import type {
+  CheckSessionRequest,
+  DiffSessionRequest,
+  MergeSessionRequest,
+  SessionCheck,
+  SessionDiff,
+  SessionMerge,
+  WorktreeApi,
+} from './worktree-types.js';
 import type {
   CreateSessionRequest,
   EffectiveSettings,
@@ -52,7 +71,7 @@ import type {
  */
 
 /** The in-process orchestrator: the API plus `shutdown`. */
-export interface Orchestrator extends OrchestratorApi {
+export interface Orchestrator extends OrchestratorApi, WorktreeApi {
   /** Deletes an idle session: record, event log, session HOME (`session_busy` while a turn is live or queued). */
   removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }>;
   /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone. */
@@ -112,7 +131,8 @@ class InProcessOrchestrator implements Orchestrator {
     this.#assertOpen();
     checkPrompt(request.prompt);
     const defaults = this.#deps.defaultsFor(request.adapter);
-    const workspace = await checkApproved(request.workspace, this.#deps.approvedRoots, this.#deps.approvalSource);
+    const approved = await approveWorkspace(this.#deps, request.workspace, request.worktree);
+    const { workspace } = approved;
     const { labels } = checkMetadata(request);
     const { requestKey, presentation, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
@@ -127,9 +147,16 @@ class InProcessOrchestrator implements Orchestrator {
           return resolved;
         },
       );
-      const record = newSessionRecord(await newSessionId(this.#ctx), workspace, { ...request, labels }, settings);
-      const slot = new SessionSlot(newBook(this.#ctx, record, 0));
-      return acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve, presentation });
+      const id = await newSessionId(this.#ctx);
+      const made = request.worktree ? await makeWorktree(this.#deps, id, approved, request.worktree) : undefined;
+      const record = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
+      const slot = new SessionSlot(newBook(this.#ctx, made ? { ...record, worktree: made.worktree } : record, 0));
+      try {
+        return await acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve, presentation });
+      } catch (error) {
+        if (made) await undoWorktree(this.#deps, made.worktree);
+        throw error;
+      }
     });
   }
 
@@ -144,6 +171,7 @@ class InProcessOrchestrator implements Orchestrator {
       const adapter = slot.book.record.adapter;
       const previous = (): EffectiveSettings => lastAcceptedSettings(slot.book.record, () => this.#deps.defaultsFor(adapter));
       assertKnownOutcome(slot.book.record);
+      assertWorktreePresent(slot.book.record);
       let notes: string[] = [];
       const settings = await withCatalog(
         this.#deps,
@@ -309,6 +337,24 @@ class InProcessOrchestrator implements Orchestrator {
   async importSession(request: ImportSessionRequest): Promise<ImportSessionResult> {
     this.#assertOpen();
     return importSession(this.#ctx, request);
+  }
+
+  async diffSession(request: DiffSessionRequest): Promise<SessionDiff> {
+    return diffSession(this.#ctx, await this.#slot(request.sessionId), request.stat === true);
+  }
+
+  async mergeSession(request: MergeSessionRequest): Promise<SessionMerge> {
+    return mergeSession(this.#ctx, await this.#slot(request.sessionId), request);
+  }
+
+  async discardSession(request: { sessionId: string }): Promise<SessionSummary> {
+    const slot = await this.#slot(request.sessionId);
+    await discardSession(this.#ctx, slot);
+    return this.#summary(slot);
+  }
+
+  async checkSession(request: CheckSessionRequest): Promise<SessionCheck> {
+    return checkSession(this.#ctx, await this.#slot(request.sessionId), request);
   }
 
   async shutdown(): Promise<void> {

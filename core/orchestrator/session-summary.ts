@@ -32,7 +32,14 @@ export function summarize(record: SessionRecord, activity: SessionActivity): Ses
     queueDepth: activity.queued,
     ...(latest ? { latestRun: { runId: latest.id, status: latest.status, ...(latest.reason ? { reason: latest.reason } : {}) } } : {}),
     ...(record.attention?.length ? { attention: [...record.attention] } : {}),
+    ...(record.worktree ? { worktree: worktreeSummary(record.worktree) } : {}),
   };
+}
+
+// The worktree facts a client shows or compares (`compare` starts its sessions on one base commit).
+function worktreeSummary(worktree: NonNullable<SessionRecord['worktree']>): NonNullable<SessionSummary['worktree']> {
+  const { repository, branch, baseRef, baseCommit, path } = worktree;
+  return { repository, branch, baseRef, baseCommit, path, discarded: worktree.discardedAt !== undefined };
 }
 
 /**

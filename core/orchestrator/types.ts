@@ -6,6 +6,7 @@ import type { PresentationEnv } from '../process/index.js';
 import type { ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunStatus, SessionStatus } from '../store/index.js';
 import type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
+import type { WorktreeRequest } from '../worktree/index.js';
 
 export type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
 
@@ -41,6 +42,8 @@ export interface CreateSessionRequest extends TurnSettings {
   forkOf?: { sessionId: string; runId?: string | undefined } | undefined;
   /** The client's presentation variables (TERM, COLORTERM, NO_COLOR): the agent started for this turn gets them. */
   presentation?: PresentationEnv | undefined;
+  /** Run in a git worktree of the workspace's repository (see WorktreeApi). */
+  worktree?: WorktreeRequest | undefined;
 }
 
 export interface SendMessageRequest extends TurnSettings {
@@ -137,6 +140,8 @@ export interface SessionSummary {
   queueDepth: number;
   latestRun?: { runId: string; status: RunStatus; reason?: string | undefined } | undefined;
   attention?: string[] | undefined;
+  /** A worktree session's git facts (`run --worktree`). */
+  worktree?: { repository: string; branch: string; baseRef: string; baseCommit: string; path: string; discarded: boolean } | undefined;
 }
 
 export interface WaitResult {

@@ -11,6 +11,11 @@ export const WORKTREES_DIR = 'worktrees';
 export interface WorktreeRequest {
   /** The commit-ish to start from (default: the repository's current HEAD). */
   base?: string | undefined;
+  /**
+   * Start at this commit rather than where `base` points now (`compare` starts every contender
+   * at the first one's commit); `base` still names the branch that `merge` targets.
+   */
+  at?: string | undefined;
   /** The new branch (default `ow/<session id>`). */
   branch?: string | undefined;
   /** Copy the checkout's uncommitted changes (tracked and untracked, not ignored) into the worktree. */
@@ -57,7 +62,11 @@ export async function createWorktree(
   if (!(await gitSucceeds(git, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`], cwd))) {
     throw new OneWorksError(ERROR_CODES.USAGE, `--base ${baseRef}: not a commit in ${repository}`, { data: { baseRef } });
   }
-  const baseCommit = await gitText(git, ['rev-parse', '--verify', `${baseRef}^{commit}`], { cwd });
+  const startAt = request.at ?? baseRef;
+  if (request.at !== undefined && !(await gitSucceeds(git, ['rev-parse', '--verify', '--quiet', `${request.at}^{commit}`], cwd))) {
+    throw new OneWorksError(ERROR_CODES.USAGE, `${request.at}: not a commit in ${repository}`, { data: { at: request.at } });
+  }
+  const baseCommit = await gitText(git, ['rev-parse', '--verify', `${startAt}^{commit}`], { cwd });
   const baseBranch = (await gitSucceeds(git, ['show-ref', '--verify', '--quiet', `refs/heads/${baseRef}`], cwd)) ? baseRef : undefined;
   const branch = request.branch ?? `ow/${options.sessionId}`;
   if (!(await gitSucceeds(git, ['check-ref-format', '--branch', branch], cwd))) {
