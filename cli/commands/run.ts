@@ -110,7 +110,10 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
   // `run --allow/--deny` become the session's policy; the record keeps it, so `send` reuses it.
   const policy = target.kind === 'new' ? sessionPolicyFromFlags(target.flags) : undefined;
-  const workspace = await resolveWorkspace(ctx, existing?.workspace ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
+  // A worktree session's workspace lies in the state directory; approval applies to its repository.
+  const approvalDir = existing?.worktree?.repository ?? existing?.workspace;
+  const approved = await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
+  const workspace = existing?.worktree ? existing.workspace : approved;
 
   // Prepared here too, so that a cold managed install shows its progress on this terminal; the
   // orchestrator's own prepare is then a cache hit.
