@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { git, hashTree, initRepo } from '../support/git-repo.js';
 import { CliRigs } from '../support/one-works-cli.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
-import { toolResults, type RecordedRequest, type StaticStep } from '../support/scripted-model.js';
 import { byPrompt } from './orchestrator-rig.js';
+import { writeWord } from './worktree-rig.js';
 
 // Two worktree sessions of the real droid on one repository, with real git: they run at the
 // same time, each writes only its own worktree, the user's checkout stays byte-identical, and
@@ -19,22 +19,6 @@ afterEach(() => rigs.dispose());
 const TOOL_LINGER_MS = 10_000;
 // What a worktree session may add to the repository's .git: its admin dir, objects, its branch's ref and reflog.
 const SESSION_GIT_PARTS = ['.git/worktrees', '.git/objects', '.git/refs', '.git/logs'];
-
-/** A model turn that writes `word` into feature.txt (after a pause, so both turns overlap), then says so. */
-export function writeWord(word: string, delayMs = 3000): (request: RecordedRequest) => StaticStep {
-  return (request) =>
-    toolResults(request).length > 0
-      ? { text: `wrote ${word}` }
-      : {
-          delayMs,
-          toolCalls: [
-            {
-              name: 'Execute',
-              arguments: { command: `printf '${word}\\n' > feature.txt`, riskLevel: 'low', riskLevelReason: 'writes a file' },
-            },
-          ],
-        };
-}
 
 const sessionIdOf = (stdout: string): string => stdout.trim().split('\n').at(-1)!;
 
