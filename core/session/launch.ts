@@ -1,5 +1,6 @@
 import type { ChildChannel, LaunchSpec, SeedFile } from '../adapter.js';
 import { buildChildEnv } from '../process/env.js';
+import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import { OneWorksError } from '../errors.js';
 import { bwrapAvailable, wrapWithBwrap } from '../process/bwrap.js';
@@ -18,8 +19,10 @@ export interface LaunchContext {
   stopGraceMs?: number;
   /** `bwrap`: run the launch under bubblewrap (read-only root; workspace and HOME writable). */
   sandbox?: 'none' | 'bwrap';
-  /** With `bwrap`: further paths the agent may write (a worktree session's parts of `.git`). */
+  /** With `bwrap`: further paths the agent may write (a worktree session's worktree and parts of `.git`). */
   writable?: readonly string[];
+  /** With `bwrap`: further paths bound read-only (a worktree session's repository `.git`). */
+  readOnly?: readonly string[];
 }
 
 /**
@@ -32,7 +35,8 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
   for (const secret of launch.secrets) ctx.redactor.register(secret);
   const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
   const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, additions: launch.env, credentials: {} });
-  const argv = ctx.sandbox === 'bwrap' ? await confine(launch, home, env, ctx.writable ?? []) : launch;
+  const argv =
+    ctx.sandbox === 'bwrap' ? await confine(launch, home, env, { readOnly: ctx.readOnly ?? [], writable: ctx.writable ?? [] }) : launch;
   const child = await spawnChild({
     command: argv.command,
     args: argv.args,
@@ -67,7 +71,7 @@ async function confine(
   launch: LaunchSpec,
   home: string,
   env: Record<string, string>,
-  writable: readonly string[],
+  extra: { readOnly: readonly string[]; writable: readonly string[] },
 ): Promise<{ command: string; args: string[] }> {
   if (!(await bwrapAvailable({ env: { PATH: env.PATH ?? '' } }))) {
     throw new OneWorksError(
@@ -76,6 +80,10 @@ async function confine(
     );
   }
   // The private /tmp would hide a binary installed under /tmp (a cache or a checkout there).
-  const readOnly = isAbsolute(launch.command) ? [dirname(launch.command)] : [];
-  return wrapWithBwrap({ command: launch.command, args: [...launch.args] }, { workspace: launch.cwd, home, readOnly, writable });
+  // Its real path: bwrap cannot create a mount point through a symlink in the read-only root.
+  const readOnly = [...(isAbsolute(launch.command) ? [await realpath(dirname(launch.command))] : []), ...extra.readOnly];
+  return wrapWithBwrap(
+    { command: launch.command, args: [...launch.args] },
+    { workspace: launch.cwd, home, readOnly, writable: extra.writable },
+  );
 }

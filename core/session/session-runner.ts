@@ -7,7 +7,7 @@ import { prepareSessionHome } from '../sandbox/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';
 import { EventSink, type EventListener } from './event-sink.js';
 import { launchInSandbox } from './launch.js';
-import { gitWritablePaths } from '../worktree/git-mounts.js';
+import { worktreeMounts } from '../worktree/git-mounts.js';
 import { RENAME_TIMEOUT_MS, renameBounded } from './rename-native.js';
 
 /** Everything a session needs from the runtime, independent of the adapter. */
@@ -103,9 +103,7 @@ export class SessionRunner {
           launchInSandbox(
             {
               stateDir: rt.stateDir,
-              ...(record.worktree && rt.sandbox === 'bwrap'
-                ? { writable: [record.worktree.path, ...(await gitWritablePaths(record.worktree))] }
-                : {}),
+              ...(record.worktree && rt.sandbox === 'bwrap' ? await worktreeMounts(record.worktree) : {}),
               sessionId: record.id,
               redactor,
               parentEnv: rt.parentEnv ?? process.env,

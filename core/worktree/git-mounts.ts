@@ -3,6 +3,17 @@ import path from 'node:path';
 import type { WorktreeRecord } from '../store/index.js';
 
 /**
+ * The bubblewrap mounts of a worktree session: the repository's common git directory
+ * read-only (visible even when it lies under the sandbox's private /tmp), then the worktree
+ * and {@link gitWritablePaths} writable over it.
+ */
+export async function worktreeMounts(
+  worktree: Pick<WorktreeRecord, 'path' | 'gitDir' | 'commonDir' | 'branch'>,
+): Promise<{ readOnly: string[]; writable: string[] }> {
+  return { readOnly: [worktree.commonDir], writable: [worktree.path, ...(await gitWritablePaths(worktree))] };
+}
+
+/**
  * The parts of the repository's git directory that git writes when it works in this worktree
  * (status, add, commit on the session's branch): the worktree's own administrative directory
  * (index, HEAD, logs), the object database, and the directories that hold the session

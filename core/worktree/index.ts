@@ -7,6 +7,6 @@ export type { ChangedFile, WorktreeChanges } from './worktree-diff.js';
 export { mergeWorktree } from './merge-worktree.js';
 export type { MergeRequest, MergeResult } from './merge-worktree.js';
 export { discardWorktree } from './discard-worktree.js';
-export { gitWritablePaths } from './git-mounts.js';
+export { gitWritablePaths, worktreeMounts } from './git-mounts.js';
 export { runCheck } from './run-check.js';
 export type { CheckResult, RunCheckOptions } from './run-check.js';

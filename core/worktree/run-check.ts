@@ -3,7 +3,7 @@ import { OneWorksError } from '../errors.js';
 import { bwrapAvailable, buildChildEnv, runCommand, wrapWithBwrap } from '../process/index.js';
 import { prepareSessionHome } from '../sandbox/index.js';
 import type { SessionRecord } from '../store/index.js';
-import { gitWritablePaths } from './git-mounts.js';
+import { worktreeMounts } from './git-mounts.js';
 
 /** The result of a `--check` command in one session's worktree. */
 export interface CheckResult {
@@ -44,9 +44,9 @@ export async function runCheck(session: SessionRecord, command: string, options:
     if (!(await bwrapAvailable({ env: { PATH: env.PATH ?? '' } }))) {
       throw new OneWorksError('spawn_failed', 'sandbox: bwrap needs bubblewrap, installed and able to create namespaces here');
     }
-    const writable = session.worktree ? [session.worktree.path, ...(await gitWritablePaths(session.worktree))] : [];
-    const readOnly = isAbsolute(shell) ? [dirname(shell)] : [];
-    argv = wrapWithBwrap(argv, { workspace: session.workspace, home, readOnly, writable });
+    const mounts = session.worktree ? await worktreeMounts(session.worktree) : { readOnly: [], writable: [] };
+    const readOnly = [...(isAbsolute(shell) ? [dirname(shell)] : []), ...mounts.readOnly];
+    argv = wrapWithBwrap(argv, { workspace: session.workspace, home, readOnly, writable: mounts.writable });
   }
   const started = Date.now();
   const result = await runCommand(argv.command, argv.args, {
