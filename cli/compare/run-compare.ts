@@ -23,6 +23,8 @@ export interface CompareRequest {
   check?: string | undefined;
   /** Longest the agents may work, in ms (then their turns are cancelled); default unbounded. */
   timeoutMs?: number | undefined;
+  /** At `timeoutMs`, leave the turns running and report them as such instead of cancelling (MCP). */
+  keepRunning?: boolean | undefined;
   /** Longest each check may run, in ms. */
   checkTimeoutMs: number;
   base?: string | undefined;
@@ -104,10 +106,50 @@ export async function runCompare(
       progress(`${label(entry)}: refused: ${row.error}`);
     }
   }
-  const started = rows.filter((row) => row.sessionId !== undefined);
-  await waitForTurns(orchestrator, started, request.timeoutMs, progress);
-  await Promise.all(started.map((row) => measure(orchestrator, row, request, progress)));
+  await settle(orchestrator, rows, request, progress);
   return { prompt: request.prompt, ...(baseCommit ? { baseCommit } : {}), ...(request.check ? { check: request.check } : {}), rows };
+}
+
+/**
+ * The report of sessions a compare started earlier (MCP `compare` with `sessions`, after a
+ * call that returned before every turn ended): waits for them like {@link runCompare}, then
+ * measures and checks each. No session is created.
+ */
+export async function reportCompare(
+  orchestrator: CompareOrchestrator,
+  sessionIds: string[],
+  request: Pick<CompareRequest, 'check' | 'timeoutMs' | 'keepRunning' | 'checkTimeoutMs'>,
+  progress: (line: string) => void = () => undefined,
+): Promise<CompareReport> {
+  const rows: CompareRow[] = [];
+  let prompt = '';
+  for (const sessionId of sessionIds) {
+    const detail = await orchestrator.readSession({ sessionId, maxEvents: 1 });
+    prompt ||= detail.latestRun?.prompt ?? '';
+    rows.push({
+      adapter: detail.summary.adapter,
+      ...(detail.latestRun?.settings.model ? { model: detail.latestRun.settings.model } : {}),
+      sessionId,
+      branch: detail.summary.worktree?.branch,
+      outcome: detail.latestRun?.status ?? 'queued',
+      timedOut: false,
+    });
+  }
+  await settle(orchestrator, rows, { ...request, prompt }, progress);
+  const baseCommit = (await orchestrator.status(sessionIds[0]!)).worktree?.baseCommit;
+  return { prompt, ...(baseCommit ? { baseCommit } : {}), ...(request.check ? { check: request.check } : {}), rows };
+}
+
+// Waits for the started rows, then measures those whose turn is over.
+async function settle(
+  orchestrator: CompareOrchestrator,
+  rows: CompareRow[],
+  request: Pick<CompareRequest, 'check' | 'timeoutMs' | 'keepRunning' | 'checkTimeoutMs' | 'prompt'>,
+  progress: (line: string) => void,
+): Promise<void> {
+  const started = rows.filter((row) => row.sessionId !== undefined);
+  const unsettled = await waitForTurns(orchestrator, started, request.timeoutMs, progress, request.keepRunning === true);
+  await Promise.all(started.filter((row) => !unsettled.has(row.sessionId!)).map((row) => measure(orchestrator, row, request, progress)));
 }
 
 /** `adapter` or `adapter/model`, as the table names a contender. */
@@ -121,7 +163,8 @@ async function waitForTurns(
   rows: CompareRow[],
   timeoutMs: number | undefined,
   progress: (line: string) => void,
-): Promise<void> {
+  keepRunning: boolean,
+): Promise<Set<string>> {
   const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   const pending = new Set(rows.map((row) => row.sessionId!));
   while (pending.size > 0) {
@@ -137,19 +180,27 @@ async function waitForTurns(
     }
     if (!result.timedOut && result.pending.length === 0) break;
   }
+  if (keepRunning) {
+    for (const sessionId of pending) {
+      const row = rows.find((r) => r.sessionId === sessionId)!;
+      row.outcome = (await orchestrator.status(sessionId)).latestRun?.status ?? row.outcome;
+    }
+    return pending;
+  }
   for (const sessionId of pending) {
     const row = rows.find((r) => r.sessionId === sessionId)!;
     row.timedOut = true;
     progress(`${label(row)}: timed out; cancelling`);
     await orchestrator.cancel(sessionId);
   }
+  return new Set();
 }
 
 // Fills a row from the session's latest run, its diff against the base and its check.
 async function measure(
   orchestrator: CompareOrchestrator,
   row: CompareRow,
-  request: CompareRequest,
+  request: Pick<CompareRequest, 'check' | 'checkTimeoutMs'>,
   progress: (line: string) => void,
 ): Promise<void> {
   const sessionId = row.sessionId!;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { OrchestratorApi } from '../../core/orchestrator/index.js';
+import type { OrchestratorApi, WorktreeApi } from '../../core/orchestrator/index.js';
 
 /**
  * What the tools call: the orchestrator's request/response methods (no live subscription).
@@ -20,7 +20,8 @@ export type ToolOrchestrator = Pick<
   | 'usage'
   | 'info'
   | 'models'
->;
+> &
+  WorktreeApi;
 
 /** What a tool returns: the structured result (checked and stripped by its output schema) and a short text. */
 export interface ToolReturn<O> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
 import { MAX_WAIT_SECONDS } from './limits.js';
 import { LabelsInput, PromptInput, RequestKeyInput, SessionIdInput, SettingsInput, TitleInput, WorkspaceInput } from './inputs.js';
 import { SessionSummaryOutSchema, TurnHandleOutSchema, WaitOutSchema } from './schemas.js';
@@ -19,11 +20,17 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
       ...SettingsInput,
       title: TitleInput.optional(),
       labels: LabelsInput.optional(),
+      worktree: z
+        .boolean()
+        .optional()
+        .describe("run in a new git worktree of the workspace's repository on branch ow/<session id>; see diff_session, merge_session"),
+      base: z.string().min(1).max(256).optional().describe('with worktree: the commit to start from (default: HEAD)'),
     }),
     output: TurnHandleOutSchema,
     readOnly: false,
-    async run(orchestrator, args) {
-      const handle = await orchestrator.createSession(args);
+    async run(orchestrator, { worktree, base, ...args }) {
+      if (base !== undefined && worktree !== true) throw new OneWorksError(ERROR_CODES.USAGE, 'base only applies with worktree: true');
+      const handle = await orchestrator.createSession({ ...args, ...(worktree ? { worktree: base === undefined ? {} : { base } } : {}) });
       return { result: handle, text: handleText(handle) };
     },
   }),

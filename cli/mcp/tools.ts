@@ -1,6 +1,7 @@
 import { INFO_TOOLS } from './tools-info.js';
 import { SESSION_TOOLS } from './tools-sessions.js';
 import { TURN_TOOLS } from './tools-turns.js';
+import { WORKTREE_TOOLS } from './tools-worktree.js';
 import type { AnyMcpTool } from './tool.js';
 
 // The order of tools/list and docs/TOOLS.md: orientation, then a session's life cycle.
@@ -16,10 +17,16 @@ const ORDER = [
   'update_session',
   'cancel_session',
   'usage',
+  'diff_session',
+  'merge_session',
+  'discard_session',
+  'compare',
 ];
 
 /** Every tool `one-works mcp` serves. */
-export const MCP_TOOLS: readonly AnyMcpTool[] = [...INFO_TOOLS, ...TURN_TOOLS, ...SESSION_TOOLS].sort((a, b) => rank(a) - rank(b));
+export const MCP_TOOLS: readonly AnyMcpTool[] = [...INFO_TOOLS, ...TURN_TOOLS, ...SESSION_TOOLS, ...WORKTREE_TOOLS].sort(
+  (a, b) => rank(a) - rank(b),
+);
 
 function rank(tool: AnyMcpTool): number {
   const index = ORDER.indexOf(tool.name);

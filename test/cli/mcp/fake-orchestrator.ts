@@ -2,6 +2,12 @@ import type { CatalogModel } from '../../../core/catalog/index.js';
 import { ERROR_CODES, OneWorksError } from '../../../core/errors.js';
 import type { RuntimeEvent } from '../../../core/events/index.js';
 import type {
+  CheckSessionRequest,
+  DiffSessionRequest,
+  MergeSessionRequest,
+  SessionCheck,
+  SessionDiff,
+  SessionMerge,
   CreateSessionRequest,
   ForkSessionRequest,
   OrchestratorInfo,
@@ -188,5 +194,48 @@ export class FakeOrchestrator implements ToolOrchestrator {
     const s = this.sessions.get(sessionId);
     if (!s) throw new OneWorksError(ERROR_CODES.SESSION_NOT_FOUND, `no session ${sessionId}`);
     return s;
+  }
+
+  // Worktree operations: recorded; the tests of these tools live with the real orchestrator (conformance).
+  async diffSession(request: DiffSessionRequest): Promise<SessionDiff> {
+    this.calls.push({ method: 'diffSession', args: request });
+    return {
+      sessionId: request.sessionId,
+      branch: `ow/${request.sessionId}`,
+      baseCommit: '0'.repeat(40),
+      files: [],
+      linesAdded: 0,
+      linesRemoved: 0,
+    };
+  }
+
+  async mergeSession(request: MergeSessionRequest): Promise<SessionMerge> {
+    this.calls.push({ method: 'mergeSession', args: request });
+    return {
+      sessionId: request.sessionId,
+      into: request.into ?? 'main',
+      commit: '1'.repeat(40),
+      squash: request.squash === true,
+      fastForward: false,
+      alreadyMerged: false,
+    };
+  }
+
+  async discardSession(request: { sessionId: string }): Promise<SessionSummary> {
+    this.calls.push({ method: 'discardSession', args: request });
+    return this.status(request.sessionId);
+  }
+
+  async checkSession(request: CheckSessionRequest): Promise<SessionCheck> {
+    this.calls.push({ method: 'checkSession', args: request });
+    return {
+      sessionId: request.sessionId,
+      command: request.command,
+      passed: true,
+      exitCode: 0,
+      timedOut: false,
+      durationMs: 1,
+      outputTail: '',
+    };
   }
 }

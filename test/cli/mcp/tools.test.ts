@@ -25,7 +25,7 @@ const NATIVE = '5b531cf0-1bbd-4b7b-9050-d836012c048c';
 const CHILD = '9d0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
 
 describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () => {
-  it('lists the twelve tools, each with a closed input schema, a description and an output schema', async () => {
+  it('lists the sixteen tools, each with a closed input schema, a description and an output schema', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
@@ -42,6 +42,10 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
         'update_session',
         'usage',
         'wait_for_sessions',
+        'diff_session',
+        'merge_session',
+        'discard_session',
+        'compare',
       ].sort(),
     );
     for (const tool of tools) {
