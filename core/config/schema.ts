@@ -32,7 +32,7 @@ export const WorkspacesSchema = z
     isolation: z
       .enum(['none', 'worktree'])
       .default('none')
-      .describe('worktree: `run` and MCP create_session start every session in a git worktree of its repository (as with --worktree).'),
+      .describe('worktree: `run` starts every session in a git worktree of its repository (as with --worktree; --no-worktree opts out).'),
     gitHooks: z
       .boolean()
       .default(false)
