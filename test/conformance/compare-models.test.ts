@@ -26,7 +26,8 @@ describe('one-works compare --models', () => {
     const main = await git(rig.workspace, 'rev-parse', 'main');
     const models = `${a.modelId},${b.modelId}`;
 
-    const table = await rig.run(['compare', '--models', models, '--check', CHECK, '-w', rig.workspace, 'write the word']);
+    // Autonomy high: the policy allows the scripted commands (droid asks One Works before each).
+    const table = await rig.run(['compare', '-a', 'high', '--models', models, '--check', CHECK, '-w', rig.workspace, 'write the word']);
     expect(table.exitCode, table.stderr).toBe(0);
     const rowOf = (model: string): string => table.stdout.split('\n').find((line) => line.startsWith(`droid/${model} `)) ?? '';
     expect(rowOf(a.modelId)).toMatch(/completed .* 1 +\+1 -0 +passed$/);
@@ -36,7 +37,19 @@ describe('one-works compare --models', () => {
     expect(table.stderr).toMatch(/droid\/custom:A-0: session s-\w+ (running|queued)/);
     expect(table.stderr).toMatch(/droid\/custom:B-0: check failed/);
 
-    const json = await rig.run(['--json', 'compare', '--models', models, '--check', CHECK, '-w', rig.workspace, 'write the word']);
+    const json = await rig.run([
+      '--json',
+      'compare',
+      '-a',
+      'high',
+      '--models',
+      models,
+      '--check',
+      CHECK,
+      '-w',
+      rig.workspace,
+      'write the word',
+    ]);
     expect(json.exitCode, json.stderr).toBe(0);
     const report = JSON.parse(json.stdout) as {
       baseCommit: string;

@@ -44,7 +44,8 @@ describe('worktree session under bwrap', () => {
     const config = await readFile(join(repoPath, '.git/config'), 'utf8');
     const main = await git(repoPath, 'rev-parse', 'main');
 
-    const result = await rig.run(['run', '--worktree', '-w', repoPath, 'commit something']);
+    // Autonomy high: the policy allows the scripted commands (droid asks One Works before each).
+    const result = await rig.run(['run', '--worktree', '-a', 'high', '-w', repoPath, 'commit something']);
     const [id] = await rig.sessionIds();
     expect(
       result.exitCode,

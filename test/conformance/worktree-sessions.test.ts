@@ -36,8 +36,9 @@ describe('worktree sessions with the real droid and real git', () => {
     const before = await hashTree(repo, SESSION_GIT_PARTS);
 
     const [first, second] = await Promise.all([
-      rig.run(['run', '--worktree', '--detach', '-w', repo, 'write alpha']),
-      rig.run(['run', '--worktree', '--detach', '-w', repo, 'write beta']),
+      // Autonomy high: the policy allows the scripted commands (droid asks One Works before each).
+      rig.run(['run', '--worktree', '--detach', '-a', 'high', '-w', repo, 'write alpha']),
+      rig.run(['run', '--worktree', '--detach', '-a', 'high', '-w', repo, 'write beta']),
     ]);
     expect(first.exitCode, first.stderr).toBe(0);
     expect(second.exitCode, second.stderr).toBe(0);
