@@ -36,7 +36,10 @@ export function registerCompareCommand(program: Command, run: (body: CommandBody
     .command('compare')
     .description('run one prompt with several adapters or models side by side, each in its own git worktree, and compare the results')
     .argument('<prompt>', 'what to ask every agent')
-    .option('--adapters <names>', `comma-separated adapters (default: every adapter One Works has: ${Object.keys(ADAPTERS).join(', ')})`)
+    .option(
+      '--adapters <names>',
+      `comma-separated adapters (default: every adapter the config enables; known: ${Object.keys(ADAPTERS).join(', ')})`,
+    )
     .option('--models <ids>', 'comma-separated models of one adapter (one session per model)')
     .option('--check <command>', 'a shell command run in each worktree afterwards, under the same sandbox (e.g. "npm test")')
     .option('--timeout <seconds>', 'cancel the turns still running after this many seconds', (v) => seconds('--timeout', v))
@@ -90,9 +93,13 @@ async function compareCommand(ctx: CliContext, prompt: string, flags: CompareFla
 }
 
 /** The contenders: one per model of one adapter (`--models`), else one per adapter. */
-export function compareEntries(ctx: Pick<CliContext, 'adapter'>, flags: Pick<CompareFlags, 'adapters' | 'models'>): CompareEntry[] {
-  const adapters = list(flags.adapters) ?? Object.keys(ADAPTERS);
-  for (const adapter of adapters) ctx.adapter(adapter);
+export function compareEntries(
+  ctx: Pick<CliContext, 'adapter' | 'adapterConfig' | 'enabledAdapters' | 'defaultAdapter'>,
+  flags: Pick<CompareFlags, 'adapters' | 'models'>,
+): CompareEntry[] {
+  // Default: every adapter the config enables (with --models: the default adapter).
+  const adapters = list(flags.adapters) ?? (flags.models === undefined ? ctx.enabledAdapters() : [ctx.defaultAdapter]);
+  for (const adapter of adapters) ctx.adapterConfig(adapter);
   const models = list(flags.models);
   if (models === undefined) return adapters.map((adapter) => ({ adapter }));
   if (flags.adapters !== undefined && adapters.length !== 1) {

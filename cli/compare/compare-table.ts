@@ -3,13 +3,14 @@ import { label } from './run-compare.js';
 
 /** The side-by-side table of a compare report, one row per contender, for people. */
 export function compareTable(report: CompareReport): string {
-  const header = ['contender', 'session', 'outcome', 'wall', 'tokens in/out', 'files', 'lines', ...(report.check ? ['check'] : [])];
+  const header = ['contender', 'session', 'outcome', 'wall', 'tokens in/out', 'cost', 'files', 'lines', ...(report.check ? ['check'] : [])];
   const body = report.rows.map((row) => [
     label(row),
     row.sessionId ?? '—',
     outcomeText(row),
     row.wallMs === undefined ? '—' : `${(row.wallMs / 1000).toFixed(1)} s`,
     row.usage?.reported ? `${row.usage.inputTokens ?? '?'}/${row.usage.outputTokens ?? '?'}` : 'not reported',
+    row.usage?.costUsd === undefined ? '—' : `$${row.usage.costUsd.toFixed(4)}`,
     row.filesChanged === undefined ? '—' : String(row.filesChanged),
     row.linesAdded === undefined ? '—' : `+${row.linesAdded} -${row.linesRemoved}`,
     ...(report.check ? [checkText(row)] : []),
