@@ -50,6 +50,8 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   session_unknown_outcome: EXIT.agent,
   session_busy: EXIT.agent,
   session_not_found: EXIT.usage,
+  ask_not_found: EXIT.usage,
+  ask_already_answered: EXIT.turnNotCompleted,
   state_locked: EXIT.state,
   state_corrupt: EXIT.state,
   state_unwritable: EXIT.state,

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { isOneWorksError } from '../core/errors.js';
 import { installExitCleanup } from '../core/process/index.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerAskCommands } from './commands/asks.js';
 import { registerCatalogCommands } from './commands/catalog.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
@@ -68,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
   registerDoctorCommand(program, run);
   registerCatalogCommands(program, run);
   registerRunCommands(program, run);
-  registerSessionCommands(program, run);
+  registerAskCommands(program, registerSessionCommands(program, run), run);
   registerServeCommands(program, run);
   registerServerCommands(program, run);
   registerHousekeepingCommands(program, run);

@@ -7,6 +7,7 @@ import {
   declineEscalator,
   describeLimitation,
   limitationsInEffect,
+  mergePolicies,
   type DecisionRecord,
   type Escalator,
   type PermissionPolicy,
@@ -78,7 +79,10 @@ export function createDecider(
   const deciders = new Map<string, (ask: PermissionAsk) => Promise<PermissionDecision>>();
   // Attention notes by request id, attached to the decision they belong to (asks may overlap).
   const notes = new Map<string, string>();
+  // The record of the latest ask: its `sessionAllows` (recorded by any process) apply to every decider.
+  let latest: SessionRecord | undefined;
   return async (ask, session) => {
+    latest = session;
     const autonomy: Autonomy = session.runs.at(-1)?.autonomy ?? session.pending?.autonomy ?? 'low';
     const key = `${session.id}:${autonomy}`;
     let decide = deciders.get(key);
@@ -88,6 +92,7 @@ export function createDecider(
         autonomy,
         workspace: session.workspace,
         escalator,
+        remembered: () => latest?.sessionAllows ?? [],
         onDecision: (record) => {
           // A prompt abandoned because the person interrupted the turn needs nobody's attention.
           const quiet = options.signal?.aborted === true || options.quiet?.(record) === true;
@@ -143,24 +148,21 @@ export function sessionPolicyFromFlags(flags: { allow?: readonly string[]; deny?
   throw new OneWorksError('usage', `--${list} ${JSON.stringify(value)}: ${issue.message}`);
 }
 
-/** The union of policies, each list deduplicated in first-seen order. */
-export function mergePolicies(...parts: Array<PermissionPolicyInput | undefined>): PermissionPolicy {
-  const policies = parts.filter((p) => p !== undefined).map((p) => PermissionPolicySchema.parse(p));
-  const union = (key: keyof PermissionPolicy): string[] => [...new Set(policies.flatMap((p) => p[key]))];
-  return { allow: union('allow'), deny: union('deny'), denyPaths: union('denyPaths'), writeBoundary: union('writeBoundary') };
-}
+export { mergePolicies } from '../core/permissions/index.js';
 
 // An escalation that nobody answered: declined by policy (no TTY, a failed prompt, an abandoned one).
 function attentionFor({ ask, decision }: DecisionRecord, sessionId: string, out: Output): string | undefined {
   if (!decision.escalated || decision.by !== 'policy' || decision.decision !== 'deny') return undefined;
   const why = decision.reason ?? 'no person was asked';
   if (ask.kind === 'question') {
-    const first = (ask.questions?.[0] as { question?: unknown } | undefined)?.question;
-    const what = typeof first === 'string' ? `the agent's question "${first}"` : "the agent's question";
-    return out.redact(`${what} was declined (${why}); answer it in the next turn (one-works send ${sessionId} "…") or run from a terminal`);
+    const first = ask.questions?.[0]?.question;
+    const what = first !== undefined ? `the agent's question "${first}"` : "the agent's question";
+    return out.redact(
+      `${what} was declined (${why}); answer it in the next turn (one-works send ${sessionId} "…"); next time answer while it waits: from a terminal, with one-works asks / one-works answer, or over MCP (answer_ask)`,
+    );
   }
   const tools = ask.tools.map((t) => t.label).join(', ');
   return out.redact(
-    `permission for ${tools} was declined (${why}); run from a terminal to be asked, or allow it with --allow CMD or adapters.<name>.policy.allow`,
+    `permission for ${tools} was declined (${why}); next time answer while it waits (run from a terminal, or one-works asks ${sessionId} then one-works answer ASK allow|allow-session|deny, or MCP answer_ask; orchestrator.askTimeoutMs sets how long it waits), or allow it with --allow CMD or adapters.<name>.policy.allow`,
   );
 }

@@ -1,8 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { z } from 'zod';
-import type { PermissionAsk } from '../core/adapter.js';
-import type { EscalationAnswer, Escalator } from '../core/permissions/index.js';
+import type { AskQuestion, PermissionAsk, QuestionAnswer } from '../core/adapter.js';
+import { answerText, type EscalationAnswer, type Escalator } from '../core/permissions/index.js';
 import { terminalSafe } from './terminal-text.js';
 
 /**
@@ -25,24 +24,15 @@ export interface TtyEscalatorOptions {
   signal?: AbortSignal;
 }
 
-// droid's ask_user question (droid-protocol.md §5.2); lenient, since versions drift.
-const QuestionSchema = z.looseObject({
-  index: z.number().int().optional(),
-  topic: z.string().optional(),
-  question: z.string(),
-  options: z.array(z.string()).default([]),
-  multiSelect: z.boolean().optional(),
-});
-type Question = z.infer<typeof QuestionSchema>;
-
 const CHOICES = '[y] allow once  [a] allow for this session  [n] deny';
 // Unrecognised replies to a permission prompt before it counts as a denial.
 const MAX_ATTEMPTS = 3;
 
 /**
  * Creates the TTY escalator. Asks arriving while a prompt is open wait their turn (serialized).
- * Answers are `by: 'human'`; an abandoned prompt (end of input, abort) is a denial. Question
- * answers come back in droid's ask_user shape `[{index, question, answer}]`. Never rejects.
+ * Answers are `by: 'human'` through the `terminal` channel; an abandoned prompt (end of input,
+ * abort) is a denial. Question answers are typed ({@link QuestionAnswer}). A prompt whose
+ * `proposal.signal` aborts (answered elsewhere) says so and is dropped. Never rejects.
  */
 export function createTtyEscalator(options: TtyEscalatorOptions): Escalator {
   const reader = new LineReader(options.input, options.signal);
@@ -53,9 +43,21 @@ export function createTtyEscalator(options: TtyEscalatorOptions): Escalator {
   let tail: Promise<unknown> = Promise.resolve();
   return {
     ask(ask, proposal) {
-      const turn = tail.then(() => {
+      const turn = tail.then(async (): Promise<EscalationAnswer> => {
         if (reader.aborted) return ABANDONED;
-        return ask.kind === 'question' ? askQuestions(ask, reader, write) : askPermission(ask, proposal.reason, reader, write);
+        if (proposal.signal?.aborted) return ANSWERED_ELSEWHERE;
+        reader.promptSignal = proposal.signal;
+        try {
+          const answer =
+            ask.kind === 'question' ? await askQuestions(ask, reader, write) : await askPermission(ask, proposal.reason, reader, write);
+          if (proposal.signal?.aborted && !reader.aborted) {
+            write(`\n[one-works] answered elsewhere (${String(proposal.signal.reason ?? 'another channel')})\n`);
+            return ANSWERED_ELSEWHERE;
+          }
+          return { ...answer, channel: 'terminal' };
+        } finally {
+          reader.promptSignal = undefined;
+        }
       });
       tail = turn.catch(() => undefined);
       return turn;
@@ -95,10 +97,9 @@ async function askPermission(
 }
 
 async function askQuestions(ask: PermissionAsk, reader: LineReader, write: (text: string) => void): Promise<EscalationAnswer> {
-  const parsed = z.array(QuestionSchema).min(1).safeParse(ask.questions);
-  if (!parsed.success) return { decision: 'deny', by: 'policy', reason: 'the agent asked questions in a shape One Works cannot show' };
-  const questions = parsed.data;
-  const answers: Array<{ index: number; question: string; answer: string }> = [];
+  const questions: AskQuestion[] = ask.questions ?? [];
+  if (questions.length === 0) return { decision: 'deny', by: 'policy', reason: 'the agent asked a question without any text' };
+  const answers: QuestionAnswer[] = [];
   for (const [position, question] of questions.entries()) {
     const of = questions.length > 1 ? ` (${position + 1} of ${questions.length})` : '';
     const lines = [`\n[one-works] question from the agent${of}${question.topic ? ` — ${question.topic}` : ''}`, `  ${question.question}`];
@@ -114,23 +115,12 @@ async function askQuestions(ask: PermissionAsk, reader: LineReader, write: (text
     const line = await reader.next();
     if (line === undefined) return abandoned(reader, write);
     if (line.trim() === '') return { decision: 'deny', by: 'human', reason: 'the person declined to answer' };
-    answers.push({ index: question.index ?? position + 1, question: question.question, answer: answerText(question, line.trim()) });
+    answers.push({ index: question.index, question: question.question, answer: answerText(question, line.trim()) });
   }
   return { decision: 'allow', by: 'human', answers, reason: 'answered by the person at the terminal' };
 }
 
-// Numbers pick options (several, comma-separated, for multi-select); anything else is free text.
-function answerText(question: Question, text: string): string {
-  const parts = question.multiSelect
-    ? text
-        .split(',')
-        .map((p) => p.trim())
-        .filter((p) => p !== '')
-    : [text];
-  const picked = parts.map((part) => (/^\d+$/.test(part) ? question.options[Number(part) - 1] : undefined));
-  if (parts.length === 0 || picked.some((option) => option === undefined)) return text;
-  return [...new Set(picked)].join(', ');
-}
+const ANSWERED_ELSEWHERE: EscalationAnswer = { decision: 'deny', by: 'policy', reason: 'answered through another channel' };
 
 const ABANDONED: EscalationAnswer = { decision: 'deny', by: 'policy', reason: 'the prompt was abandoned (the turn was interrupted)' };
 
@@ -147,6 +137,8 @@ class LineReader {
   readonly #decoder = new StringDecoder('utf8');
   #buffer = '';
   #ended = false;
+  /** Aborts the prompt being read (its ask was answered elsewhere); the reader stays usable. */
+  promptSignal: AbortSignal | undefined;
 
   constructor(input: Readable, signal: AbortSignal | undefined) {
     this.#input = input;
@@ -161,11 +153,14 @@ class LineReader {
   next(): Promise<string | undefined> {
     const ready = this.#take();
     if (this.#input.readableEnded) this.#ended = true;
+    const prompt = this.promptSignal;
     if (ready !== undefined || this.#ended || this.aborted) return Promise.resolve(ready ?? this.#rest());
+    if (prompt?.aborted) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const finish = (line: string | undefined): void => {
         this.#input.off('data', onData).off('end', onEnd).off('error', onEnd);
         this.#signal?.removeEventListener('abort', onAbort);
+        prompt?.removeEventListener('abort', onAbort);
         this.#input.pause();
         resolve(line);
       };
@@ -181,6 +176,7 @@ class LineReader {
       const onAbort = (): void => finish(undefined);
       this.#input.on('data', onData).once('end', onEnd).once('error', onEnd);
       this.#signal?.addEventListener('abort', onAbort, { once: true });
+      prompt?.addEventListener('abort', onAbort, { once: true });
       this.#input.resume();
       // A waiting prompt must not keep the process alive on its own: if the turn ends without
       // an answer (child gone, timeout), the CLI still exits. Sockets and TTYs can unref.

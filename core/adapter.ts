@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Catalog, CatalogRequest } from './catalog/schema.js';
-import type { EventDraft, TurnOutcome } from './events/index.js';
+import type { AnswerChannel, EventDraft, TurnOutcome } from './events/index.js';
 import type { FetchOptions, InstalledPackage, InstallPackageOptions, ReadNpmConfigOptions, RegistryConfig } from './install/index.js';
 import type { RunCommandOptions, RunCommandResult } from './process/run-command.js';
 import type { Redactor } from './redact.js';
@@ -154,15 +154,44 @@ export interface PermissionAsk {
   }>;
   /** Native option values offered (e.g. proceed_once, proceed_always, cancel). */
   options: string[];
-  questions?: unknown[];
+  /** For `kind: 'question'`: the questions, typed by the adapter from its native shape. */
+  questions?: AskQuestion[];
+}
+
+/**
+ * A question the agent asks a person (droid's ask_user, and its equivalents in other agents),
+ * normalised by the adapter: the text, an optional topic, the options offered (none: free text
+ * only) and whether several options may be picked.
+ */
+export interface AskQuestion {
+  /** The question's number as the agent counts them (droid: from 1). */
+  index: number;
+  topic?: string;
+  question: string;
+  options: string[];
+  multiSelect: boolean;
+}
+
+/** A person's answer to one {@link AskQuestion}: free text (picked options joined with ", "). */
+export interface QuestionAnswer {
+  index: number;
+  question: string;
+  answer: string;
 }
 
 export interface PermissionDecision {
   decision: 'allow' | 'deny';
   by: 'policy' | 'human';
   reason?: string;
+  /** A person's decision: where the answer came from (terminal, `one-works answer`, MCP, elicitation). */
+  channel?: AnswerChannel;
   /** For questions: the answers, when allowed. */
-  answers?: unknown[];
+  answers?: QuestionAnswer[];
+  /**
+   * Approvals a person gave "for this session" with this decision (permission keys); the
+   * session layer records them in the session, where later turns and processes apply them.
+   */
+  sessionAllows?: string[];
   /** Set when the ask was declined with nobody there to decide: why the session needs a person's attention. */
   attention?: string;
 }

@@ -90,6 +90,10 @@ export const ERROR_CODES = {
   TARGET_DIRTY: 'target_dirty',
   /** The session has no worktree (never had one, or it was discarded). */
   NO_WORKTREE: 'no_worktree',
+  /** No open ask with that id (never opened, or already settled and forgotten). */
+  ASK_NOT_FOUND: 'ask_not_found',
+  /** The ask was already answered (first answer wins); the message says by whom. */
+  ASK_ALREADY_ANSWERED: 'ask_already_answered',
   /** Bad command-line usage. */
   USAGE: 'usage',
   /** A bug: an unexpected failure inside One Works. */

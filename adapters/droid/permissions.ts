@@ -25,6 +25,7 @@ export async function answerPermission(params: unknown, ctx: HandlerContext, io:
     option,
     by: decision.by,
     ...(decision.reason ? { reason: decision.reason } : {}),
+    ...(decision.channel ? { channel: decision.channel } : {}),
   });
   return { selectedOption: option };
 }
@@ -38,7 +39,8 @@ export async function answerAskUser(params: unknown, ctx: HandlerContext, io: Se
   io.emit(askedDraft(ask));
   const decision = await io.decide(ask);
   const answered = decision.decision === 'allow' && (decision.answers?.length ?? 0) > 0;
-  const answers = answered ? decision.answers! : [];
+  // droid's ask_user answer is `{ index, question, answer }` per question (droid-protocol.md §5.2).
+  const answers = answered ? decision.answers!.map(({ index, question, answer }) => ({ index, question, answer })) : [];
   io.emit({
     type: 'question.answered',
     key: droidEventKeys.questionAnswered(ask.requestId),
@@ -46,6 +48,7 @@ export async function answerAskUser(params: unknown, ctx: HandlerContext, io: Se
     cancelled: !answered,
     answers,
     by: decision.by === 'human' ? 'human' : 'policy',
+    ...(decision.channel ? { channel: decision.channel } : {}),
   });
   return answered ? { answers } : { cancelled: true, answers: [] };
 }

@@ -87,6 +87,18 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
       '-i, --interrupt',
       "steer: supersede the session's queued turns and interrupt its live one, then run this message on the same native session",
     )
+    .option(
+      '--allow <command>',
+      'from this turn on, run commands starting with this prefix without asking, in this session (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--deny <command>',
+      'from this turn on, always deny commands starting with this prefix, in this session (repeatable)',
+      collect,
+      [],
+    )
     .option('--request-key <key>', 'idempotency key: repeating the same send returns (and follows) the original turn')
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
@@ -108,8 +120,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   const adapter = ctx.adapter(adapterName);
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
   const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
-  // `run --allow/--deny` become the session's policy; the record keeps it, so `send` reuses it.
-  const policy = target.kind === 'new' ? sessionPolicyFromFlags(target.flags) : undefined;
+  // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
+  const policy = sessionPolicyFromFlags(target.flags);
   // A worktree session's workspace lies in the state directory; approval applies to its repository.
   const approvalDir = existing?.worktree?.repository ?? existing?.workspace;
   const approved = await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
@@ -155,6 +167,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
             prompt,
             ...settings,
             ...(target.flags.interrupt ? { interrupt: true } : {}),
+            ...(policy ? { policy } : {}),
             ...(target.flags.requestKey ? { requestKey: target.flags.requestKey } : {}),
           },
         };

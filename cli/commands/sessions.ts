@@ -13,7 +13,8 @@ import { registerReconcileCommand } from './sessions-reconcile.js';
 import { createLiveRenderer, formatUsage } from '../render.js';
 import { openStore } from '../state.js';
 
-export function registerSessionCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
+/** Registers `sessions list|show` and `events`; returns the `sessions` command (for its other subcommands). */
+export function registerSessionCommands(program: Command, run: (body: CommandBody) => Promise<void>): Command {
   const sessions = program.command('sessions').description('list and show recorded sessions');
   const list = (cmd: Command): Promise<void> =>
     run(async () => {
@@ -94,6 +95,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
         return EXIT.ok;
       }),
     );
+  return sessions;
 }
 
 // The running orchestrator's view (state, queue depth) by session; undefined when none runs (a

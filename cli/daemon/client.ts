@@ -31,12 +31,27 @@ import { createConnection, type Connection } from '../../core/protocol/index.js'
 import type { RunStatus } from '../../core/store/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
 import type { PermissionAsk } from '../../core/adapter.js';
-import { declineEscalator, type Escalator } from '../../core/permissions/index.js';
+import type { AnswerChannel } from '../../core/events/index.js';
+import { AnswerChannelSchema } from '../../core/events/index.js';
+import {
+  type AnsweredAsk,
+  type AskAnswer,
+  declineEscalator,
+  describeChannel,
+  type Escalator,
+  type OpenAsk,
+} from '../../core/permissions/index.js';
 import type { CliContext } from '../context.js';
 import { spawnAutoServer, type AutoServer } from './auto-start.js';
 import type { ReconcileRequest } from '../../core/session/index.js';
 import type { CorruptSession } from '../../core/store/index.js';
-import { ESCALATION_REQUEST, EscalationAskParamsSchema, type EscalationReply } from './escalations.js';
+import {
+  ESCALATION_REQUEST,
+  ESCALATION_SETTLED,
+  EscalationAskParamsSchema,
+  EscalationSettledParamsSchema,
+  type EscalationReply,
+} from './escalations.js';
 import { HEARTBEAT_INTERVAL_MS, UNRESPONSIVE_AFTER_MS, serverGoneError, unresponsiveError, type ServerIdentity } from './liveness.js';
 import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, logPath, socketPath } from './wire.js';
 
@@ -204,6 +219,8 @@ class SocketClient implements OrchestratorClient {
   #pending = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #pinging = false;
+  // Prompts open on this client by ask id: `escalation.settled` aborts them (answered elsewhere).
+  readonly #prompts = new Map<string, AbortController>();
 
   constructor(connection: Connection, socket: Socket, socketPath: string, options: ClientOptions) {
     this.#connection = connection;
@@ -212,12 +229,23 @@ class SocketClient implements OrchestratorClient {
     this.#heartbeatMs = options.heartbeatMs ?? HEARTBEAT_INTERVAL_MS;
     this.#unresponsiveMs = options.unresponsiveMs ?? UNRESPONSIVE_AFTER_MS;
     connection.onRequest(ESCALATION_REQUEST, async (params): Promise<EscalationReply> => {
-      const { sessionId, reason, ask } = EscalationAskParamsSchema.parse(params);
+      const { sessionId, reason, ask, askId } = EscalationAskParamsSchema.parse(params);
       const attached = this.#escalators.get(sessionId);
-      const answer = await (attached?.escalator ?? declineEscalator).ask(ask as PermissionAsk, { reason });
-      return { ...answer, abandoned: attached?.abandoned() ?? false };
+      const settled = new AbortController();
+      if (askId !== undefined) this.#prompts.set(askId, settled);
+      try {
+        const answer = await (attached?.escalator ?? declineEscalator).ask(ask as PermissionAsk, { reason, signal: settled.signal });
+        return { ...answer, abandoned: attached?.abandoned() ?? false };
+      } finally {
+        if (askId !== undefined) this.#prompts.delete(askId);
+      }
     });
     connection.onNotification((method, params) => {
+      if (method === ESCALATION_SETTLED) {
+        const parsed = EscalationSettledParamsSchema.safeParse(params);
+        if (parsed.success) this.#prompts.get(parsed.data.askId)?.abort(describeBy(parsed.data.by));
+        return;
+      }
       if (method !== EVENT_NOTIFICATION) return;
       const { sessionId, event } = params as { sessionId: string; event: RuntimeEvent };
       for (const listener of this.#listeners.get(sessionId) ?? []) listener(event);
@@ -251,6 +279,18 @@ class SocketClient implements OrchestratorClient {
 
   updateSession(request: UpdateSessionRequest): Promise<SessionSummary> {
     return this.#call('updateSession', request) as Promise<SessionSummary>;
+  }
+
+  listAsks(sessionId?: string): Promise<OpenAsk[]> {
+    return this.#call('listAsks', sessionId === undefined ? {} : { sessionId }) as Promise<OpenAsk[]>;
+  }
+
+  answerAsk(answer: AskAnswer): Promise<AnsweredAsk> {
+    return this.#call('answerAsk', answer) as Promise<AnsweredAsk>;
+  }
+
+  resolveAttention(sessionId: string, note?: string): Promise<SessionSummary> {
+    return this.#call('resolveAttention', note === undefined ? { sessionId } : { sessionId, note }) as Promise<SessionSummary>;
   }
 
   readSession(request: ReadSessionRequest): Promise<SessionDetail> {
@@ -420,4 +460,9 @@ class SocketClient implements OrchestratorClient {
     this.#gone.abort();
     this.#socket.destroy();
   }
+}
+
+// How the terminal names the channel that answered an ask it was showing.
+function describeBy(by: string): string {
+  return AnswerChannelSchema.safeParse(by).success ? describeChannel(by as AnswerChannel) : 'nobody answered in time';
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isOneWorksError } from '../../core/errors.js';
 import { createOrchestrator } from '../../core/orchestrator/index.js';
+import { AskBoard } from '../../core/permissions/index.js';
 import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -36,9 +37,15 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
   }
   const shutdown = claimShutdown();
   try {
-    // A person at a client's terminal has as long as a turn may run to answer a permission ask.
-    const escalations = new EscalationRouter({ timeoutMs: ctx.config.orchestrator.runTimeoutMs });
-    const orchestrator = await createOrchestrator(serverDeps(ctx, store, out, escalations));
+    // An escalated ask waits askTimeoutMs for an answer from any channel; with 0, only a terminal
+    // following the turn is asked, and it has as long as a turn may run.
+    const asks = new AskBoard();
+    const escalations = new EscalationRouter({
+      board: asks,
+      askTimeoutMs: ctx.config.orchestrator.askTimeoutMs,
+      terminalTimeoutMs: ctx.config.orchestrator.runTimeoutMs,
+    });
+    const orchestrator = await createOrchestrator({ ...serverDeps(ctx, store, out, escalations), asks });
     // Recovery and every query skip a malformed record; the log says which and why.
     for (const bad of (await store.scanSessions()).corrupt)
       out.info(`session ${bad.sessionId} is left alone: ${bad.file} is malformed (${bad.reason})`);

@@ -6,6 +6,7 @@ import { createStreamTransport } from '../../core/transport/index.js';
 import { EscalationAttachParamsSchema, type EscalationRouter } from './escalations.js';
 import {
   AdapterParamsSchema,
+  AnswerAskParamsSchema,
   CancelParamsSchema,
   CheckSessionParamsSchema,
   CreateSessionParamsSchema,
@@ -15,8 +16,10 @@ import {
   ForkSessionParamsSchema,
   ImportSessionParamsSchema,
   MAX_WAIT_MS,
+  ListAsksParamsSchema,
   ReadSessionParamsSchema,
   ReconcileParamsSchema,
+  ResolveAttentionParamsSchema,
   SendMessageParamsSchema,
   SessionParamsSchema,
   UpdateSessionParamsSchema,
@@ -135,6 +138,12 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
   handle('activity', () => Promise.resolve(orchestrator.activity()));
   handle('updateSession', (p) => orchestrator.updateSession(parseParams(UpdateSessionParamsSchema, p)));
   handle('removeSession', (p) => orchestrator.removeSession(parseParams(SessionParamsSchema, p).sessionId));
+  handle('listAsks', (p) => orchestrator.listAsks(parseParams(ListAsksParamsSchema, p ?? {}).sessionId));
+  handle('answerAsk', (p) => orchestrator.answerAsk(parseParams(AnswerAskParamsSchema, p)));
+  handle('resolveAttention', (p) => {
+    const { sessionId, note } = parseParams(ResolveAttentionParamsSchema, p);
+    return orchestrator.resolveAttention(sessionId, note);
+  });
   handle('readSession', (p) => orchestrator.readSession(parseParams(ReadSessionParamsSchema, p)));
   handle('usage', (p) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
   handle('info', () => orchestrator.info());

@@ -11,7 +11,7 @@ import {
 } from '../../core/orchestrator/index.js';
 import { RECONCILED_STATUSES } from '../../core/session/index.js';
 import { AutonomySchema } from '../../core/store/index.js';
-import { PermissionPolicySchema } from '../../core/permissions/index.js';
+import { AskAnswerSchema, PermissionPolicySchema } from '../../core/permissions/index.js';
 import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
 
 /**
@@ -66,7 +66,11 @@ export const SendMessageParamsSchema = z.strictObject({
   prompt: z.string(),
   interrupt: z.boolean().optional(),
   presentation: Presentation,
+  policy: PermissionPolicySchema.optional(),
 });
+export const ListAsksParamsSchema = z.strictObject({ sessionId: SessionId.optional() });
+export const AnswerAskParamsSchema = AskAnswerSchema;
+export const ResolveAttentionParamsSchema = z.strictObject({ sessionId: SessionId, note: z.string().max(2000).optional() });
 export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
 export const CancelParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() });
 export const WaitParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) });

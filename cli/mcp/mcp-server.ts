@@ -30,6 +30,8 @@ export interface McpServerOptions {
   log: (line: string) => void;
   /** Default: {@link MCP_TOOLS}. */
   tools?: readonly AnyMcpTool[];
+  /** Called after a successful tool call with the sessions it created or named (elicitation follows them). */
+  onSessions?: (sessionIds: string[]) => void;
 }
 
 const INSTRUCTIONS =
@@ -90,8 +92,16 @@ async function callTool(tool: AnyMcpTool, args: unknown, options: McpServerOptio
   try {
     const { result, text } = await options.orchestrator.use((orchestrator) => tool.run(orchestrator, parsed.data));
     const structured = tool.output.parse(result) as Record<string, unknown>;
+    options.onSessions?.(sessionsOf(parsed.data, structured));
     return { content: [{ type: 'text', text: options.redact(text) }], structuredContent: mapStrings(structured, options.redact) };
   } catch (error) {
     return fail(error);
   }
+}
+
+// The sessions a tool call created or named: its `session`/`sessions` arguments, its result's `sessionId`.
+function sessionsOf(args: unknown, result: Record<string, unknown>): string[] {
+  const { session, sessions } = args as { session?: unknown; sessions?: unknown };
+  const ids = [session, ...(Array.isArray(sessions) ? sessions : []), result.sessionId];
+  return ids.filter((id): id is string => typeof id === 'string');
 }

@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { watchAsksForElicitation, type ElicitationWatcher } from './elicitation.js';
 import { startMcpHttpServer } from './http-server.js';
 import type { ListenAddress } from './http-options.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
@@ -8,7 +9,16 @@ import { createMcpServer, type McpServerOptions } from './mcp-server.js';
  * protocol messages go to stdout; logs go through `options.log` (stderr).
  */
 export async function serveStdio(options: McpServerOptions, signal: AbortSignal): Promise<void> {
-  const server = createMcpServer(options);
+  // Elicitations go to this one client for the sessions its tool calls created or named.
+  let watcher: ElicitationWatcher | undefined;
+  const server = createMcpServer({
+    ...options,
+    onSessions: (ids) => {
+      for (const id of ids) watcher?.track(id);
+      options.onSessions?.(ids);
+    },
+  });
+  watcher = watchAsksForElicitation(server, options.orchestrator, options.log);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
@@ -22,6 +32,7 @@ export async function serveStdio(options: McpServerOptions, signal: AbortSignal)
   try {
     await closed;
   } finally {
+    watcher.close();
     await server.close().catch(() => undefined);
   }
 }

@@ -20,6 +20,8 @@ export type ToolOrchestrator = Pick<
   | 'usage'
   | 'info'
   | 'models'
+  | 'listAsks'
+  | 'answerAsk'
 > &
   WorktreeApi;
 

@@ -1,3 +1,4 @@
+import { ASK_TOOLS } from './tools-asks.js';
 import { INFO_TOOLS } from './tools-info.js';
 import { SESSION_TOOLS } from './tools-sessions.js';
 import { TURN_TOOLS } from './tools-turns.js';
@@ -16,6 +17,8 @@ const ORDER = [
   'find_sessions',
   'update_session',
   'cancel_session',
+  'list_asks',
+  'answer_ask',
   'usage',
   'diff_session',
   'merge_session',
@@ -24,7 +27,7 @@ const ORDER = [
 ];
 
 /** Every tool `one-works mcp` serves. */
-export const MCP_TOOLS: readonly AnyMcpTool[] = [...INFO_TOOLS, ...TURN_TOOLS, ...SESSION_TOOLS, ...WORKTREE_TOOLS].sort(
+export const MCP_TOOLS: readonly AnyMcpTool[] = [...INFO_TOOLS, ...TURN_TOOLS, ...SESSION_TOOLS, ...WORKTREE_TOOLS, ...ASK_TOOLS].sort(
   (a, b) => rank(a) - rank(b),
 );
 

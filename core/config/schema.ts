@@ -49,6 +49,14 @@ export const OrchestratorSchema = z
     cancelGraceMs: z.number().int().min(0).default(5000).describe('Wait after a protocol interrupt before killing, in ms.'),
     runTimeoutMs: z.number().int().positive().default(3_600_000).describe('Longest a single turn may run, in ms.'),
     idleExitMs: z.number().int().min(0).default(600_000).describe('Idle time before a background server exits, in ms.'),
+    askTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(600_000)
+      .describe(
+        'How long an escalated permission ask or question stays open for an answer (terminal, one-works answer, MCP), in ms; 0 declines at once when no terminal follows the turn.',
+      ),
   })
   .prefault({})
   .describe('Admission and timing limits.');

@@ -6,6 +6,7 @@ export {
   TurnStatusSchema,
   ToolKindSchema,
   UNREPORTED_USAGE,
+  AnswerChannelSchema,
 } from './schema.js';
 export type {
   RuntimeEvent,
@@ -15,4 +16,5 @@ export type {
   TurnOutcome,
   TurnStatus,
   ToolKind,
+  AnswerChannel,
 } from './schema.js';

@@ -40,6 +40,10 @@ export type ToolKind = z.infer<typeof ToolKindSchema>;
 
 const Json = z.unknown();
 
+/** Where a person's answer to an escalated ask came from. */
+export const AnswerChannelSchema = z.enum(['terminal', 'cli', 'mcp', 'elicitation']);
+export type AnswerChannel = z.infer<typeof AnswerChannelSchema>;
+
 const payloads = {
   'session.started': {
     adapter: z.string(),
@@ -96,6 +100,8 @@ const payloads = {
     option: z.string(),
     by: z.enum(['policy', 'human', 'agent']),
     reason: z.string().optional(),
+    /** For a person's answer: where it came from. */
+    channel: AnswerChannelSchema.optional(),
   },
   'question.asked': { requestId: z.string(), questions: z.array(Json) },
   'question.answered': {
@@ -103,7 +109,10 @@ const payloads = {
     cancelled: z.boolean(),
     answers: z.array(Json),
     by: z.enum(['policy', 'human']),
+    channel: AnswerChannelSchema.optional(),
   },
+  /** A person cleared the session's needs-attention state (`one-works sessions resolve`). */
+  'attention.resolved': { by: z.literal('human'), note: z.string().optional(), cleared: z.array(z.string()) },
   usage: { scope: z.enum(['turn', 'session']), usage: UsageSchema },
   hook: {
     hookId: z.string(),

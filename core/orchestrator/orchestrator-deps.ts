@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Autonomy, SessionImporter } from '../adapter.js';
 import type { CatalogModel } from '../catalog/index.js';
+import type { AskBoard } from '../permissions/index.js';
 import type { SessionRuntime } from '../session/index.js';
 import type { SessionRecord, Store } from '../store/index.js';
 import type { ApprovalSource } from '../workspace/index.js';
@@ -65,4 +66,9 @@ export interface OrchestratorDeps {
    * under (the config's `sandbox`, default none).
    */
   worktrees?: { parentEnv?: NodeJS.ProcessEnv; hooks?: boolean; sandbox?: 'none' | 'bwrap' } | undefined;
+  /**
+   * Where escalated asks wait for an answer (the host wires its runners' escalators to it);
+   * `listAsks` and `answerAsk` serve it. Without it there are no open asks.
+   */
+  asks?: AskBoard | undefined;
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { CatalogModel } from '../catalog/index.js';
+import { randomBytes } from 'node:crypto';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { mergePolicies, type AnsweredAsk, type AskAnswer, type OpenAsk } from '../permissions/index.js';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
@@ -184,6 +186,8 @@ class InProcessOrchestrator implements Orchestrator {
           return resolved;
         },
       );
+      // `send --allow/--deny` join the session's policy for this turn and every later one.
+      if (request.policy) await slot.book.update((record) => ({ ...record, policy: mergePolicies(record.policy, request.policy) }));
       return acceptTurn(this.#ctx, slot, request.prompt, settings, {
         interrupt: request.interrupt === true,
         notes,
@@ -316,6 +320,41 @@ class InProcessOrchestrator implements Orchestrator {
     const freedBytes = await this.#deps.store.removeSession(sessionId);
     this.#signal.changed();
     return { sessionId, freedBytes };
+  }
+
+  async listAsks(sessionId?: string): Promise<OpenAsk[]> {
+    if (sessionId !== undefined) await this.#slot(sessionId);
+    return this.#deps.asks?.list(sessionId) ?? [];
+  }
+
+  async answerAsk(answer: AskAnswer): Promise<AnsweredAsk> {
+    if (!this.#deps.asks) {
+      throw new OneWorksError(ERROR_CODES.ASK_NOT_FOUND, `no open ask ${answer.askId}: this orchestrator keeps no asks open`);
+    }
+    return this.#deps.asks.answer(answer);
+  }
+
+  async resolveAttention(sessionId: string, note?: string): Promise<SessionSummary> {
+    const slot = await this.#slot(sessionId);
+    const { status, attention = [] } = slot.book.record;
+    if (status !== 'needs_attention') {
+      throw new OneWorksError(ERROR_CODES.USAGE, `session ${sessionId} does not need attention (it is ${status}); nothing to resolve`, {
+        data: { sessionId, status },
+      });
+    }
+    await slot.book.update((record) => {
+      const { attention: _cleared, ...rest } = record;
+      return { ...rest, status: 'idle' };
+    });
+    slot.book.emit({
+      type: 'attention.resolved',
+      key: `attention:resolved:${randomBytes(6).toString('hex')}`,
+      by: 'human',
+      cleared: attention,
+      ...(note ? { note } : {}),
+    });
+    await slot.book.flush();
+    return this.#summary(slot);
   }
 
   async readSession(request: ReadSessionRequest): Promise<SessionDetail> {

@@ -1,4 +1,8 @@
 import type { RuntimeEvent } from '../events/index.js';
+import { AskQuestionSchema } from '../permissions/index.js';
+
+// Read leniently: logs written before questions were typed lack `options` and `multiSelect`.
+const LoggedQuestionSchema = AskQuestionSchema.partial({ index: true, options: true, multiSelect: true }).loose();
 
 type Asked = Extract<RuntimeEvent, { type: 'question.asked' }>;
 type Requested = Extract<RuntimeEvent, { type: 'permission.requested' }>;
@@ -53,13 +57,14 @@ function labelsOf(ask: Requested): string {
   return ask.tools.map((t) => t.label).join(', ');
 }
 
-// droid's ask_user questions are `{ question, topic?, options? }`; anything else is shown as JSON.
+// Questions are typed by the adapter (AskQuestion); an entry of another shape is shown as JSON.
 function describeQuestions(questions: readonly unknown[]): string {
   const parts = questions.map((q) => {
-    const { question, topic, options } = (q ?? {}) as { question?: unknown; topic?: unknown; options?: unknown };
-    if (typeof question !== 'string') return JSON.stringify(q).slice(0, 500);
-    const prefix = typeof topic === 'string' && topic ? `${topic}: ` : '';
-    const choices = Array.isArray(options) && options.length > 0 ? ` (options: ${options.map(String).join(' | ')})` : '';
+    const parsed = LoggedQuestionSchema.safeParse(q);
+    if (!parsed.success) return JSON.stringify(q).slice(0, 500);
+    const { question, topic, options } = parsed.data;
+    const prefix = topic ? `${topic}: ` : '';
+    const choices = options && options.length > 0 ? ` (options: ${options.join(' | ')})` : '';
     return `${prefix}${question}${choices}`;
   });
   return parts.length > 0 ? parts.join('; ') : 'the agent asked a question';

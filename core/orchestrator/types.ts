@@ -1,7 +1,7 @@
 import type { Autonomy } from '../adapter.js';
 import type { CatalogModel } from '../catalog/index.js';
 import type { RuntimeEvent, TurnOutcome, Usage } from '../events/index.js';
-import type { PermissionPolicy } from '../permissions/index.js';
+import type { AnsweredAsk, AskAnswer, OpenAsk, PermissionPolicy } from '../permissions/index.js';
 import type { PresentationEnv } from '../process/index.js';
 import type { ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunStatus, SessionStatus } from '../store/index.js';
@@ -54,6 +54,8 @@ export interface SendMessageRequest extends TurnSettings {
   interrupt?: boolean | undefined;
   /** As in {@link CreateSessionRequest}; not part of the request key's arguments. */
   presentation?: PresentationEnv | undefined;
+  /** Additions to the session's permission policy (`send --allow/--deny`), kept for its later turns. */
+  policy?: PermissionPolicy | undefined;
 }
 
 /** `forkSession`: a new session whose first turn carries another session's history. */
@@ -204,6 +206,18 @@ export interface OrchestratorApi {
   activity(): { live: number; queued: number };
   /** Title, labels, archive flag; persisted in the session record. */
   updateSession(request: UpdateSessionRequest): Promise<SessionSummary>;
+  /** Escalated asks waiting for an answer, oldest first; only that session's when given (`session_not_found` for an unknown one). */
+  listAsks(sessionId?: string): Promise<OpenAsk[]>;
+  /**
+   * Answers an open ask as a person, through `answer.channel`. The first answer wins: a later
+   * one fails with `ask_already_answered` naming who answered; an unknown id `ask_not_found`.
+   */
+  answerAsk(answer: AskAnswer): Promise<AnsweredAsk>;
+  /**
+   * A person says the session no longer needs attention: clears its notes, makes it idle and
+   * records an `attention.resolved` event (with `note`). `usage` when it does not need attention.
+   */
+  resolveAttention(sessionId: string, note?: string): Promise<SessionSummary>;
   /** Latest run, recent events (bounded), attention reasons, pending questions. */
   readSession(request: ReadSessionRequest): Promise<SessionDetail>;
   /** Token usage of the given sessions (all when omitted). */

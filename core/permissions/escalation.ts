@@ -1,4 +1,5 @@
-import type { Autonomy, PermissionAsk, PermissionDecision } from '../adapter.js';
+import type { Autonomy, PermissionAsk, PermissionDecision, QuestionAnswer } from '../adapter.js';
+import type { AnswerChannel } from '../events/index.js';
 import { decidePermission } from './policy.js';
 import type { PermissionPolicy, PolicyResult } from './policy.js';
 import { rememberKey } from './tool-verdict.js';
@@ -14,15 +15,18 @@ export interface EscalationAnswer {
   /** Remember this approval for the rest of the session (honoured only for a person's allow). */
   remember?: boolean;
   /** For questions: the answers, required for an allow. */
-  answers?: unknown[];
+  answers?: QuestionAnswer[];
   /** Who decided; defaults to `human`. A stand-in that decides by rule reports `policy`. */
   by?: 'human' | 'policy';
+  /** A person's answer: where it came from. */
+  channel?: AnswerChannel;
   reason?: string;
 }
 
 /** Asks someone to decide an ask the policy escalated. `proposal.reason` says why it escalated. */
 export interface Escalator {
-  ask(ask: PermissionAsk, proposal: { reason: string }): Promise<EscalationAnswer>;
+  /** `proposal.signal`, when given, aborts this one prompt (the ask was answered elsewhere); the escalator then resolves a deny. */
+  ask(ask: PermissionAsk, proposal: { reason: string; signal?: AbortSignal }): Promise<EscalationAnswer>;
 }
 
 /** The escalator used without a TTY: declines everything, as a policy decision. */
@@ -46,6 +50,11 @@ export interface PermissionDeciderOptions {
   /** Canonical absolute workspace path. */
   workspace: string;
   escalator: Escalator;
+  /**
+   * Approvals remembered before this decider (the session record's `sessionAllows`), read at
+   * every ask so that approvals recorded by another process count too.
+   */
+  remembered?: () => Iterable<string>;
   /** Called once per decision, before the promise resolves; must not throw. */
   onDecision?: (record: DecisionRecord) => void;
 }
@@ -53,7 +62,8 @@ export interface PermissionDeciderOptions {
 /**
  * Creates the `SessionIO.decide` of one session. Runs the policy engine; when it escalates,
  * asks the escalator. Approvals a person marks "remember" auto-allow the same tools for the rest
- * of this decider's life (deny rules still win). Automatic decisions report `by: 'policy'`,
+ * of this decider's life (deny rules still win), and their keys are returned as `sessionAllows`
+ * so that the session records them for later processes. Automatic decisions report `by: 'policy'`,
  * a person's `by: 'human'`. Questions are never answered by guess: an allow without answers,
  * or from anyone but a person, becomes a deny. An escalator that throws yields a deny (fail
  * closed) whose reason carries the error message; the returned promise never rejects because
@@ -64,6 +74,7 @@ export function createPermissionDecider(options: PermissionDeciderOptions): (ask
   const { policy, autonomy, workspace, escalator, onDecision } = options;
 
   return async (ask) => {
+    for (const key of options.remembered?.() ?? []) remembered.add(key);
     const result = decidePermission(ask, { policy, autonomy, workspace, remembered });
     const decision: DeciderResult =
       result.verdict === 'escalate'
@@ -83,15 +94,25 @@ export function createPermissionDecider(options: PermissionDeciderOptions): (ask
       return { decision: 'deny', by: 'policy', reason: `escalation failed, so denied: ${message}`, escalated: true };
     }
     const by = answer.by ?? 'human';
-    if (ask.kind === 'question') return decideQuestion(answer, by);
+    const channel = by === 'human' && answer.channel ? { channel: answer.channel } : {};
+    if (ask.kind === 'question') return { ...decideQuestion(answer, by), ...channel };
+    const sessionAllows: string[] = [];
     if (answer.decision === 'allow' && answer.remember === true && by === 'human') {
       for (const tool of ask.tools) {
         const key = rememberKey(tool);
-        if (key !== undefined) remembered.add(key);
+        if (key !== undefined) sessionAllows.push(key);
       }
     }
+    for (const key of sessionAllows) remembered.add(key);
     const verb = answer.decision === 'allow' ? 'approved' : 'denied';
-    return { decision: answer.decision, by, reason: answer.reason ?? `${verb} by a person (asked because ${reason})`, escalated: true };
+    return {
+      decision: answer.decision,
+      by,
+      reason: answer.reason ?? `${verb} by a person (asked because ${reason})`,
+      escalated: true,
+      ...channel,
+      ...(sessionAllows.length > 0 ? { sessionAllows } : {}),
+    };
   }
 }
 

@@ -12,3 +12,6 @@ export type {
 } from './escalation.js';
 export { describeLimitation, limitationsInEffect, rulesInEffect } from './limitations.js';
 export type { LimitationInEffect } from './limitations.js';
+export { AskAnswerSchema, AskBoard, AskQuestionSchema, AskChoiceSchema, OpenAskSchema, answerText, describeChannel } from './ask-board.js';
+export type { AnsweredAsk, AskAnswer, AskChoice, OpenAsk } from './ask-board.js';
+export { mergePolicies } from './merge-policies.js';

@@ -97,6 +97,9 @@ export class SessionRunner {
         decide: async (ask) => {
           const decision = await this.#rt.decide(ask, this.#record);
           if (decision.attention) this.#attention.push(decision.attention);
+          // "Allow for this session" outlives this process: recorded before the agent gets the answer.
+          const added = (decision.sessionAllows ?? []).filter((key) => !(this.#record.sessionAllows ?? []).includes(key));
+          if (added.length > 0) await this.#update({ sessionAllows: [...(this.#record.sessionAllows ?? []), ...added] });
           return decision;
         },
         launch: async (launch, seed) =>

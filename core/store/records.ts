@@ -105,6 +105,11 @@ export const SessionRecordSchema = z.strictObject({
       nativeDetails: z.record(z.string(), z.unknown()),
     })
     .optional(),
+  /**
+   * Approvals a person gave "for this session" (permission keys such as `execute:npm test`):
+   * every later turn, in any process, allows them without asking until the session ends.
+   */
+  sessionAllows: z.array(z.string()).optional(),
   runs: z.array(RunRecordSchema),
   /** A worktree session's git facts; `workspace` then lies inside `worktree.path`. */
   worktree: WorktreeRecordSchema.optional(),

@@ -1,3 +1,4 @@
+import { AskBoard } from '../../core/permissions/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PermissionAsk } from '../../core/adapter.js';
 import type { EscalationAnswer, Escalator } from '../../core/permissions/index.js';
@@ -27,7 +28,7 @@ const ASK: PermissionAsk = {
 const PROPOSAL = { reason: 'needs autonomy high' };
 
 async function setup(h: OrchestratorHarness, timeoutMs = 5_000) {
-  const router = new EscalationRouter({ timeoutMs });
+  const router = new EscalationRouter({ board: new AskBoard(), askTimeoutMs: 0, terminalTimeoutMs: timeoutMs });
   let exitRequests = 0;
   const server = await startOrchestratorServer({
     orchestrator: h.orchestrator,
@@ -76,7 +77,7 @@ describe('escalations through the control socket', () => {
       answering({ decision: 'allow', remember: true, by: 'human', reason: 'allowed at the terminal' }, seen),
     );
     const answer = await router.escalatorFor(sessionId).ask(ASK, PROPOSAL);
-    expect(answer).toEqual({ decision: 'allow', remember: true, by: 'human', reason: 'allowed at the terminal' });
+    expect(answer).toEqual({ decision: 'allow', remember: true, by: 'human', reason: 'allowed at the terminal', channel: 'terminal' });
     expect(seen).toEqual([ASK]);
     expect(router.takeAbandoned(ASK.requestId)).toBe(false);
   });

@@ -110,7 +110,7 @@ describe('createDecider', () => {
       kind: 'question',
       tools: [],
       options: [],
-      questions: [{ question: 'Which color?', options: ['Red'] }],
+      questions: [{ index: 1, question: 'Which color?', options: ['Red'], multiSelect: false }],
     };
     expect(await decide(ask, session())).toMatchObject({ decision: 'deny', by: 'policy' });
     expect(seen[0]?.attention).toContain('"Which color?" was declined');

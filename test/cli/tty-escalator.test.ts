@@ -67,7 +67,7 @@ const questionAsk: PermissionAsk = {
   tools: [{ toolUseId: 'call_1_0', name: 'AskUser', kind: 'other', label: 'AskUser', input: {} }],
   options: [],
   questions: [
-    { index: 1, topic: 'Color', question: 'Which color should the button be?', options: ['Red', 'Blue'] },
+    { index: 1, topic: 'Color', question: 'Which color should the button be?', options: ['Red', 'Blue'], multiSelect: false },
     { index: 2, topic: 'Sizes', question: 'Which sizes do you want?', options: ['Small', 'Large'], multiSelect: true },
   ],
 };
@@ -184,6 +184,7 @@ describe('createTtyEscalator: questions', () => {
     expect(await answer).toEqual({
       decision: 'allow',
       by: 'human',
+      channel: 'terminal',
       reason: expect.any(String),
       answers: [
         { index: 1, question: 'Which color should the button be?', answer: 'Blue' },
@@ -218,9 +219,9 @@ describe('createTtyEscalator: questions', () => {
     expect((await answer).answers).toBeUndefined();
   });
 
-  it('declines questions it cannot show, without prompting', async () => {
+  it('declines a question ask without questions, without prompting', async () => {
     const t = terminal();
-    const answer = await t.escalator.ask({ ...questionAsk, questions: [{ prompt: 'no question field' }] }, { reason: 'q' });
+    const answer = await t.escalator.ask({ ...questionAsk, questions: [] }, { reason: 'q' });
     expect(answer).toMatchObject({ decision: 'deny', by: 'policy' });
     expect(t.screen()).toBe('');
   });

@@ -51,7 +51,10 @@ export interface CliRigOptions {
    * RIG_API_KEY), merged (shallow) with these keys.
    */
   claude?: { baseUrl: string } & Record<string, unknown>;
-  /** Merged over the `orchestrator` block (default `{ idleExitMs: 500 }`: an auto-started server exits soon after its last client). */
+  /**
+   * Merged over the `orchestrator` block (default `{ idleExitMs: 500, askTimeoutMs: 0 }`: an auto-started server exits soon
+   * after its last client, and an escalated ask without a terminal is declined at once).
+   */
   orchestrator?: Record<string, unknown>;
 }
 
@@ -150,7 +153,7 @@ export class CliRigs {
       cache: { directory: testCache() },
       workspaces: { approved: [rig.workspace] },
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-      orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, ...options.orchestrator },
+      orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, askTimeoutMs: 0, ...options.orchestrator },
       adapters: {
         droid: {
           cli: options.cli ?? { source: 'managed', version: '0.225.2' },

@@ -36,7 +36,13 @@ export function buildQuestionAsk(requestId: string, params: AskUserParams, works
       },
     ],
     options: [],
-    questions: params.questions,
+    questions: params.questions.map((q) => ({
+      index: q.index,
+      ...(q.topic ? { topic: q.topic } : {}),
+      question: q.question,
+      options: q.options ?? [],
+      multiSelect: q.multiSelect === true,
+    })),
   };
 }
 

@@ -22,6 +22,7 @@ import type {
 } from '../../../core/orchestrator/index.js';
 import type { ToolOrchestrator } from '../../../cli/mcp/tool.js';
 import type { CorruptSession } from '../../../core/store/index.js';
+import { AskBoard, type AnsweredAsk, type AskAnswer, type OpenAsk } from '../../../core/permissions/index.js';
 
 /**
  * An in-memory orchestrator for tool tests: sessions are summaries the test shapes; calls are
@@ -33,6 +34,8 @@ export class FakeOrchestrator implements ToolOrchestrator {
   /** What corruptSessions reports (not recorded as a call: find_sessions always asks). */
   readonly corrupt: CorruptSession[] = [];
   events: RuntimeEvent[] = [];
+  /** The open asks (a real board): tests open asks on it and watch them settle. */
+  readonly asks = new AskBoard();
   /** What readSession returns instead of the canned detail (e.g. core's sessionDetail over a record and log). */
   detail: ((request: ReadSessionRequest) => SessionDetail) | undefined;
   readonly #failures = new Map<string, unknown>();
@@ -126,6 +129,16 @@ export class FakeOrchestrator implements ToolOrchestrator {
     const all = sessionIds.map((id) => this.#get(id));
     const pending = all.filter((s) => s.state === 'working');
     return { settled: all.filter((s) => s.state !== 'working'), pending, timedOut: pending.length > 0 };
+  }
+
+  async listAsks(sessionId?: string): Promise<OpenAsk[]> {
+    this.#record('listAsks', { sessionId });
+    return this.asks.list(sessionId);
+  }
+
+  async answerAsk(answer: AskAnswer): Promise<AnsweredAsk> {
+    this.#record('answerAsk', answer);
+    return this.asks.answer(answer);
   }
 
   async updateSession(request: UpdateSessionRequest): Promise<SessionSummary> {

@@ -92,7 +92,7 @@ describe('MCP over Streamable HTTP', () => {
     await client.connect(transport);
     try {
       expect(transport.sessionId).toBeUndefined();
-      expect((await client.listTools()).tools).toHaveLength(16);
+      expect((await client.listTools()).tools).toHaveLength(18);
       expect((await client.callTool({ name: 'session_status', arguments: { session: 's-1' } })).structuredContent).toMatchObject({
         sessionId: 's-1',
       });

@@ -25,13 +25,15 @@ const NATIVE = '5b531cf0-1bbd-4b7b-9050-d836012c048c';
 const CHILD = '9d0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
 
 describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () => {
-  it('lists the sixteen tools, each with a closed input schema, a description and an output schema', async () => {
+  it('lists the eighteen tools, each with a closed input schema, a description and an output schema', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        'answer_ask',
         'cancel_session',
         'create_session',
+        'list_asks',
         'find_sessions',
         'fork_session',
         'list_workspaces',

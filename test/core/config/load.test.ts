@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       cancelGraceMs: 5000,
       runTimeoutMs: 3_600_000,
       idleExitMs: 600_000,
+      askTimeoutMs: 600_000,
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({

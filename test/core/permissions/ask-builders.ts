@@ -30,7 +30,7 @@ export function question(): PermissionAsk {
     kind: 'question',
     tools: [tool({ kind: 'other', name: 'AskUser' })],
     options: [],
-    questions: [{ question: 'Which file?' }],
+    questions: [{ index: 1, question: 'Which file?', options: [], multiSelect: false }],
   };
 }
 

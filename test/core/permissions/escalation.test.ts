@@ -124,14 +124,16 @@ describe('declineEscalator', () => {
   });
 });
 
+const A = (answer: string) => ({ index: 1, question: 'Which file?', answer });
+
 describe('questions', () => {
   it('passes a person’s answers through', async () => {
-    const escalator = new FakeEscalator({ decision: 'allow', answers: ['src/a.ts'] });
+    const escalator = new FakeEscalator({ decision: 'allow', answers: [A('src/a.ts')] });
     await expect(decider(escalator)(question())).resolves.toEqual({
       decision: 'allow',
       by: 'human',
       reason: 'answered by a person',
-      answers: ['src/a.ts'],
+      answers: [A('src/a.ts')],
       escalated: true,
     });
     expect(escalator.asked[0]?.reason).toMatch(/questions/);
@@ -145,13 +147,13 @@ describe('questions', () => {
   });
 
   it('declines answers that did not come from a person', async () => {
-    const escalator = new FakeEscalator({ decision: 'allow', by: 'policy', answers: ['guess'] });
+    const escalator = new FakeEscalator({ decision: 'allow', by: 'policy', answers: [A('guess')] });
     const result = await decider(escalator)(question());
     expect(result).toEqual({ decision: 'deny', by: 'policy', reason: 'questions are never answered without a person', escalated: true });
   });
 
   it('never remembers a question, so the next one is asked again', async () => {
-    const escalator = new FakeEscalator({ decision: 'allow', remember: true, answers: ['a'] }, { decision: 'deny' });
+    const escalator = new FakeEscalator({ decision: 'allow', remember: true, answers: [A('a')] }, { decision: 'deny' });
     const decide = decider(escalator);
     await decide(question());
     await expect(decide(question())).resolves.toMatchObject({ decision: 'deny', by: 'human' });
