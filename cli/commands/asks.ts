@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import { AskChoiceSchema, type OpenAsk } from '../../core/permissions/index.js';
 import { createContext } from '../context.js';
 import { tryConnect } from '../daemon/client.js';
@@ -57,6 +57,11 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
           });
           ctx.out.result(answered, () => `${askId} (session ${answered.sessionId}): ${answered.choice}`);
           return EXIT.ok;
+        } catch (error) {
+          // With --json a refused answer is also a record on stdout, with its stable code and facts (who answered).
+          if (ctx.out.json && isOneWorksError(error))
+            ctx.out.record({ error: { code: error.code, message: ctx.out.redact(error.message), ...(error.data ?? {}) } });
+          throw error;
         } finally {
           await client.close();
         }
