@@ -13,6 +13,14 @@ const DOCTOR = 'Run `one-works doctor` on the host running One Works and fix wha
 
 // One sentence per stable code; codes without an entry fall back to DEFAULT.
 const ADVICE: Record<string, CodeAdvice> = {
+  [ERROR_CODES.ASK_ALREADY_ANSWERED]: {
+    retryable: false,
+    action: 'Someone else answered this ask first (the message says who); their decision stands. read_session shows the outcome.',
+  },
+  [ERROR_CODES.ASK_NOT_FOUND]: {
+    retryable: false,
+    action: 'The ask is no longer open (answered, timed out, or its turn ended); list_asks shows the open ones.',
+  },
   [ERROR_CODES.WORKSPACE_NOT_APPROVED]: {
     retryable: false,
     action:
