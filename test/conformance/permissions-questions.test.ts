@@ -56,8 +56,9 @@ describe('AskUser questions with the real droid', () => {
     const [id] = await rig.sessionIds();
     const events = await rig.readEvents(id!);
     const asked = events.find((e) => e.type === 'question.asked');
+    // The event carries the typed question (core AskQuestion): multiSelect is always set.
     expect(asked?.questions).toEqual([
-      { index: 1, topic: 'Color', question: COLOR, options: ['Red', 'Blue'] },
+      { index: 1, topic: 'Color', question: COLOR, options: ['Red', 'Blue'], multiSelect: false },
       { index: 2, topic: 'Sizes', question: SIZES, options: ['Small', 'Large'], multiSelect: true },
     ]);
     expect(events.find((e) => e.type === 'question.answered')).toMatchObject({
