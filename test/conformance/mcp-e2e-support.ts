@@ -150,7 +150,7 @@ export async function exerciseTools(client: Client, rig: CliRig): Promise<unknow
     }),
   )) as [string, string, string, string];
 
-  expect((await client.listTools()).tools).toHaveLength(16);
+  expect((await client.listTools()).tools).toHaveLength(18);
   expect(await use('list_workspaces', {})).toMatchObject({
     approvedRoots: [rig.workspace],
     capacity: { limits: { maxConcurrentRuns: MCP_RIG_ORCHESTRATOR.maxConcurrentRuns } },
