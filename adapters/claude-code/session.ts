@@ -244,6 +244,7 @@ export class ClaudeSession implements AdapterSession {
       option: allow ? 'allow' : 'deny',
       by: decision.by,
       ...(decision.reason ? { reason: decision.reason } : {}),
+      ...('channel' in decision && decision.channel ? { channel: decision.channel } : {}),
     });
     const answer = allow
       ? { behavior: 'allow', updatedInput: ask.input }
