@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.js';
-import { createPrepareServices } from '../core/install/index.js';
+import { createPrepareServices } from '../core/install/services.js';
 import { collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';

@@ -1,23 +1,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { isOneWorksError } from '../core/errors.js';
-import { installExitCleanup } from '../core/process/index.js';
-import { registerAdapterCommands } from './commands/adapters.js';
-import { registerAskCommands } from './commands/asks.js';
-import { registerCatalogCommands } from './commands/catalog.js';
-import { registerConfigCommands } from './commands/config.js';
-import { registerDoctorCommand } from './commands/doctor.js';
-import { registerForkCommand } from './commands/fork.js';
-import { registerImportCommand } from './commands/import.js';
-import { registerHousekeepingCommands } from './commands/housekeeping.js';
-import { registerMcpCommand } from './commands/mcp.js';
-import { registerRunCommands } from './commands/run.js';
-import { registerSessionCommands } from './commands/sessions.js';
-import { registerServeCommands } from './commands/serve.js';
-import { registerServerCommands } from './commands/server.js';
-import { registerCompareCommand } from './commands/compare.js';
-import { registerWorktreeCommands } from './commands/worktree.js';
+import { installExitCleanup } from '../core/process/child-registry.js';
+import { type CommandModule, commandModulesFor } from './command-table.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
+import { packageVersion } from './package-root.js';
 import { installShutdownHandlers } from './shutdown.js';
 import { terminalSafe } from './terminal-text.js';
 
@@ -64,20 +51,9 @@ export async function main(argv: string[]): Promise<number> {
     verbose = Boolean(cmd.optsWithGlobals().verbose);
   });
 
-  registerConfigCommands(program, run);
-  registerAdapterCommands(program, run);
-  registerDoctorCommand(program, run);
-  registerCatalogCommands(program, run);
-  registerRunCommands(program, run);
-  registerAskCommands(program, registerSessionCommands(program, run), run);
-  registerServeCommands(program, run);
-  registerServerCommands(program, run);
-  registerHousekeepingCommands(program, run);
-  registerMcpCommand(program, run);
-  registerImportCommand(program, run);
-  registerForkCommand(program, run);
-  registerWorktreeCommands(program, run);
-  registerCompareCommand(program, run);
+  // Only the modules of the command being run are loaded (all of them for help or an unknown command).
+  const modules: CommandModule[] = await Promise.all(commandModulesFor(argv).map((load) => load()));
+  for (const register of modules) register(program, run);
 
   const removeShutdownHandlers = installShutdownHandlers();
   try {
@@ -103,10 +79,4 @@ export async function main(argv: string[]): Promise<number> {
 // An error may quote a secret or the agent's text (a tool's output, a title): redacted, made inert.
 function printError(text: string): void {
   process.stderr.write(`${terminalSafe(processRedactor.redact(text))}\n`);
-}
-
-async function packageVersion(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }

@@ -1,5 +1,5 @@
 import type { ProgressReport } from '../core/adapter.js';
-import { formatProgress } from '../core/install/index.js';
+import { formatProgress } from '../core/install/progress.js';
 import type { Output } from './output.js';
 import { terminalSafe } from './terminal-text.js';
 

@@ -1,4 +1,4 @@
-import { killAllChildrenSync } from '../core/process/index.js';
+import { killAllChildrenSync } from '../core/process/child-registry.js';
 import { EXIT } from './exit-codes.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { OneWorksError, isOneWorksError } from '../core/errors.js';
 import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../core/store/index.js';
-import { recoverInterruptedRuns } from '../core/session/index.js';
+import { recoverInterruptedRuns } from '../core/session/recover.js';
 import type { CliContext } from './context.js';
 import { socketPath } from './daemon/wire.js';
 

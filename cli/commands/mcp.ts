@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
@@ -16,6 +15,7 @@ import {
   type McpServerOptions,
 } from '../mcp/index.js';
 import { processRedactor } from '../output.js';
+import { packageVersion } from '../package-root.js';
 import { claimShutdown } from '../shutdown.js';
 import { terminalSafe } from '../terminal-text.js';
 
@@ -96,9 +96,4 @@ async function readHttp(http: string, flags: McpFlags) {
 
 function log(line: string): void {
   process.stderr.write(`one-works mcp: ${terminalSafe(processRedactor.redact(line))}\n`);
-}
-
-async function packageVersion(): Promise<string> {
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }

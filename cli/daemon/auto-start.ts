@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, open } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { CliContext } from '../context.js';
+import { BIN_PATH } from '../package-root.js';
 import { logPath } from './wire.js';
 
 /** A background server just started. */
@@ -12,9 +12,6 @@ export interface AutoServer {
   /** Size of orchestrator.log before it started: what it writes comes after. */
   logOffset: number;
 }
-
-/** `cli/bin.js` of this installation. */
-const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
 
 /**
  * Starts `one-works [--config FILE] serve --auto` for `ctx.stateDir` in the background, with its
@@ -32,7 +29,7 @@ export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'config
   try {
     const logOffset = (await log.stat()).size;
     await chmod(logPath(ctx.stateDir), 0o600);
-    const args = [BIN, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto'];
+    const args = [BIN_PATH, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto'];
     const child = spawn(process.execPath, args, {
       cwd: ctx.cwd,
       env: ctx.env,

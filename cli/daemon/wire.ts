@@ -1,15 +1,11 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
-import {
-  MAX_LABELS,
-  MAX_LABEL_LENGTH,
-  MAX_READ_BYTES,
-  MAX_READ_EVENTS,
-  MAX_TITLE_LENGTH,
-  RequestKeySchema,
-} from '../../core/orchestrator/index.js';
-import { RECONCILED_STATUSES } from '../../core/session/index.js';
+// The modules themselves, not core/orchestrator/index.js: a client never loads the orchestrator.
+import { RequestKeySchema } from '../../core/orchestrator/request-keys.js';
+import { MAX_READ_BYTES, MAX_READ_EVENTS } from '../../core/orchestrator/session-detail.js';
+import { MAX_LABELS, MAX_LABEL_LENGTH, MAX_TITLE_LENGTH } from '../../core/orchestrator/session-metadata.js';
+import { RECONCILED_STATUSES } from '../../core/session/reconcile.js';
 import { AutonomySchema } from '../../core/store/index.js';
 import { AskAnswerSchema, PermissionPolicySchema } from '../../core/permissions/index.js';
 import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/index.js';
@@ -120,7 +116,7 @@ export const CheckSessionParamsSchema = z.strictObject({
     .max(2 ** 31 - 1),
 });
 /** Handles are the orchestrator's own schema (core/orchestrator/turn-handle-schema.ts). */
-export { TurnHandleSchema } from '../../core/orchestrator/index.js';
+export { TurnHandleSchema } from '../../core/orchestrator/turn-handle-schema.js';
 
 /** The JSON-RPC 2.0 envelope of the control socket. */
 export const controlEnvelope: Envelope = {

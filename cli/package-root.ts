@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The installation's root: cli/ sits right below it in the sources, dist/cli/ two levels below
+// it in the build (npm run build), where no package.json is one level up.
+const sourcesRoot = new URL('../', import.meta.url);
+
+/** The directory holding package.json and cli/bin.js, whether this module runs from sources or from dist/. */
+export const PACKAGE_ROOT = fileURLToPath(
+  existsSync(new URL('package.json', sourcesRoot)) ? sourcesRoot : new URL('../../', import.meta.url),
+);
+
+/** `cli/bin.js` of this installation: the command's entry point (it picks the build or the sources). */
+export const BIN_PATH = join(PACKAGE_ROOT, 'cli', 'bin.js');
+
+/** The package version from package.json. */
+export async function packageVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
