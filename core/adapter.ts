@@ -209,9 +209,22 @@ export interface SessionIO {
   setNativeSessionId(nativeSessionId: string): Promise<void>;
 }
 
+/** A turn's effective settings; `undefined` model or effort: the agent's own default. */
+export interface TurnSettings {
+  model: string | undefined;
+  effort: string | undefined;
+  autonomy: Autonomy;
+}
+
 export interface TurnInput {
   runId: string;
   text: string;
+  /**
+   * The turn's effective settings. A session whose agent already runs applies them before the
+   * prompt when they differ from the running ones (droid: `update_session_settings`); the caller
+   * first asks `canApplySettings` and restarts the session when the answer is no.
+   */
+  settings?: TurnSettings;
 }
 
 /** One open conversation with the agent. */
@@ -229,6 +242,21 @@ export interface AdapterSession {
    * aborts. Adapters whose CLI has no titles leave it out.
    */
   rename?(title: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: whether the running agent can take `settings` for its next turn without a restart
+   * (then `prompt` applies them). Without it, a running agent is only given turns with the
+   * settings it runs with, and the caller restarts it for others.
+   */
+  canApplySettings?(settings: TurnSettings): boolean;
+  /**
+   * Optional, for keeping an agent warm between turns: resolves true when the agent process an
+   * earlier turn started is up and answers, so the next turn can be given to it at once; false
+   * (never a rejection) when none was started, it exited or was closed, or it did not answer
+   * within `timeoutMs`. Without it, an agent is never kept warm.
+   */
+  ready?(timeoutMs: number): Promise<boolean>;
+  /** Optional: the pid of the agent process while it runs (for memory accounting), else undefined. */
+  agentPid?(): number | undefined;
   /** Facts negotiated with the child, once started. */
   readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
 }

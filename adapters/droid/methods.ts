@@ -36,6 +36,7 @@ export const DROID_METHODS = {
   listMcpServers: 'droid.list_mcp_servers',
   renameSession: 'droid.rename_session',
   forkSession: 'droid.fork_session',
+  listCommands: 'droid.list_commands',
   /** droid → client request. */
   requestPermission: 'droid.request_permission',
   /** droid → client request. */
@@ -72,3 +73,5 @@ export const ListMcpServers = describe(DROID_METHODS.listMcpServers, EmptyParams
 export const RenameSession = describe(DROID_METHODS.renameSession, RenameSessionParamsSchema, RenameSessionResultSchema);
 /** Writes a copy; the live process stays on the original session until `load_session(newSessionId)`. */
 export const ForkSession = describe(DROID_METHODS.forkSession, ForkSessionParamsSchema, ForkSessionResultSchema);
+/** The slash commands of the session (`{commands:[…]}`); cheap, so also the liveness ping of a warm droid. */
+export const ListCommands = describe(DROID_METHODS.listCommands, EmptyParamsSchema, EmptyResultSchema);

@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { AdapterSession, ChildChannel, ChildExit, LaunchSpec, SessionIO, SessionSpec, TurnInput } from '../../core/adapter.js';
+import type {
+  AdapterSession,
+  ChildChannel,
+  ChildExit,
+  LaunchSpec,
+  SessionIO,
+  SessionSpec,
+  TurnInput,
+  TurnSettings,
+} from '../../core/adapter.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
 import type { DroidConfig } from './config.js';
 import { createDroidEnvelope } from './envelope.js';
-import { DROID_METHODS, LoadSession, UpdateSessionSettings, AddUserMessage, InterruptSession } from './methods.js';
+import { DROID_METHODS, LoadSession, UpdateSessionSettings, AddUserMessage, InterruptSession, ListCommands } from './methods.js';
 import { checkNegotiation, parseInitializeResult, parseLoadResult, readAnnouncedVersions } from './negotiate.js';
 import { answerAskUser, answerPermission } from './permissions.js';
 import { createDroidProjector, type DroidProjector } from './project.js';
@@ -42,6 +51,8 @@ export class DroidSession implements AdapterSession {
   #closing: Promise<void> | undefined;
   #exit: ChildExit | undefined;
   #negotiationError: OneWorksError | undefined;
+  /** The settings the running droid has (sent at start or by a later turn). */
+  #applied: TurnSettings;
   readonly info: AdapterSession['info'] = {};
 
   constructor(config: DroidConfig, spec: SessionSpec, io: SessionIO) {
@@ -51,6 +62,7 @@ export class DroidSession implements AdapterSession {
     // A One Works title is set at creation (droid then marks it manual); automatic titles never replace it.
     this.#projector = createDroidProjector({ workspace: spec.workspace, manualTitle: spec.title !== undefined });
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
+    this.#applied = { model: spec.model, effort: spec.effort, autonomy: spec.autonomy };
   }
 
   async prompt(input: TurnInput): Promise<TurnOutcome> {
@@ -62,6 +74,13 @@ export class DroidSession implements AdapterSession {
       throw error;
     }
     const conn = this.#conn!;
+    if (input.settings && !sameModelAndEffort(input.settings, this.#applied)) {
+      try {
+        await this.#applyTurnSettings(conn, input.settings);
+      } catch (error) {
+        return failedOutcome(errorReason(error), '');
+      }
+    }
     const messageId = randomUUID();
     const settled = new Promise<TurnOutcome>((resolve) => {
       this.#turn = { messageId, resolve };
@@ -74,6 +93,41 @@ export class DroidSession implements AdapterSession {
       this.#settle(failedOutcome(errorReason(error), this.#projector.turnText(messageId)));
     }
     return settled;
+  }
+
+  /**
+   * droid changes model, effort and autonomy of a live session (`update_session_settings`), but
+   * cannot go back to its own default model or effort once one was set: such a turn needs a new
+   * droid, started with the turn's settings.
+   */
+  canApplySettings(settings: TurnSettings): boolean {
+    const unsets = (next: string | undefined, now: string | undefined): boolean => next === undefined && now !== undefined;
+    return !unsets(settings.model, this.#applied.model) && !unsets(settings.effort, this.#applied.effort);
+  }
+
+  /**
+   * True when a droid started by an earlier turn still runs and answers a cheap request
+   * (`list_commands`; an error answer counts too, it is an answer) within `timeoutMs`.
+   */
+  async ready(timeoutMs: number): Promise<boolean> {
+    if (!this.#starting || this.#closing || this.#exit || this.#turn) return false;
+    try {
+      await this.#starting;
+    } catch {
+      return false;
+    }
+    const conn = this.#conn;
+    if (conn?.state !== 'open' || this.#exit) return false;
+    try {
+      await conn.request(ListCommands, {}, { timeoutMs });
+      return !this.#exit;
+    } catch (error) {
+      return isOneWorksError(error, 'peer_error') && !this.#exit;
+    }
+  }
+
+  agentPid(): number | undefined {
+    return this.#child && !this.#exit ? this.#child.pid : undefined;
   }
 
   async interrupt(): Promise<void> {
@@ -207,6 +261,7 @@ export class DroidSession implements AdapterSession {
       await this.#io.setNativeSessionId(init.sessionId);
     }
     await this.#applySettings(conn, timeoutMs);
+    this.#applied = { model: this.#spec.model, effort: this.#spec.effort, autonomy: this.#spec.autonomy };
     this.info.apiVersion = API_VERSION;
     this.info.protocolVersion = protocolVersion;
     this.#io.emit({
@@ -246,6 +301,19 @@ export class DroidSession implements AdapterSession {
         message: `${errorMessage(error)}; continuing with droid's default model`,
       });
     }
+  }
+
+  // A later turn's model and effort on the running droid: sent together (a custom model resets
+  // the effort), with the native autonomy kept at NATIVE_AUTONOMY (the turn's autonomy is One
+  // Works' policy's, read from the turn's run record).
+  async #applyTurnSettings(conn: Connection, settings: TurnSettings): Promise<void> {
+    await conn.request(UpdateSessionSettings, {
+      autonomyLevel: NATIVE_AUTONOMY,
+      ...(settings.model && settings.model !== 'inherit' ? { modelId: settings.model } : {}),
+      ...(settings.effort ? { reasoningEffort: settings.effort } : {}),
+    });
+    // droid reports the change itself (settings_updated → settings.changed events).
+    this.#applied = { ...settings };
   }
 
   #describeLaunch(settings: ComposedSettings): LaunchSpec {
@@ -318,6 +386,10 @@ export class DroidSession implements AdapterSession {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function sameModelAndEffort(a: TurnSettings, b: TurnSettings): boolean {
+  return a.model === b.model && a.effort === b.effort;
 }
 
 function failedOutcome(reason: string, text: string): TurnOutcome {

@@ -14,6 +14,14 @@ export const OrchestratorLimitsSchema = AdmissionLimitsSchema.extend({
   cancelGraceMs: z.number().int().min(0),
   /** Longest a single turn may run, in ms; then it is cancelled and fails with `run_timeout`. */
   runTimeoutMs: z.number().int().positive(),
+  /** How long an agent stays warm after its turn for the session's next one, in ms (default 0: closed at once). */
+  keepWarmMs: z.number().int().min(0).optional(),
+  /** Warm agents at most (default 4); the least recently used is closed first. */
+  maxWarmAgents: z.number().int().min(0).optional(),
+  /** Resident memory of the warm agents together at most, in bytes (default: no budget). */
+  maxWarmMemoryBytes: z.number().int().positive().optional(),
+  /** Agents kept spawned and negotiated ahead of a new session (default 0), see prewarm.ts. */
+  prewarm: z.number().int().min(0).optional(),
 });
 export type OrchestratorLimits = z.infer<typeof OrchestratorLimitsSchema>;
 
@@ -71,4 +79,6 @@ export interface OrchestratorDeps {
    * `listAsks` and `answerAsk` serve it. Without it there are no open asks.
    */
   asks?: AskBoard | undefined;
+  /** Resident memory of an agent process tree, for `maxWarmMemoryBytes` (default: read from /proc). */
+  measureRss?: ((pid: number) => Promise<number | undefined>) | undefined;
 }

@@ -27,6 +27,7 @@ import { executeTurn } from './turn-execution.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
 import { checkApproved } from '../workspace/index.js';
+import { createWarmAgents, type WarmAgents, type WarmCloseReason } from './warm-agents.js';
 import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
 import {
   approveWorkspace,
@@ -76,8 +77,16 @@ import type {
 export interface Orchestrator extends OrchestratorApi, WorktreeApi {
   /** Deletes an idle session: record, event log, session HOME (`session_busy` while a turn is live or queued). */
   removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }>;
-  /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone. */
+  /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone (warm agents too). */
   shutdown(): Promise<void>;
+  /**
+   * Closes every warm agent with `reason` (each close recorded as its session's `session.closed`),
+   * e.g. `config_changed` when the host's configuration changed; resolves once they are gone.
+   * Live turns and their agents are not touched.
+   */
+  drainWarmAgents(reason: WarmCloseReason): Promise<void>;
+  /** Sessions whose agent is warm now, least recently used first. */
+  warmSessions(): string[];
 }
 
 /**
@@ -105,12 +114,14 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #ctx: OrchestratorContext;
   readonly #runnerStore: RunnerStore;
   readonly #signal = new ChangeSignal();
+  readonly #warm: WarmAgents;
   #closing = false;
 
   constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
     this.#deps = deps;
     const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession } = deps.limits;
     this.#admission = createAdmission({ maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession });
+    this.#warm = createWarmAgents(deps.limits, deps.measureRss);
     const redactor = new Redactor();
     for (const secret of deps.secrets ?? []) redactor.register(secret);
     this.#ctx = {
@@ -398,15 +409,24 @@ class InProcessOrchestrator implements Orchestrator {
 
   async shutdown(): Promise<void> {
     this.#closing = true;
-    await Promise.all([...this.#slots.values()].map((slot) => this.cancel(slot.id)));
-    await Promise.all(
-      [...this.#slots.values()].map(async (slot) => {
-        await slot.closeRunner('shutdown');
-        // A record that still cannot be written keeps its last good state on disk; the next
-        // start takes the outcome from the event log when the log has it (recoverInterruptedRuns).
-        await slot.book.flush().catch(() => undefined);
-      }),
-    );
+    const slots = [...this.#slots.values()];
+    await Promise.all(slots.map((slot) => this.cancel(slot.id)));
+    await this.#warm.drain('shutdown');
+    await Promise.all(slots.map((slot) => slot.closeRunner('shutdown')));
+    // Turns that were live end now that their agents are gone; what they close goes through the pool.
+    await Promise.all(slots.flatMap((slot) => [...slot.turns.values()].map((turn) => turn.done)));
+    await this.#warm.drain('shutdown');
+    // A record that still cannot be written keeps its last good state on disk; the next
+    // start takes the outcome from the event log when the log has it (recoverInterruptedRuns).
+    await Promise.all(slots.map((slot) => slot.book.flush().catch(() => undefined)));
+  }
+
+  drainWarmAgents(reason: WarmCloseReason): Promise<void> {
+    return this.#warm.drain(reason);
+  }
+
+  warmSessions(): string[] {
+    return this.#warm.sessions();
   }
 
   // Starts every turn admission lets start now.
@@ -420,6 +440,7 @@ class InProcessOrchestrator implements Orchestrator {
         admission: this.#admission,
         store: this.#runnerStore,
         deps: this.#deps,
+        warm: this.#warm,
         closing: () => this.#closing,
         cancelQueued: (requests, reason) => cancelQueued(slot, requests, reason),
       }).finally(() => {

@@ -59,6 +59,7 @@ export class SessionSlot {
   /** Index of the run the current runner was opened for (what it sees as its history). */
   runnerBase = 0;
   #unsubscribe: (() => void) | undefined;
+  #closing: Promise<void> = Promise.resolve();
 
   constructor(book: SessionBook) {
     this.book = book;
@@ -77,16 +78,29 @@ export class SessionSlot {
     });
   }
 
-  /** Stops the runner's child (if any); its `session.closed` event is logged first. */
+  /**
+   * Stops the runner's child (if any) and logs its `session.closed` event with `reason`. The
+   * slot has no runner from the call on; `closed()` waits until the child is gone.
+   */
   async closeRunner(reason: string): Promise<void> {
     const runner = this.runner;
-    if (!runner) return;
+    if (!runner) return this.closed();
     this.runner = undefined;
-    try {
-      await runner.close(reason);
-    } finally {
-      this.#unsubscribe?.();
-      this.#unsubscribe = undefined;
-    }
+    const unsubscribe = this.#unsubscribe;
+    this.#unsubscribe = undefined;
+    const closing = (async () => {
+      try {
+        await runner.close(reason);
+      } finally {
+        unsubscribe?.();
+      }
+    })();
+    this.#closing = closing.catch(() => undefined);
+    return closing;
+  }
+
+  /** Resolves once the last runner closed (a new runner of the session never overlaps its predecessor's child). */
+  closed(): Promise<void> {
+    return this.#closing;
   }
 }

@@ -7,6 +7,10 @@ import type { Admission, TurnRequest } from './admission.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import type { SessionSlot, Turn } from './session-slot.js';
 import { isTerminal, outcomeOfRun } from './session-summary.js';
+import type { WarmAgents } from './warm-agents.js';
+
+/** How long a warm agent may take to answer the liveness check before its session's next turn, in ms. */
+export const READY_TIMEOUT_MS = 2_000;
 
 /** What running one admitted turn needs from the orchestrator. */
 export interface TurnExecution {
@@ -16,6 +20,8 @@ export interface TurnExecution {
   /** The RunnerStore every runner is given. */
   store: Store;
   deps: OrchestratorDeps;
+  /** Where a completed turn's agent waits for the session's next turn. */
+  warm: WarmAgents;
   closing: () => boolean;
   cancelQueued: (requests: ReadonlyArray<Readonly<TurnRequest>>, reason: string) => Promise<void>;
 }
@@ -23,8 +29,10 @@ export interface TurnExecution {
 /**
  * Runs one turn that admission started, and releases it. Order matters: the terminal result is
  * persisted (by the runner, or here when no runner could run it), a failure drops the queued
- * turns behind it (`predecessor_failed`), the runner is closed unless the session's next turn
- * can reuse it, and only then are the slot and the lock released. Never rejects.
+ * turns behind it (`predecessor_failed`), the runner stays attached when the session's next
+ * turn is queued, is parked warm after a completed turn (closed in the background when it may
+ * not stay warm) and is closed otherwise; then the slot and the lock are released. The caller
+ * waiting for the run is never held up by an agent's close. Never rejects.
  */
 export async function executeTurn(x: TurnExecution): Promise<void> {
   const { slot, turn } = x;
@@ -45,12 +53,9 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
       if (turn.cancelRequested) {
         await slot.book.update((record) => endRun(record, turn.runId, 'cancelled', 'cancelled'));
       } else {
+        // The turn's settings as accepted: an undefined model or effort is the agent's default, never the previous run's.
         const { model, effort, autonomy } = turn.settings;
-        outcome = await runner.runTurn(
-          turn.prompt,
-          { ...(model ? { model } : {}), ...(effort ? { effort } : {}), autonomy },
-          turn.abort.signal,
-        );
+        outcome = await runner.runTurn(turn.prompt, { model, effort, autonomy }, turn.abort.signal);
         if (outcome.status === 'completed') await renameAfterFirstTurn(slot, turn, runner);
       }
     }
@@ -86,8 +91,11 @@ export async function executeTurn(x: TurnExecution): Promise<void> {
         }));
       }
     }
-    const reuse = outcome?.status === 'completed' && !x.closing() && [...slot.turns.values()].some((t) => t !== turn);
-    if (!reuse) await slot.closeRunner('idle');
+    if (outcome?.status !== 'completed' || x.closing()) {
+      x.warm.retire(slot, 'idle');
+    } else if (![...slot.turns.values()].some((t) => t !== turn)) {
+      x.warm.park(slot);
+    }
   } catch {
     // Cleanup failures leave the record as the runner wrote it; the slot is released regardless.
   } finally {
@@ -106,15 +114,21 @@ async function renameAfterFirstTurn(slot: SessionSlot, turn: Turn, runner: Sessi
 }
 
 // The slot's runner, opened (or reopened) so that its history ends right before this turn's run.
+// A kept runner (warm, or left attached for this queued turn) is given the turn only when its
+// history matches, its adapter can apply the turn's settings to the running agent, and a warm
+// agent still answers; otherwise it is closed (recorded with why) and a fresh one opened, so a
+// turn never fails because its warm agent had silently gone.
 async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   const { slot, turn } = x;
+  const wasWarm = x.warm.take(slot.id);
   const index = slot.book.record.runs.findIndex((run) => run.id === turn.runId);
-  // The agent takes its settings when its runner opens, and a kept-open runner would fill what a
-  // turn leaves undefined from its previous turn: a turn with other settings gets a fresh runner.
-  if (slot.runner && (slot.runner.record.runs.length !== index || !sameSettings(slot.runner.record.runs.at(-1), turn.settings))) {
-    await slot.closeRunner('resync');
+  if (slot.runner && slot.runner.record.runs.length !== index) await slot.closeRunner('resync');
+  if (slot.runner && !slot.runner.canApplySettings(turn.settings)) await slot.closeRunner('settings_changed');
+  if (slot.runner && (wasWarm || slot.runner.keepsWarm) && !(await slot.runner.ready(READY_TIMEOUT_MS))) {
+    await slot.closeRunner('agent_gone');
   }
   if (slot.runner) return slot.runner;
+  await slot.closed();
   const runtime = await x.deps.runtimeFor(slot.book.record.adapter, slot.book.record);
   // A session created by the orchestrator learns its CLI version when its first runner opens.
   if (slot.book.record.cliVersion === undefined) await slot.book.update((record) => ({ ...record, cliVersion: runtime.cli.version }));
@@ -149,16 +163,4 @@ function endRun<R extends { runs: Array<{ id: string; status: string }> }>(
       run.id === runId && (run.status === 'queued' || run.status === 'running') ? { ...run, status, reason, endedAt } : run,
     ),
   };
-}
-
-function sameSettings(
-  previous: { model?: string | undefined; effort?: string | undefined; autonomy: string } | undefined,
-  settings: Turn['settings'],
-): boolean {
-  return (
-    previous !== undefined &&
-    previous.model === settings.model &&
-    previous.effort === settings.effort &&
-    previous.autonomy === settings.autonomy
-  );
 }

@@ -11,3 +11,4 @@ export type { WrappableLaunch, BwrapMounts } from './bwrap.js';
 export { runCommand } from './run-command.js';
 export type { RunCommandOptions, RunCommandResult } from './run-command.js';
 export { findProcessesByEnv, sweepProcessesByEnvSync, trackSweep, sweepTrackedSync } from './sweep.js';
+export { residentBytes } from './resident-memory.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Adapter, AdapterSession, Autonomy, PermissionAsk, PermissionDecision, ResolvedCli } from '../adapter.js';
+import type { Adapter, AdapterSession, Autonomy, PermissionAsk, PermissionDecision, ResolvedCli, TurnSettings } from '../adapter.js';
 import { OneWorksError, isOneWorksError } from '../errors.js';
 import type { EventDraft, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
@@ -207,8 +207,9 @@ export class SessionRunner {
     const run: RunRecord = {
       id: `r${this.#record.runs.length + 1}`,
       prompt: this.#redactor.redact(prompt),
-      model: overrides.model ?? pending?.model,
-      effort: overrides.effort ?? pending?.effort,
+      // A key present in `overrides` wins even when undefined (the agent's default), else the pending run's.
+      model: 'model' in overrides ? overrides.model : pending?.model,
+      effort: 'effort' in overrides ? overrides.effort : pending?.effort,
       autonomy: overrides.autonomy ?? pending?.autonomy ?? 'low',
       status: 'running',
       startedAt: new Date().toISOString(),
@@ -263,7 +264,8 @@ export class SessionRunner {
     const onAbort = (): void => cancel('cancelled');
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const outcome = await this.#adapterSession.prompt({ runId: run.id, text: prompt });
+      const settings: TurnSettings = { model: run.model, effort: run.effort, autonomy: run.autonomy };
+      const outcome = await this.#adapterSession.prompt({ runId: run.id, text: prompt, settings });
       if (cancelReason === 'timeout' && outcome.status !== 'completed') return { ...outcome, status: 'failed', reason: 'run_timeout' };
       if (cancelReason === 'cancelled' && outcome.status !== 'completed')
         return {
@@ -291,6 +293,38 @@ export class SessionRunner {
     void this.#adapterSession.interrupt().catch(() => undefined);
     const endedInTime = await Promise.race([ended.then(() => true), delay(this.#rt.interruptGraceMs).then(() => false)]);
     if (!endedInTime) await this.#adapterSession.close();
+  }
+
+  /**
+   * Whether this runner's agent can take a turn with `settings` without a restart: the adapter's
+   * answer when it has one (it then applies them), else only the settings of the last run.
+   */
+  canApplySettings(wanted: { model?: string | undefined; effort?: string | undefined; autonomy: Autonomy }): boolean {
+    if (this.#closed) return false;
+    const settings: TurnSettings = { model: wanted.model, effort: wanted.effort, autonomy: wanted.autonomy };
+    if (this.#adapterSession.canApplySettings) return this.#adapterSession.canApplySettings(settings);
+    const last = this.#record.runs.at(-1);
+    return last !== undefined && last.model === settings.model && last.effort === settings.effort && last.autonomy === settings.autonomy;
+  }
+
+  /**
+   * True when the agent an earlier turn started still runs and answers within `timeoutMs`, so
+   * the next turn can be given to it (see AdapterSession.ready); false for a closed runner and
+   * for adapters that cannot tell. Never rejects.
+   */
+  async ready(timeoutMs: number): Promise<boolean> {
+    if (this.#closed || !this.#adapterSession.ready) return false;
+    return this.#adapterSession.ready(timeoutMs).catch(() => false);
+  }
+
+  /** True when the adapter can tell a live agent (`ready`), so that this runner may be kept warm between turns. */
+  get keepsWarm(): boolean {
+    return !this.#closed && this.#adapterSession.ready !== undefined;
+  }
+
+  /** The agent process's pid while it runs (when the adapter tells), for memory accounting. */
+  agentPid(): number | undefined {
+    return this.#closed ? undefined : this.#adapterSession.agentPid?.();
   }
 
   /**

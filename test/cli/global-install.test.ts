@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 // npm install fetches the runtime dependencies from the registry (or npm's own cache).
 const INSTALL_TIMEOUT_MS = 240_000;
+// npm pack builds dist/ with tsc first (about a minute on a loaded 2-core machine).
+const PACK_TIMEOUT_MS = 300_000;
 
 let root: string;
 
@@ -23,9 +25,13 @@ describe('global install', () => {
     'installs the packed package with npm install -g and runs one-works from its bin',
     async () => {
       const npmEnv = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
-      const pack = await execa('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv, timeout: 60_000 });
-      const [packed] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
-      expect(packed?.files.map((f) => f.path)).toContain('cli/bin.js');
+      // npm pack runs the prepare script first: the tsc build into dist/, which the tarball carries.
+      const pack = await execa('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv, timeout: PACK_TIMEOUT_MS });
+      const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
+      const files = packed?.files.map((f) => f.path) ?? [];
+      expect(files).toContain('cli/bin.js');
+      expect(files).toContain('dist/cli/main.js');
+      expect(files).toContain('dist/build.json');
 
       const prefix = join(root, 'prefix');
       await execa('npm', ['install', '--global', '--prefix', prefix, join(root, packed!.filename)], {
@@ -47,6 +53,6 @@ describe('global install', () => {
       expect(check.exitCode).toBe(0);
       expect(JSON.parse(check.stdout)).toMatchObject({ path: null, config: { adapters: { droid: { cli: { version: '0.225.2' } } } } });
     },
-    INSTALL_TIMEOUT_MS + 120_000,
+    PACK_TIMEOUT_MS + INSTALL_TIMEOUT_MS + 120_000,
   );
 });

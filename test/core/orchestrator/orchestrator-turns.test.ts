@@ -11,6 +11,8 @@ describe('orchestrator: turns of one session', () => {
     const outcome = await h.orchestrator.waitForRun(handle.sessionId, handle.runId);
     expect(outcome).toMatchObject({ status: 'completed', runStatus: 'completed', text: 'Hello from the fake droid.' });
 
+    // The idle child is closed by the orchestrator after the run settled, without holding up the caller.
+    await h.until(async () => (await h.session.logged(handle.sessionId)).some((event) => event.type === 'session.closed'));
     const logged = await h.session.logged(handle.sessionId);
     const types = logged.map((event) => event.type);
     expect(types.indexOf('turn.queued')).toBeGreaterThanOrEqual(0);
@@ -33,7 +35,7 @@ describe('orchestrator: turns of one session', () => {
     await h.session.children[0]!.exited;
   });
 
-  it('runs queued turns of a session in order on the same native session, one child while the settings stay', async () => {
+  it('runs queued turns of a session in order on one child, also when a later turn changes the autonomy', async () => {
     const h = await harnesses();
     const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
     const second = await h.orchestrator.sendMessage({ sessionId: first.sessionId, prompt: 'two' });
@@ -48,11 +50,13 @@ describe('orchestrator: turns of one session', () => {
       ['r2', 'two', 'completed', 'low'],
       ['r3', 'three', 'completed', 'off'],
     ]);
-    // r2 reused r1's child; r3 changed the autonomy, which droid takes when it starts: a new child.
-    expect(h.session.children).toHaveLength(2);
+    // r2 reused r1's child; r3 changed the autonomy, which is One Works' policy's (droid runs at
+    // its native autonomy off): still one child, one session, no load, no settings update.
+    expect(h.session.children).toHaveLength(1);
     const methods = await h.session.receivedMethods();
     expect(methods.filter((m) => m === 'droid.initialize_session')).toHaveLength(1);
-    expect(methods.filter((m) => m === 'droid.load_session')).toHaveLength(1);
+    expect(methods.filter((m) => m === 'droid.load_session')).toHaveLength(0);
+    expect(methods.filter((m) => m === 'droid.update_session_settings')).toHaveLength(1);
   });
 
   it('refuses a workspace outside the approved roots and an unknown session, recording nothing', async () => {
