@@ -196,7 +196,8 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
   handle('exitIfIdle', () => {
     const { live, queued } = orchestrator.activity();
     const exiting = options.auto === true && options.onExitRequest !== undefined && live === 0 && queued === 0 && connections.size <= 1;
-    if (exiting) setImmediate(() => options.onExitRequest?.());
+    // The client runs with another config: the warm agents (started with this one) go first, recorded as config_changed.
+    if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => options.onExitRequest?.());
     return Promise.resolve({ exiting });
   });
   handle('escalations.attach', async (p) => {

@@ -57,6 +57,19 @@ export const OrchestratorSchema = z
       .describe(
         'How long an escalated permission ask or question stays open for an answer (terminal, one-works answer, MCP), in ms; 0 declines at once when no terminal follows the turn.',
       ),
+    keepWarmMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(300_000)
+      .describe("How long a session's agent stays up after its turn so that the next turn skips spawn and load, in ms (0: closed at once)."),
+    maxWarmAgents: z.number().int().min(0).max(64).default(4).describe('Agents kept warm at most; the least recently used is closed first.'),
+    maxWarmMemoryMb: z
+      .number()
+      .int()
+      .min(1)
+      .default(2048)
+      .describe('Resident memory of the warm agents together at most, in MB; the least recently used is closed first.'),
   })
   .prefault({})
   .describe('Admission and timing limits.');

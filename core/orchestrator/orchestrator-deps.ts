@@ -20,8 +20,6 @@ export const OrchestratorLimitsSchema = AdmissionLimitsSchema.extend({
   maxWarmAgents: z.number().int().min(0).optional(),
   /** Resident memory of the warm agents together at most, in bytes (default: no budget). */
   maxWarmMemoryBytes: z.number().int().positive().optional(),
-  /** Agents kept spawned and negotiated ahead of a new session (default 0), see prewarm.ts. */
-  prewarm: z.number().int().min(0).optional(),
 });
 export type OrchestratorLimits = z.infer<typeof OrchestratorLimitsSchema>;
 

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs } from '../support/one-works-cli.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
 
 // `sandbox: bwrap` runs the real droid under bubblewrap (.ci/run installs it): the root file
 // system is read-only, the workspace and the session HOME are writable, /tmp is private.
@@ -36,6 +37,8 @@ describe('sandbox: bwrap', () => {
     expect(output).toMatch(/Read-only file system/);
     expect(output).toMatch(/outside-rc=[1-9]/);
     expect(output).toContain('home-rc=0');
-    expect(rig.processes()).toEqual([]);
+    // The orchestrator closes the idle droid (and bwrap) after the turn, without holding up run.
+    await rig.closedEvents(id!);
+    expect(await waitForNoProcesses(() => rig.processes(), 10_000)).toEqual([]);
   });
 });

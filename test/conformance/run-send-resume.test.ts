@@ -40,7 +40,8 @@ describe('one-works send: a second process resumes the session', () => {
     const [id] = await rig.sessionIds();
     const native = (await rig.readSession(id!)).nativeSessionId;
     expect(native).toEqual(expect.any(String));
-    const firstCount = (await rig.readEventLines(id!)).length;
+    // keepWarmMs 0 (the rig's): the orchestrator closes the droid after the turn, after run exited.
+    const firstCount = (await rig.closedEvents(id!)).length;
 
     const second = await rig.run(['send', id!, 'second question']);
     expect(second.exitCode, second.stderr).toBe(0);
@@ -63,7 +64,7 @@ describe('one-works send: a second process resumes the session', () => {
     expect(toolResults(resumedCall).map((r) => r.toolCallId)).toEqual(['call_resume_first_1']);
     expect(lastUserText(resumedCall)).toContain('second question');
 
-    const events = await rig.readEvents(id!);
+    const events = await rig.closedEvents(id!, 2);
     expect(events.length).toBeGreaterThan(firstCount);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     const keys = events.map((e) => e.key);

@@ -45,6 +45,8 @@ describe('one-works run: a text turn', () => {
     expect(usage?.outputTokens).toBeGreaterThanOrEqual(7);
 
     // Every line parses on its own; seq starts at 1 and strictly increases.
+    // The orchestrator closes the idle droid after the turn settled; run does not wait for it.
+    await rig.closedEvents(id);
     const lines = await rig.readEventLines(id);
     const events = lines.map((line) => RuntimeEventSchema.parse(JSON.parse(line)));
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));

@@ -52,8 +52,10 @@ export interface CliRigOptions {
    */
   claude?: { baseUrl: string } & Record<string, unknown>;
   /**
-   * Merged over the `orchestrator` block (default `{ idleExitMs: 500, askTimeoutMs: 0 }`: an auto-started server exits soon
-   * after its last client, and an escalated ask without a terminal is declined at once).
+   * Merged over the `orchestrator` block (default `{ idleExitMs: 500, askTimeoutMs: 0, keepWarmMs: 0 }`:
+   * an auto-started server exits soon after its last client, an escalated ask without a terminal
+   * is declined at once, and each turn's agent is closed after it, so that every `send` resumes
+   * the native session in a new agent process).
    */
   orchestrator?: Record<string, unknown>;
 }
@@ -99,6 +101,12 @@ export interface CliRig {
   readEventLines(id: string): Promise<string[]>;
   /** Every line of events.jsonl parsed and checked against RuntimeEventSchema (throws on a bad line). */
   readEvents(id: string): Promise<RuntimeEvent[]>;
+  /**
+   * Resolves with the session's events once its log holds `count` `session.closed` events (the
+   * orchestrator closes an agent after its turn settled, in the background, so the command that
+   * followed the turn may exit first). Polls every 50 ms; a test timeout fails it.
+   */
+  closedEvents(id: string, count?: number): Promise<RuntimeEvent[]>;
   /** `<state>/sessions/<id>/home`. */
   sessionHome(id: string): string;
   /**
@@ -153,7 +161,7 @@ export class CliRigs {
       cache: { directory: testCache() },
       workspaces: { approved: [rig.workspace] },
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-      orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, askTimeoutMs: 0, ...options.orchestrator },
+      orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, askTimeoutMs: 0, keepWarmMs: 0, ...options.orchestrator },
       adapters: {
         droid: {
           cli: options.cli ?? { source: 'managed', version: '0.225.2' },
@@ -228,6 +236,13 @@ function buildRig(root: string): CliRig {
     readSession: async (id) => SessionRecordSchema.parse(JSON.parse(await readFile(join(sessionDir(id), 'session.json'), 'utf8'))),
     readEventLines,
     readEvents: async (id) => (await readEventLines(id)).map((line) => RuntimeEventSchema.parse(JSON.parse(line)) as RuntimeEvent),
+    closedEvents: async (id, count = 1) => {
+      for (;;) {
+        const events = (await readEventLines(id)).map((line) => RuntimeEventSchema.parse(JSON.parse(line)) as RuntimeEvent);
+        if (events.filter((event) => event.type === 'session.closed').length >= count) return events;
+        await sleep(50);
+      }
+    },
     sessionHome: (id) => join(sessionDir(id), 'home'),
     processes: () => findProcesses(root).filter((p) => !(isServer(configPath, p) && p.args.endsWith(' serve --auto'))),
     servers: () => findProcesses(root).filter((p) => isServer(configPath, p)),
