@@ -62,8 +62,16 @@ export const OrchestratorSchema = z
       .int()
       .min(0)
       .default(300_000)
-      .describe("How long a session's agent stays up after its turn so that the next turn skips spawn and load, in ms (0: closed at once)."),
-    maxWarmAgents: z.number().int().min(0).max(64).default(4).describe('Agents kept warm at most; the least recently used is closed first.'),
+      .describe(
+        "How long a session's agent stays up after its turn so that the next turn skips spawn and load, in ms (0: closed at once).",
+      ),
+    maxWarmAgents: z
+      .number()
+      .int()
+      .min(0)
+      .max(64)
+      .default(4)
+      .describe('Agents kept warm at most; the least recently used is closed first.'),
     maxWarmMemoryMb: z
       .number()
       .int()

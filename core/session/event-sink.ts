@@ -26,6 +26,8 @@ export class EventSink {
   readonly #deltaStreams = new Map<string, StreamRedactor>();
   #seq: number;
   #writes: Promise<void> = Promise.resolve();
+  /** Events recorded but not yet handed to the target (the next write takes them all). */
+  #batch: RuntimeEvent[] = [];
   #writeError: unknown;
 
   constructor(options: {
@@ -88,11 +90,20 @@ export class EventSink {
       at: new Date().toISOString(),
     } as RuntimeEvent;
     if (!live) {
-      this.#writes = this.#writes
-        .then(() => this.#target.append([event]))
-        .catch((error: unknown) => {
-          this.#writeError ??= error;
-        });
+      // Group commit: events recorded while a write is in flight go out together in the next
+      // one (one append call per batch, in seq order), so a burst costs a few writes, not one each.
+      this.#batch.push(event);
+      if (this.#batch.length === 1) {
+        this.#writes = this.#writes
+          .then(() => {
+            const batch = this.#batch;
+            this.#batch = [];
+            return this.#target.append(batch);
+          })
+          .catch((error: unknown) => {
+            this.#writeError ??= error;
+          });
+      }
     }
     for (const listener of this.#listeners) listener(event);
     return event;

@@ -31,6 +31,8 @@ type QueuedLine = { kind: 'line'; bytes: Buffer } | { kind: 'oversized'; head: B
 export class NdjsonCodec {
   readonly maxLineBytes: number;
   #queue: QueuedLine[] = [];
+  /** Index of the next queued line: a read position instead of `shift()`, which is O(n) per call on a long queue. */
+  #head = 0;
   #partial: Buffer[] = [];
   #partialBytes = 0;
   #discarding = false;
@@ -67,7 +69,7 @@ export class NdjsonCodec {
 
   /** The next message or invalid line, or `undefined` when no complete line is buffered. */
   next(): CodecResult | undefined {
-    for (let queued = this.#queue.shift(); queued !== undefined; queued = this.#queue.shift()) {
+    for (let queued = this.#shift(); queued !== undefined; queued = this.#shift()) {
       if (queued.kind === 'oversized') {
         return {
           kind: 'invalid',
@@ -88,9 +90,25 @@ export class NdjsonCodec {
     return undefined;
   }
 
+  // The oldest queued line; the queue is emptied once every line was read.
+  #shift(): QueuedLine | undefined {
+    if (this.#head >= this.#queue.length) {
+      if (this.#head > 0) {
+        this.#queue = [];
+        this.#head = 0;
+      }
+      return undefined;
+    }
+    const line = this.#queue[this.#head]!;
+    this.#queue[this.#head] = undefined as never;
+    this.#head += 1;
+    return line;
+  }
+
   /** Drops everything buffered, including a partly received or partly discarded line. */
   clear(): void {
     this.#queue = [];
+    this.#head = 0;
     this.#partial = [];
     this.#partialBytes = 0;
     this.#discarding = false;

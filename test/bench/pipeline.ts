@@ -41,10 +41,18 @@ function notification(i: number): Record<string, unknown> {
       : kind === 6
         ? { type: 'tool_call', toolUse: { type: 'tool_use', id: tool, name: 'Execute', input: { command: `echo ${i}` } } }
         : kind === 7
-          ? { type: 'tool_progress_update', toolUseId: tool, toolName: 'Execute', update: { type: 'status', text: `line ${i}`, timestamp: i } }
+          ? {
+              type: 'tool_progress_update',
+              toolUseId: tool,
+              toolName: 'Execute',
+              update: { type: 'status', text: `line ${i}`, timestamp: i },
+            }
           : kind === 8
             ? { type: 'tool_result', toolUseId: tool, messageId: `r${turn}`, content: `out ${i} ${SECRET}`, isError: false }
-            : { type: 'create_message', message: { id: `m${turn}`, role: 'assistant', content: [{ type: 'text', text: `reply ${turn}` }] } };
+            : {
+                type: 'create_message',
+                message: { id: `m${turn}`, role: 'assistant', content: [{ type: 'text', text: `reply ${turn}` }] },
+              };
   return {
     jsonrpc: '2.0',
     type: 'notification',
@@ -74,7 +82,13 @@ export async function benchPipeline(count = 100_000, rounds = 3): Promise<Pipeli
   }
   const p = median(pipeline);
   const b = median(baseline);
-  return { notifications: count, persistedEvents, pipelinePerSecond: (count / p) * 1000, baselinePerSecond: (count / b) * 1000, ratio: p / b };
+  return {
+    notifications: count,
+    persistedEvents,
+    pipelinePerSecond: (count / p) * 1000,
+    baselinePerSecond: (count / b) * 1000,
+    ratio: p / b,
+  };
 }
 
 async function runPipeline(root: string, bytes: Buffer, count: number): Promise<{ ms: number; persisted: number }> {
