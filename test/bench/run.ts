@@ -1,6 +1,16 @@
 /**
  * `npm run bench`: One Works' overhead over a minimal raw client driving the SAME droid binary
  * with the SAME scripted model, measured in the same run and printed as ratios (never asserted).
+ * The figures are also written to docs/benchmarks.md (a table, the JSON and the machine line).
+ *
+ *  - CLI start-up: `one-works --version` and `one-works sessions` against `node -e 0`;
+ *  - one turn: `one-works run` start to exit, with the orchestrator running and auto-started,
+ *    against a raw client that spawns droid, initializes, sets the BYOK model and runs the turn;
+ *  - follow-up: `one-works send` within keepWarmMs (warm agent) against the raw client's spawn +
+ *    load_session + turn;
+ *  - the event pipeline (test/bench/pipeline.ts) and memory: the orchestrator's idle RSS (an
+ *    explicit `serve`), its growth with one warm agent (its own process only, the droid
+ *    excluded), and heap per idle recorded session (test/bench/memory.ts);
  *
  *  - startup: `one-works run` process start → its `session.started` event, against the raw
  *    client's spawn → `initialize_session` + settings responses; once with no orchestrator
@@ -13,11 +23,12 @@
  *
  * The droid binary comes from the managed cache (installed on first use).
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { benchPipeline } from './pipeline.js';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
@@ -26,6 +37,20 @@ import { droidCustomModel, startScriptedModel, type ScriptedModel } from '../sup
 const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
 const STARTUP_ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5);
+const CLI_ROUNDS = Number(process.env.BENCH_CLI_ROUNDS ?? 10);
+const BENCHMARKS_DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
+
+/** One ratio of the bench: One Works' median against its baseline's, in the same run. */
+interface Ratio {
+  name: string;
+  oneWorksMs: number;
+  baselineMs: number;
+  ratio: number;
+  goal: string;
+  n: string;
+}
+const ratios: Ratio[] = [];
+const figures: Record<string, unknown> = {};
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
@@ -55,16 +80,28 @@ async function main(): Promise<void> {
     }
     const raw = await rawTurns(cli.binaryPath, root, entry, modelId);
     const ow = await oneWorksTurns(root, entry, modelId);
-    report('startup to session ready, orchestrator auto-started (ms)', owCold, rawStart);
-    report('startup to session ready, orchestrator running (ms)', owWarm, rawStart);
-    report(`per text turn over ${TURNS} turns (ms)`, ow, raw);
+    report('startup to session ready, orchestrator auto-started (ms)', owCold, rawStart, 'n/a');
+    report('startup to session ready, orchestrator running (ms)', owWarm, rawStart, 'n/a');
+    report(`per text turn over ${TURNS} turns (ms)`, ow, raw, 'n/a');
+    await cliStartup(root, entry, modelId);
+    await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
+    process.stdout.write('prewarm (orchestrator.prewarm): not implemented, no figure\n');
+    const pipeline = await benchPipeline();
+    figures.pipeline = pipeline;
     process.stdout.write(
-      `machine: ${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, droid ${cli.version}\n`,
+      `event pipeline: ${pipeline.notifications} droid notifications (${pipeline.persistedEvents} events persisted): one-works ${Math.round(pipeline.pipelinePerSecond)}/s  bare JSON.parse + append ${Math.round(pipeline.baselinePerSecond)}/s  ratio ${pipeline.ratio.toFixed(2)}x (goal: 100000/s)\n`,
     );
+    const memory = await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./memory.ts', import.meta.url))]);
+    const idleSession = (JSON.parse(memory.stdout) as { idleSessionBytes: number }).idleSessionBytes;
+    figures.idleSessionHeapBytes = idleSession;
+    process.stdout.write(`memory per idle recorded session (orchestrator heap): ${(idleSession / 1024).toFixed(1)} KiB\n`);
+    const machine = `${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg()[0]!.toFixed(2)}, node ${process.version}, droid ${cli.version}`;
+    process.stdout.write(`machine: ${machine}\n`);
     await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./admission.ts', import.meta.url))], {
       stdout: 'inherit',
       stderr: 'inherit',
     });
+    await writeBenchmarksDoc(machine);
   } finally {
     await model.close();
     await rm(root, { recursive: true, force: true });
@@ -185,12 +222,175 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function report(name: string, oneWorks: number[], raw: number[]): void {
+function report(name: string, oneWorks: number[], raw: number[], goal: string, baseline = 'raw client'): void {
   const o = median(oneWorks);
   const r = median(raw);
+  const n = `${oneWorks.length}/${raw.length}`;
+  ratios.push({ name, oneWorksMs: o, baselineMs: r, ratio: o / r, goal, n });
   process.stdout.write(
-    `${name}: one-works median ${o.toFixed(1)}  raw client median ${r.toFixed(1)}  ratio ${(o / r).toFixed(2)}x  (n=${oneWorks.length}/${raw.length})\n`,
+    `${name}: one-works median ${o.toFixed(1)}  ${baseline} median ${r.toFixed(1)}  ratio ${(o / r).toFixed(2)}x  goal ${goal}  (n=${n})\n`,
   );
+}
+
+// Wall time of one command, start to exit (it must exit 0).
+async function timed(file: string, args: string[], cwd: string): Promise<number> {
+  const t0 = performance.now();
+  const result = await execa(file, args, { cwd, reject: false, stdin: 'ignore' });
+  const ms = performance.now() - t0;
+  if (result.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
+  return ms;
+}
+
+// `one-works --version` and `one-works sessions` (no orchestrator running) against `node -e 0`, paired rounds.
+async function cliStartup(root: string, entry: unknown, modelId: string): Promise<void> {
+  const dir = join(root, 'cli-startup');
+  const config = await writeConfig(dir, entry, modelId);
+  const node: number[] = [];
+  const version: number[] = [];
+  const sessions: number[] = [];
+  for (let i = 0; i < CLI_ROUNDS; i++) {
+    node.push(await timed(process.execPath, ['-e', '0'], dir));
+    version.push(await timed(process.execPath, [BIN, '--version'], dir));
+    sessions.push(await timed(process.execPath, [BIN, '--config', config, 'sessions'], dir));
+  }
+  report('one-works --version, start to exit (ms)', version, node, '<= 1.5x', 'node -e 0');
+  report('one-works sessions, start to exit (ms)', sessions, node, '<= 1.5x', 'node -e 0');
+}
+
+// `run` (orchestrator auto-started, and running), `send` within keepWarmMs, against the raw
+// client's one turn and its spawn + load + turn; and the orchestrator's RSS idle and with one warm agent.
+async function turnsEndToEnd(binary: string, root: string, entry: unknown, modelId: string): Promise<void> {
+  const rawOne: number[] = [];
+  const rawFollow: number[] = [];
+  const auto: number[] = [];
+  const up: number[] = [];
+  const send: number[] = [];
+  const idleRss: number[] = [];
+  const warmRss: number[] = [];
+  for (let i = 0; i < STARTUP_ROUNDS; i++) {
+    const raw = await rawOneTurn(binary, root, i, entry, modelId);
+    rawOne.push(raw.ms);
+    rawFollow.push(await rawFollowUp(binary, raw, entry));
+
+    const autoDir = join(root, `e2e-auto-${i}`);
+    const autoConfig = await writeConfig(autoDir, entry, modelId);
+    try {
+      auto.push(await timed(process.execPath, [BIN, '--config', autoConfig, 'run', '--workspace', join(autoDir, 'ws'), 'hello'], autoDir));
+    } finally {
+      await stopOrchestrator(join(autoDir, 'state'));
+    }
+
+    const dir = join(root, `e2e-up-${i}`);
+    const config = await writeConfig(dir, entry, modelId);
+    const server = execa(process.execPath, [BIN, '--config', config, 'serve'], { cwd: dir, reject: false, stdin: 'ignore' });
+    try {
+      await waitForFile(join(dir, 'state', 'orchestrator.sock'));
+      idleRss.push(await rssOf(server.pid!));
+      up.push(await timed(process.execPath, [BIN, '--config', config, 'run', '--workspace', join(dir, 'ws'), 'hello'], dir));
+      const [id] = await readdir(join(dir, 'state', 'sessions'));
+      send.push(await timed(process.execPath, [BIN, '--config', config, 'send', id!, 'again'], dir));
+      warmRss.push(await rssOf(server.pid!));
+    } finally {
+      server.kill('SIGTERM');
+      await server;
+    }
+  }
+  report('one turn: run, orchestrator running, start to exit (ms)', up, rawOne, '<= 1.10x');
+  report('one turn: run, orchestrator auto-started, start to exit (ms)', auto, rawOne, '<= 1.3x');
+  report('follow-up: send within keepWarmMs, start to exit, vs raw spawn + load + turn (ms)', send, rawFollow, '<= 0.5x');
+  const idle = median(idleRss);
+  const perWarm = median(warmRss.map((rss, k) => rss - idleRss[k]!));
+  figures.orchestratorIdleRssBytes = idle;
+  figures.orchestratorGrowthWithOneWarmAgentBytes = perWarm;
+  process.stdout.write(
+    `memory: orchestrator idle RSS ${(idle / 2 ** 20).toFixed(1)} MB (goal < 80 MB); growth with one warm agent after run + send (its own process, droid excluded) ${(perWarm / 2 ** 20).toFixed(1)} MB  (n=${idleRss.length})\n`,
+  );
+}
+
+interface RawSession {
+  ms: number;
+  dir: string;
+  nativeId: string;
+}
+
+// The raw client's one turn: spawn, initialize, set the model, run the turn; timed to the turn's end (exit not awaited).
+async function rawOneTurn(binary: string, root: string, i: number, entry: unknown, modelId: string): Promise<RawSession> {
+  const dir = join(root, `raw-one-${i}`);
+  await mkdir(join(dir, 'ws'), { recursive: true });
+  const t0 = performance.now();
+  const client = await startRawDroid({ binary, cwd: join(dir, 'ws'), home: join(dir, 'home'), settings: { customModels: [entry] } });
+  try {
+    const init = (await client.request('droid.initialize_session', { machineId: 'bench', cwd: join(dir, 'ws'), autonomyLevel: 'low' })) as {
+      sessionId: string;
+    };
+    await client.request('droid.update_session_settings', { modelId, autonomyLevel: 'low' });
+    await client.runTurn('hello');
+    return { ms: performance.now() - t0, dir, nativeId: init.sessionId };
+  } finally {
+    await client.close();
+  }
+}
+
+// The raw client's follow-up in a new process: spawn, load the session, run the turn.
+async function rawFollowUp(binary: string, session: RawSession, entry: unknown): Promise<number> {
+  const { dir } = session;
+  const t0 = performance.now();
+  const client = await startRawDroid({ binary, cwd: join(dir, 'ws'), home: join(dir, 'home'), settings: { customModels: [entry] } });
+  try {
+    await client.request('droid.load_session', { sessionId: session.nativeId });
+    await client.runTurn('again');
+    return performance.now() - t0;
+  } finally {
+    await client.close();
+  }
+}
+
+async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(status.match(/^VmRSS:\s+(\d+)\s+kB/m)?.[1] ?? Number.NaN) * 1024;
+}
+
+async function waitForFile(path: string): Promise<void> {
+  for (let waited = 0; waited < 60_000; waited += 50) {
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${path} did not appear within 60 s`);
+}
+
+// docs/benchmarks.md: the table of ratios, the other figures and the machine line, then the JSON.
+async function writeBenchmarksDoc(machine: string): Promise<void> {
+  const rows = ratios.map(
+    (r) => `| ${r.name} | ${r.oneWorksMs.toFixed(1)} | ${r.baselineMs.toFixed(1)} | ${r.ratio.toFixed(2)}x | ${r.goal} | ${r.n} |`,
+  );
+  const json = { generatedAt: new Date().toISOString(), machine, ratios, figures };
+  const text = [
+    '# Benchmarks',
+    '',
+    'Written by `npm run bench` (test/bench/run.ts); do not edit by hand. Medians of paired runs in one',
+    'bench run, One Works against a baseline measured in the same run (raw client: a minimal',
+    'stream-jsonrpc client driving the same droid binary with the same scripted model). The machine',
+    'is shared, so figures are noisy; compare ratios, not milliseconds across runs.',
+    '',
+    `Machine: ${machine}`,
+    '',
+    '| measure | one-works (ms) | baseline (ms) | ratio | goal | n |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    '```json',
+    JSON.stringify(json, null, 2),
+    '```',
+    '',
+  ].join('\n');
+  await writeFile(BENCHMARKS_DOC, text);
+  process.stdout.write(`wrote ${BENCHMARKS_DOC}\n`);
 }
 
 export type { ScriptedModel };
