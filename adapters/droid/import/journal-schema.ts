@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The lines of droid's own session journal (`~/.factory/sessions/<cwd-slug>/<id>.jsonl`), as
- * observed with droid 0.225.2 (/work/shared/docs/droid-protocol.md §11). Lenient about members
+ * observed with droid 0.225.2 (droid-protocol.md §11, the observed wire protocol). Lenient about members
  * (versions drift: unknown members are kept, never dropped), strict about the shape that makes a
  * line a journal line: a `type`, and for the types we map, their identifying fields.
  */
