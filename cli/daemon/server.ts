@@ -197,7 +197,8 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
     const { live, queued } = orchestrator.activity();
     const exiting = options.auto === true && options.onExitRequest !== undefined && live === 0 && queued === 0 && connections.size <= 1;
     // The client runs with another config: the warm agents (started with this one) go first, recorded as config_changed.
-    if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => options.onExitRequest?.());
+    // The answer goes out first (setImmediate, as before warm agents): exiting closes this connection.
+    if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => setImmediate(() => options.onExitRequest?.()));
     return Promise.resolve({ exiting });
   });
   handle('escalations.attach', async (p) => {

@@ -203,13 +203,15 @@ describe('checkCliVersion', () => {
   it('fails with probe_failed when no version comes out', async () => {
     const garbage = await fakeDroid(bin, 'hello');
     const error = await rejection(checkCliVersion(garbage, '>=0.225.0 <0.226.0', { services: createPrepareServices() }), 'probe_failed');
-    expect(error.message).toBe(`droid at ${garbage} printed no version for --version: "hello"`);
+    expect(error.message).toBe(`droid at ${garbage} printed no version for --version; it printed "hello" on stdout`);
   });
 
   it('fails with probe_failed when --version exits non-zero', async () => {
     const failing = await fakeDroid(bin, '0.225.2', 'echo broken >&2\nexit 2\n');
     const error = await rejection(checkCliVersion(failing, '>=0.225.0 <0.226.0', { services: createPrepareServices() }), 'probe_failed');
-    expect(error.message).toBe(`droid at ${failing} exited with 2 on --version`);
+    expect(error.message).toBe(
+      `droid at ${failing} exited with status 2 on --version; it printed nothing on stdout and "broken" on stderr`,
+    );
     expect(error.data).toMatchObject({ exitCode: 2, stderr: 'broken' });
   });
 });

@@ -315,6 +315,12 @@ describe('permission and question asks', () => {
     const questions = [{ index: 1, question: 'Color?', options: ['Red', 'Blue'] }];
     const ask = buildQuestionAsk('q1', { toolCallId: 't7', questions }, WS);
     expect(ask).toMatchObject({ kind: 'question', questions, tools: [{ toolUseId: 't7', name: 'AskUser' }] });
-    expect(askedDraft(ask)).toEqual({ type: 'question.asked', key: 'question:q1:asked', requestId: 'q1', questions });
+    // Questions are typed in core: multiSelect is always said (droid leaves it out when false).
+    expect(askedDraft(ask)).toEqual({
+      type: 'question.asked',
+      key: 'question:q1:asked',
+      requestId: 'q1',
+      questions: [{ ...questions[0], multiSelect: false }],
+    });
   });
 });

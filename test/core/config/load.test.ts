@@ -41,6 +41,9 @@ describe('loadConfig', () => {
       runTimeoutMs: 3_600_000,
       idleExitMs: 600_000,
       askTimeoutMs: 600_000,
+      keepWarmMs: 300_000,
+      maxWarmAgents: 4,
+      maxWarmMemoryMb: 2048,
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({
