@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { RuntimeEvent } from '../../core/events/index.js';
-import { CliRigs, type CliRig } from '../support/one-works-cli.js';
+import { type CliResult, type CliRig, CliRigs } from '../support/one-works-cli.js';
+import { type AnthropicStep, startScriptedAnthropic } from '../support/scripted-anthropic.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import type { Step } from '../support/scripted-model.js';
 
@@ -11,48 +12,144 @@ import type { Step } from '../support/scripted-model.js';
 // (issue 17). A conformance row every adapter passes through the real `one-works run`: each
 // adapter says how its model calls a command, a file creation and an edit (with the lowest risk
 // label it has), and how to configure its YAML block; the rows are the same for all of them.
-// Later adapters (Claude Code, Codex, ACP agents, process runners) add an entry to ADAPTERS.
+// Each entry brings its own scripted model (droid: the OpenAI chat one; claude-code: the Anthropic
+// Messages one), its tools, its YAML block, the answer options it records and what else it must
+// show. Later adapters (Codex, ACP agents, process runners) add an entry to ADAPTERS.
+
+/** A tool call the scripted model makes, in the row's own terms (each adapter maps it to its tools). */
+type Call =
+  | { id: string; tool: 'execute'; command: string }
+  | { id: string; tool: 'create'; path: string; content: string }
+  | { id: string; tool: 'edit'; path: string; before: string; after: string };
 
 interface PolicyConformanceAdapter {
-  /** The adapter's name in one-works.yaml. */
+  /** The adapter's name in one-works.yaml (and `run --adapter`). */
   name: string;
-  /** Its YAML block (merged over the rig's) for an autonomy level and a policy. */
-  block(autonomy: string, policy: Record<string, unknown>): Record<string, unknown>;
-  /** A model step that runs `command` as a shell command, declared low-risk. */
-  execute(id: string, command: string): Step;
-  /** A model step that creates `path` with `content`, declared low-risk where the agent has such a label. */
-  create(id: string, path: string, content: string): Step;
-  /** A model step that replaces `before` with `after` in `path`. */
-  edit(id: string, path: string, before: string, after: string): Step;
-  /** Writes the agent's own project settings into `workspace` so that they allow `command` without asking. */
-  allowInWorkspace(workspace: string, command: string): Promise<void>;
+  /** The answer options it records in permission.decided for an allow and for a deny. */
+  options: { allow: string; deny: string };
+  /**
+   * Starts the adapter's scripted model with one reply per call (each with the lowest risk label
+   * the agent has), then a final text reply; returns the base URL for {@link configure}.
+   */
+  model(rigs: CliRigs, calls: Call[]): Promise<string>;
+  /** Points the rig's config (parsed YAML) at `baseUrl` and sets the adapter's autonomy and policy. */
+  configure(config: RigConfig, baseUrl: string, autonomy: string, policy: Record<string, unknown>): void;
+  /**
+   * A command line that creates `marker.txt`, and the agent's own project settings (written into
+   * `workspace`) that, were they read, would let it run without asking.
+   */
+  workspaceAllow: { command: string; write(workspace: string): Promise<void> };
+  /** A command the agent itself runs without asking by default (droid's built-in allowlist, Claude Code's read-only commands). */
+  builtinAllowed: string;
+  /** What the run with a `deny` entry says beyond the decision (declared limitations the policy depends on). */
+  expectDenyRun(result: CliResult, events: RuntimeEvent[]): void;
 }
+
+type RigConfig = { adapters: Record<string, Record<string, unknown>> };
 
 const droid: PolicyConformanceAdapter = {
   name: 'droid',
-  block: (autonomy, policy) => ({ autonomy, policy }),
-  execute: (id, command) => ({
-    toolCalls: [{ id, name: 'Execute', arguments: { command, riskLevel: 'low', riskLevelReason: 'harmless' } }],
-  }),
-  // droid's Create and Edit carry no risk label: at droid's own `low` autonomy and above they ran unasked.
-  create: (id, path, content) => ({ toolCalls: [{ id, name: 'Create', arguments: { file_path: path, content } }] }),
-  edit: (id, path, before, after) => ({
-    toolCalls: [{ id, name: 'Edit', arguments: { file_path: path, old_str: before, new_str: after } }],
-  }),
-  allowInWorkspace: async (workspace, command) => {
-    await mkdir(join(workspace, '.factory'));
-    await writeFile(join(workspace, '.factory', 'settings.json'), JSON.stringify({ commandAllowlist: [command] }));
+  options: { allow: 'proceed_once', deny: 'cancel' },
+  model: async (rigs, calls) => {
+    const steps: Step[] = calls.map((call) => {
+      switch (call.tool) {
+        case 'execute':
+          return {
+            toolCalls: [
+              { id: call.id, name: 'Execute', arguments: { command: call.command, riskLevel: 'low', riskLevelReason: 'harmless' } },
+            ],
+          };
+        // droid's Create and Edit carry no risk label: at droid's own `low` autonomy and above they ran unasked.
+        case 'create':
+          return { toolCalls: [{ id: call.id, name: 'Create', arguments: { file_path: call.path, content: call.content } }] };
+        default: // edit
+          return {
+            toolCalls: [{ id: call.id, name: 'Edit', arguments: { file_path: call.path, old_str: call.before, new_str: call.after } }],
+          };
+      }
+    });
+    return (await rigs.model({ steps: [...steps, { text: 'done' }] })).baseUrl;
+  },
+  configure: (config, baseUrl, autonomy, policy) => {
+    const block = config.adapters.droid as { customModels: Array<{ baseUrl: string }> };
+    block.customModels[0]!.baseUrl = baseUrl;
+    Object.assign(config.adapters.droid!, { autonomy, policy });
+  },
+  workspaceAllow: {
+    command: 'echo ran > marker.txt',
+    write: async (workspace) => {
+      await mkdir(join(workspace, '.factory'));
+      await writeFile(join(workspace, '.factory', 'settings.json'), JSON.stringify({ commandAllowlist: ['echo'] }));
+    },
+  },
+  builtinAllowed: 'ls',
+  expectDenyRun: (result, events) => {
+    // droid cannot be made to ask before a Task sub-agent (a declared limitation): the deny rule
+    // depends on it, so the run says so on stderr and in the turn's log.
+    expect(result.stderr).toContain('warning: droid runs Task (subagent) calls without asking One Works');
+    expect(result.stderr).toContain('deny, writeBoundary rules do not hold for them');
+    const warned = events.filter((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('runs Task (subagent) calls'));
+    expect(warned).toHaveLength(1);
   },
 };
 
-const ADAPTERS: PolicyConformanceAdapter[] = [droid];
+const claudeCode: PolicyConformanceAdapter = {
+  name: 'claude-code',
+  options: { allow: 'allow', deny: 'deny' },
+  model: async (rigs, calls) => {
+    // Claude Code has no risk label. Its Edit refuses a file the conversation has not Read (before
+    // it asks), so an edit is a Read (read-only: never asked) and then the Edit.
+    const steps: AnthropicStep[] = calls.flatMap((call): AnthropicStep[] => {
+      switch (call.tool) {
+        case 'execute':
+          return [{ toolCalls: [{ id: call.id, name: 'Bash', input: { command: call.command, description: 'run it' } }] }];
+        case 'create':
+          return [{ toolCalls: [{ id: call.id, name: 'Write', input: { file_path: call.path, content: call.content } }] }];
+        default: // edit
+          return [
+            { toolCalls: [{ id: `${call.id}_read`, name: 'Read', input: { file_path: call.path } }] },
+            {
+              toolCalls: [{ id: call.id, name: 'Edit', input: { file_path: call.path, old_string: call.before, new_string: call.after } }],
+            },
+          ];
+      }
+    });
+    const model = await startScriptedAnthropic({ steps: [...steps, { text: 'done' }] });
+    rigs.defer(() => model.close());
+    return model.baseUrl;
+  },
+  configure: (config, baseUrl, autonomy, policy) => {
+    const block = config.adapters['claude-code']!;
+    (block.endpoint as { baseUrl: string }).baseUrl = baseUrl;
+    Object.assign(block, { autonomy, policy });
+  },
+  // 2.1.333 asks before a redirection into a file whatever its allow rules say (even
+  // `--allowedTools "Bash(echo:*)"`), so `echo … > file` could not show a rule being ignored:
+  // `touch` under `Bash(touch:*)` runs unasked when the rule is read.
+  workspaceAllow: {
+    command: 'touch marker.txt',
+    write: async (workspace) => {
+      await mkdir(join(workspace, '.claude'));
+      await writeFile(join(workspace, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash(touch:*)'] } }));
+    },
+  },
+
+  // Claude Code runs `ls` unasked in its default permission mode (a read-only command).
+  builtinAllowed: 'ls',
+  // Claude Code declares no limitation: nothing to warn about.
+  expectDenyRun: (result, events) => {
+    expect(result.stderr).not.toContain('without asking One Works');
+    expect(events.filter((e) => e.type === 'log' && e.level === 'warn')).toEqual([]);
+  },
+};
+
+const ADAPTERS: PolicyConformanceAdapter[] = [droid, claudeCode];
 
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
 // droid 0.225.2 runs each Execute under a bash supervisor that polls for droid every 2 s.
 const TOOL_LINGER_MS = 10_000;
-const DONE: Step = { text: 'done' };
 // The rigs' model entry points here until the scripted model of the test exists (nothing listens).
 const UNSET_BASE_URL = 'http://127.0.0.1:9/v1';
 
@@ -76,53 +173,52 @@ async function onlySession(rig: CliRig): Promise<string> {
 }
 
 describe.each(ADAPTERS)('the policy decides every call that is not read-only ($name, real CLI)', (adapter) => {
-  // One rig, one scripted model and one `run`. Policy and steps may depend on the workspace path
+  const { allow, deny } = adapter.options;
+  // One rig, one scripted model and one `run`. Policy and calls may depend on the workspace path
   // (known once the rig exists): the YAML block is then rewritten before the run.
   type Of<T> = T | ((workspace: string) => T);
   async function runOne(
     autonomy: string,
     policy: Of<Record<string, unknown>>,
-    steps: Of<Step[]>,
+    calls: Of<Call[]>,
     prepare?: (workspace: string) => Promise<unknown>,
   ) {
-    const rig = await rigs.create({ baseUrl: UNSET_BASE_URL });
-    const model = await rigs.model({ steps: typeof steps === 'function' ? steps(rig.workspace) : steps });
-    const config = parse(await readFile(rig.configPath, 'utf8')) as { adapters: Record<string, Record<string, unknown>> };
-    const block = config.adapters.droid as { customModels: Array<{ baseUrl: string }> };
-    block.customModels[0]!.baseUrl = model.baseUrl;
-    Object.assign(config.adapters[adapter.name]!, adapter.block(autonomy, typeof policy === 'function' ? policy(rig.workspace) : policy));
+    const rig = await rigs.create({
+      baseUrl: UNSET_BASE_URL,
+      ...(adapter.name === 'claude-code' ? { claude: { baseUrl: UNSET_BASE_URL } } : {}),
+    });
+    const baseUrl = await adapter.model(rigs, typeof calls === 'function' ? calls(rig.workspace) : calls);
+    const config = parse(await readFile(rig.configPath, 'utf8')) as RigConfig;
+    adapter.configure(config, baseUrl, autonomy, typeof policy === 'function' ? policy(rig.workspace) : policy);
     await writeFile(rig.configPath, stringify(config));
     await prepare?.(rig.workspace);
-    const result = await rig.run(['run', '--workspace', rig.workspace, 'do it']);
+    const result = await rig.run(['run', '--adapter', adapter.name, '--workspace', rig.workspace, 'do it']);
     expect(result.exitCode, result.stderr).toBe(0);
     const id = await onlySession(rig);
-    return { rig, model, result, id, events: await rig.readEvents(id) };
+    return { rig, result, id, events: await rig.readEvents(id) };
   }
 
   it('a deny entry stops a low-risk command at autonomy high: never run, denied by policy', async () => {
-    const { rig, events, result } = await runOne('high', { deny: ['echo'] }, [adapter.execute('call_deny', 'echo ran > marker.txt'), DONE]);
+    const { rig, events, result } = await runOne('high', { deny: ['echo'] }, [
+      { id: 'call_deny', tool: 'execute', command: 'echo ran > marker.txt' },
+    ]);
     expect(await exists(join(rig.workspace, 'marker.txt'))).toBe(false);
     const { requested, decided } = decisions(events);
     expect(requested.map((e) => e.tools[0]?.toolUseId)).toEqual(['call_deny']);
     expect(decided).toHaveLength(1);
-    expect(decided[0]).toMatchObject({ requestId: requested[0]!.requestId, decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]).toMatchObject({ requestId: requested[0]!.requestId, decision: 'deny', by: 'policy', option: deny });
     expect(decided[0]?.reason).toContain("matches deny entry 'echo'");
     expect(result.stdout).toContain('permission denied by policy');
-    // droid cannot be made to ask before a Task sub-agent (a declared limitation): the deny rule
-    // depends on it, so the run says so on stderr and in the turn's log.
-    expect(result.stderr).toContain('warning: droid runs Task (subagent) calls without asking One Works');
-    expect(result.stderr).toContain('deny, writeBoundary rules do not hold for them');
-    const warned = events.filter((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('runs Task (subagent) calls'));
-    expect(warned).toHaveLength(1);
+    adapter.expectDenyRun(result, events);
     expect(await waitForNoProcesses(() => rig.processes(), TOOL_LINGER_MS)).toEqual([]);
   });
 
   it('autonomy low without a terminal: a low-risk command off the allowlist is escalated, declined, and the session needs attention', async () => {
-    const { rig, events, id } = await runOne('low', {}, [adapter.execute('call_low', 'echo ran > marker.txt'), DONE]);
+    const { rig, events, id } = await runOne('low', {}, [{ id: 'call_low', tool: 'execute', command: 'echo ran > marker.txt' }]);
     expect(await exists(join(rig.workspace, 'marker.txt'))).toBe(false);
     const { decided } = decisions(events);
     expect(decided).toHaveLength(1);
-    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: deny });
     expect(decided[0]?.reason).toContain('no person available');
     const record = await rig.readSession(id);
     expect(record.status).toBe('needs_attention');
@@ -131,48 +227,49 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
 
   it('an allowlisted command at autonomy low runs without asking a person: allowed by policy, file written', async () => {
     const { rig, events, id } = await runOne('low', { allow: ['echo ran'] }, [
-      adapter.execute('call_allow', 'echo ran > marker.txt'),
-      DONE,
+      { id: 'call_allow', tool: 'execute', command: 'echo ran > marker.txt' },
     ]);
     expect(await readFile(join(rig.workspace, 'marker.txt'), 'utf8')).toBe('ran\n');
     const { decided } = decisions(events);
     expect(decided).toHaveLength(1);
-    expect(decided[0]).toMatchObject({ decision: 'allow', by: 'policy', option: 'proceed_once' });
+    expect(decided[0]).toMatchObject({ decision: 'allow', by: 'policy', option: allow });
     expect(decided[0]?.reason).toContain('is on the allowlist');
     expect((await rig.readSession(id)).status).toBe('idle');
   });
 
   it("the workspace's own agent settings cannot make a command skip the policy", async () => {
-    const { rig, events } = await runOne('low', {}, [adapter.execute('call_ws', 'echo ran > marker.txt'), DONE], (workspace) =>
-      adapter.allowInWorkspace(workspace, 'echo'),
-    );
+    const { command, write } = adapter.workspaceAllow;
+    const { rig, events } = await runOne('low', {}, [{ id: 'call_ws', tool: 'execute', command }], write);
     expect(await exists(join(rig.workspace, 'marker.txt'))).toBe(false);
     const { decided } = decisions(events);
     expect(decided).toHaveLength(1);
-    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: deny });
     expect(decided[0]?.reason).toContain('no person available');
   });
 
-  it("a command the agent itself runs without asking by default (droid's `ls`) is decided by the deny list too", async () => {
-    const { rig, events } = await runOne('high', { deny: ['ls'] }, [adapter.execute('call_ls', 'ls > listing.txt'), DONE]);
+  it(`a command the agent itself runs without asking by default (${adapter.builtinAllowed}) is decided by the deny list too`, async () => {
+    const command = adapter.builtinAllowed;
+    const { rig, events } = await runOne('high', { deny: [command] }, [
+      { id: 'call_builtin', tool: 'execute', command: `${command} > listing.txt` },
+    ]);
     expect(await exists(join(rig.workspace, 'listing.txt'))).toBe(false);
     const { decided } = decisions(events);
     expect(decided).toHaveLength(1);
     expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy' });
-    expect(decided[0]?.reason).toContain("matches deny entry 'ls'");
+    expect(decided[0]?.reason).toContain(`matches deny entry '${command}'`);
   });
 
-  it('denyPaths stops a Create the agent makes without a risk label, at autonomy high: never written', async () => {
+  it('denyPaths stops a file creation at autonomy high: never written', async () => {
     const { rig, events } = await runOne(
       'high',
       (workspace) => ({ denyPaths: [join(workspace, 'secret')] }),
-      (workspace) => [adapter.create('call_create', join(workspace, 'secret', 'new.txt'), 'leaked\n'), DONE],
+      (workspace) => [{ id: 'call_create', tool: 'create', path: join(workspace, 'secret', 'new.txt'), content: 'leaked\n' }],
       (workspace) => mkdir(join(workspace, 'secret')),
     );
     expect(await exists(join(rig.workspace, 'secret', 'new.txt'))).toBe(false);
     const { decided } = decisions(events);
     expect(decided).toHaveLength(1);
-    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: deny });
     expect(decided[0]?.reason).toContain(`under denied path ${join(rig.workspace, 'secret')}`);
   });
 
@@ -180,7 +277,7 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
     const { rig, events } = await runOne(
       'high',
       (workspace) => ({ denyPaths: [join(workspace, 'secret')] }),
-      (workspace) => [adapter.edit('call_edit', join(workspace, 'secret', 'kept.txt'), 'original', 'changed'), DONE],
+      (workspace) => [{ id: 'call_edit', tool: 'edit', path: join(workspace, 'secret', 'kept.txt'), before: 'original', after: 'changed' }],
       async (workspace) => {
         await mkdir(join(workspace, 'secret'));
         await writeFile(join(workspace, 'secret', 'kept.txt'), 'original\n');
@@ -189,7 +286,7 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
     expect(await readFile(join(rig.workspace, 'secret', 'kept.txt'), 'utf8')).toBe('original\n');
     const { decided } = decisions(events);
     expect(decided).toHaveLength(1);
-    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: deny });
     expect(decided[0]?.reason).toContain('under denied path');
   });
 });
