@@ -56,7 +56,7 @@ export function buildForkSeed(
       runs.push(begun);
       entries.push(`User: ${clip(prompts.get(begun) ?? '')}`);
     } else if (current === undefined) {
-      continue;
+      // Before the first run began: nothing of a run to carry.
     } else if (event.type === 'assistant.message' && event.text !== '') {
       entries.push(`Assistant: ${clip(event.text)}`);
     } else if (event.type === 'tool.call') {
