@@ -60,7 +60,7 @@ describe('orchestrator environment fingerprint', () => {
         (request) => ({ text: `second ${toolResults(request)[0]?.content.trim() ?? ''}` }),
       ],
     });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 120_000 } });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 120_000 }, droid: RUNS_COMMANDS });
     const first = await rig.run(['run', '-w', rig.workspace, 'print it'], { env: { TERM: 'screen-256color', COLORTERM: 'truecolor' } });
     expect(first.exitCode, first.stderr).toBe(0);
     expect(first.stdout).toContain('first color=truecolor nocolor=none');
