@@ -54,7 +54,8 @@ describe('a calm, honest CLI with the real droid', () => {
 
   it('sessions rm refuses a session with a live turn, and removes it once the turn is cancelled', async () => {
     const model = await rigs.model({ steps: [executeStep('call_sleep_rm', 'sleep 60'), { text: 'slept' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 60_000 } });
+    // Autonomy high: the policy lets the scripted `sleep` run (at low it would be declined at once, with no terminal).
+    const rig = await rigs.create({ baseUrl: model.baseUrl, orchestrator: { idleExitMs: 60_000 }, droid: { autonomy: 'high' } });
     const submitted = await rig.run(['--json', 'run', '--detach', '-w', rig.workspace, 'sleep a while']);
     expect(submitted.exitCode, submitted.stderr).toBe(0);
     const sessionId = (JSON.parse(submitted.stdout) as { sessionId: string }).sessionId;

@@ -5,6 +5,10 @@ import { CliRigs } from '../support/one-works-cli.js';
 import { realDroidRuntime } from '../support/real-droid-runtime.js';
 import { SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // A droid that announces a protocol other than the one recorded for its version ends the
 // session before any prompt; a binary outside the pinned range is refused before any session.
@@ -54,7 +58,8 @@ describe('protocol negotiation with the real droid', () => {
 
       expect(outcome).toMatchObject({ status: 'failed', reason: 'protocol_mismatch', text: '', usage: { reported: false } });
       expect(chatCalls(model)).toEqual([]);
-      expect(rig.processes()).toEqual([]);
+      // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+      expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
 
       const record = await rig.readSession(runner.id);
       expect(record.status).toBe('needs_attention');
@@ -92,6 +97,7 @@ describe('protocol negotiation with the real droid', () => {
     }
     expect(await rig.sessionIds()).toEqual([]);
     expect(model.requests).toEqual([]);
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 });

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeEventSchema } from '../../core/events/index.js';
 import { CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // `one-works run` with the real droid 0.225.2 (managed, from the conformance cache) and a
 // scripted model answering one text reply.
@@ -80,7 +84,8 @@ describe('one-works run: a text turn', () => {
       runId: 'r1',
       outcome: { status: 'completed', reason: 'completed', text: TEXT, usage },
     });
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 
   it('prints one JSON value per line in --json mode, ending with the result', async () => {

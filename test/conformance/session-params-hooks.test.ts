@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import { CliRigs } from '../support/one-works-cli.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // YAML `hooks` reach the real droid 0.225.2 as native hooks in the isolated settings, and each
 // hook run is recorded once: one `hook` started + one completed per native hookId.
@@ -77,6 +81,7 @@ describe('YAML hooks with the real droid', () => {
     const order = events.map((e) => (e.type === 'hook' ? `${e.event}:${e.phase}` : e.type));
     expect(order.indexOf('tool.call')).toBeLessThan(order.indexOf('PreToolUse:started'));
     expect(order.indexOf('PostToolUse:completed')).toBeLessThan(order.indexOf('tool.result'));
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 });

@@ -4,6 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
 import { CliRigs } from '../support/one-works-cli.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // An MCP server declared in YAML is started by the real droid 0.225.2 and reported in its
 // mcp_status_changed (recorded as a `native` event), while a server in the workspace's own
@@ -83,7 +87,8 @@ describe('YAML mcpServers with the real droid', () => {
     const lines = (await readFile(started, 'utf8')).trim().split('\n');
     expect(lines.map((line) => line.split(' ')[0])).toEqual(['from-yaml']);
     for (const line of lines) await expectGone(Number(line.split(' ')[1]));
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
 
     // The env value is a secret: it reached the server's config, never the record or the output.
     expect(await readFile(join(rig.sessionHome(id!), '.factory', 'mcp.json'), 'utf8')).toContain(ENV_SECRET);

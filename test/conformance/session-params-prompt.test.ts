@@ -5,6 +5,10 @@ import type { RuntimeEvent } from '../../core/events/index.js';
 import { CliRigs } from '../support/one-works-cli.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
 import { chatMessages, contentText } from '../support/scripted-model-steps.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // YAML `systemPrompt` and `rules` reach the real droid 0.225.2 as initialize_session's
 // `systemPrompt: {type: preset, preset: droid, append}`, and from there the model's system
@@ -63,7 +67,8 @@ describe('YAML systemPrompt and rules with the real droid', () => {
     const kept = logs(await rig.readEvents(id!)).filter((e) => e.message.includes('keeps the prompt'));
     expect(kept).toHaveLength(1);
     expect(kept[0]).toMatchObject({ level: 'warn' });
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 
   it('fails the session start with config_invalid naming a missing rules file, before any model call', async () => {
@@ -81,6 +86,7 @@ describe('YAML systemPrompt and rules with the real droid', () => {
     const errors = (await rig.readEvents(id!)).filter((e) => e.type === 'error' || e.type === 'turn.completed');
     expect(JSON.stringify(errors)).toContain('config_invalid');
     expect(await readFile(join(rig.stateDir, 'sessions', id!, 'events.jsonl'), 'utf8')).toContain(missing);
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 });

@@ -4,6 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs } from '../support/one-works-cli.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
 import { chatMessages, contentText } from '../support/scripted-model-steps.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // YAML `skills` are copied into the session home's .factory/skills/<name>/, where the real droid
 // 0.225.2 finds them as personal skills and lists them to the model; `disableBuiltinSkills`
@@ -53,7 +57,8 @@ describe('YAML skills with the real droid', () => {
     expect(listed).toContain(`release-notes: ${DESCRIPTION}`);
     // droid's built-in skills are listed too (not disabled).
     expect(listed.length).toBeGreaterThan(1);
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 
   it('with disableBuiltinSkills, lists only the YAML skill', async () => {
@@ -63,6 +68,7 @@ describe('YAML skills with the real droid', () => {
     const result = await rig.run(['run', '--workspace', rig.workspace, 'hello']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(listedSkills(model)).toEqual([`release-notes: ${DESCRIPTION}`]);
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   });
 });

@@ -8,6 +8,10 @@ import { CliRigs, type CliRig } from '../support/one-works-cli.js';
 import { realDroidRuntime } from '../support/real-droid-runtime.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
 import { SCRIPTED_MODEL_ID } from '../support/scripted-model.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // Titles and labels with the real droid (0.225.2 and 0.215.0): labels become droid session tags at creation,
 // renameNative after the first turn renames the native session, and droid's own files (and a
@@ -113,7 +117,8 @@ describe.each(VERSIONS)('session titles and tags with the real droid $version', 
       await runner.close();
     }
     expect(renamed).toBe(true);
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
 
     const record = await rig.readSession(runner.id);
     expect(record).toMatchObject({ labels: TAGS, status: 'idle' });
@@ -149,7 +154,8 @@ describe.each(VERSIONS)('session titles and tags with the real droid $version', 
       await runner.close();
     }
     expect(renamed).toBe(true);
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
 
     const record = await rig.readSession(runner.id);
     expect(record).toMatchObject({ title: 'My title', labels: TAGS });

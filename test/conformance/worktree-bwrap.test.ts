@@ -6,6 +6,10 @@ import { git, initRepo } from '../support/git-repo.js';
 import { CliRigs } from '../support/one-works-cli.js';
 import type { RecordedRequest, StaticStep } from '../support/scripted-model.js';
 import { executeStep } from './orchestrator-rig.js';
+import { waitForNoProcesses } from '../support/rig-processes.js';
+
+// How long the orchestrator may take to close an agent after the turn the command followed.
+const AGENT_CLOSE_MS = 15_000;
 
 // A worktree session under `sandbox: bwrap`: the agent writes and commits in its worktree (git
 // writes the worktree's admin dir, objects and its own branch's ref), while the user's checkout
@@ -70,6 +74,7 @@ describe('worktree session under bwrap', () => {
 
     const diff = await rig.run(['--json', 'diff', '--stat', id!]);
     expect(JSON.parse(diff.stdout)).toMatchObject({ files: [{ path: 'f.txt', added: 1, removed: 0 }] });
-    expect(rig.processes()).toEqual([]);
+    // `run` exits once its turn has settled; the orchestrator closes the agent right after (bounded).
+    expect(await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS)).toEqual([]);
   }, 300_000);
 });
