@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listenLoopback } from './loopback-server.js';
 
 /**
  * A scripted Anthropic Messages API server on 127.0.0.1, for driving the real Claude Code CLI
@@ -80,7 +79,6 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
   const pieceSize = options.pieceSize ?? 7;
   const model = options.model ?? 'scripted';
   const requests: AnthropicRequest[] = [];
-  const sockets = new Set<Socket>();
   const abort = new AbortController();
   let next = 0;
   let replies = 0;
@@ -154,18 +152,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
     await serve(typeof step === 'function' ? step(requests.at(-1) as AnthropicRequest) : step, res, false);
   };
 
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenLoopback(handle);
+  const { port } = listening;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
@@ -173,9 +161,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
     pending: () => steps.length - next,
     close: async () => {
       abort.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      await listening.close();
     },
   };
 }

@@ -1,11 +1,10 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_PIECE_SIZES, replyChunks, sseData } from './scripted-model-sse.js';
 import type { PieceSizes } from './scripted-model-sse.js';
 import { isSideRequest } from './scripted-model-side.js';
 import type { RecordedRequest, StaticStep, Step } from './scripted-model-steps.js';
+import { listenLoopback } from './loopback-server.js';
 
 export type {
   DynamicStep,
@@ -67,7 +66,6 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     argumentPieceSize: options.argumentPieceSize ?? DEFAULT_PIECE_SIZES.argumentPieceSize,
   };
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
   const abort = new AbortController();
   let next = 0;
   let responses = 0;
@@ -148,18 +146,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     await serve(typeof step === 'function' ? step(requests.at(-1) as RecordedRequest) : step, res);
   };
 
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenLoopback(handle);
+  const { port } = listening;
 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
@@ -168,9 +156,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     pending: () => steps.length - next,
     close: async () => {
       abort.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
+      await listening.close();
     },
   };
 }
