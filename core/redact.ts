@@ -15,12 +15,15 @@ const MIN_SECRET_LENGTH = 4;
 // What may sit between two characters of a wrapped base64 form: one line break, raw or as it
 // reads inside a JSON string.
 const LINE_BREAK = String.raw`(?:\r?\n|\\r\\n|\\n)?`;
+// The start of a line break, as the last characters of a piece of a stream.
+const PARTIAL_LINE_BREAK = String.raw`(?:\r?\n?|\\(?:r(?:\\n?)?|n)?)`;
 
 export class Redactor {
   #needles = new Set<string>();
   // The base64 forms among the needles: matched across line breaks too.
   #wrappable = new Set<string>();
   #pattern: RegExp | undefined;
+  #prefixPatterns: RegExp[] | undefined;
 
   /** Registers a secret (and its encodings). Values shorter than 4 characters are refused: they would redact ordinary text. */
   register(secret: string | undefined | null): void {
@@ -29,6 +32,7 @@ export class Redactor {
     for (const form of [...plain, ...base64]) if (form.length >= MIN_SECRET_LENGTH) this.#needles.add(form);
     for (const form of base64) if (form.length >= MIN_SECRET_LENGTH) this.#wrappable.add(form);
     this.#pattern = undefined;
+    this.#prefixPatterns = undefined;
   }
 
   /** The registered raw and encoded forms, longest first. */
@@ -58,6 +62,16 @@ export class Redactor {
   redactValue<T>(value: T): T {
     if (this.#needles.size === 0) return value;
     return walk(value, (s) => this.redact(s)) as T;
+  }
+
+  /**
+   * For each base64 form: a pattern matching, at the end of a text, a proper prefix of it that may
+   * be broken across lines (and may end in a line break), so a stream holds it back until it can
+   * tell whether the form completes. Plain forms are held by `endsWith` alone.
+   */
+  get wrappedPrefixPatterns(): readonly RegExp[] {
+    this.#prefixPatterns ??= [...this.#wrappable].map((needle) => wrappedPrefixPattern(needle));
+    return this.#prefixPatterns;
   }
 
   /**
@@ -96,7 +110,8 @@ export class StreamRedactor {
     return out;
   }
 
-  // Longest suffix of `text` that is a proper prefix of some secret form, so it may still grow into one.
+  // Longest suffix of `text` that is a proper prefix of some secret form, so it may still grow
+  // into one; for base64 forms, a prefix broken across lines counts too.
   #holdLength(text: string): number {
     let hold = 0;
     for (const needle of this.#redactor.needles) {
@@ -107,6 +122,10 @@ export class StreamRedactor {
           break;
         }
       }
+    }
+    for (const pattern of this.#redactor.wrappedPrefixPatterns) {
+      const match = pattern.exec(text);
+      if (match && text.length - match.index > hold) hold = text.length - match.index;
     }
     return hold;
   }
@@ -125,6 +144,15 @@ function encodingsOf(secret: string): { plain: string[]; base64: string[] } {
     if (end - start >= 8) base64.add(encoded.slice(start, end));
   }
   return { plain: [secret, encodeURIComponent(secret)], base64: [...base64] };
+}
+
+// `c1(?:LB c2(?:LB c3 … )?)?` then the start of a line break, if any, anchored at the end: the
+// leftmost match is the longest suffix that is a proper prefix of the wrapped needle.
+function wrappedPrefixPattern(needle: string): RegExp {
+  const chars = [...needle].slice(0, -1).map(escapeRegExp);
+  let source = '';
+  for (const char of chars.reverse()) source = source ? `${char}(?:${LINE_BREAK}${source})?` : char;
+  return new RegExp(`${source}${PARTIAL_LINE_BREAK}$`);
 }
 
 function escapeRegExp(s: string): string {

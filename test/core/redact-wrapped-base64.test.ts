@@ -55,3 +55,33 @@ describe('Redactor: base64 broken across lines', () => {
     expect(redactor.redact('line one\nline two')).toBe('line one\nline two');
   });
 });
+
+// The live view streams text in pieces: a wrapped base64 form split across pieces (at a line
+// break or inside a line) must be held back until it is known, then released redacted.
+describe('StreamRedactor: base64 broken across lines and across pieces', () => {
+  const redactor = new Redactor();
+  redactor.register(SECRET);
+
+  for (const prefixLength of [0, 1, 2, 40, 71]) {
+    for (const eol of ['\n', '\r\n']) {
+      it(`releases no decodable secret whatever the piece size (prefix ${prefixLength}, ${JSON.stringify(eol)})`, () => {
+        const dump = `HOME=/root\n${'P'.repeat(prefixLength)}ONE_WORKS_BYOK_KEY_0=${SECRET}\nPATH=/usr/bin\n`;
+        const wrapped = wrap(Buffer.from(dump).toString('base64'), 76, eol);
+        for (const size of [1, 3, 7, 13, 76, 77]) {
+          const stream = redactor.stream();
+          let out = '';
+          for (let i = 0; i < wrapped.length; i += size) out += stream.push(wrapped.slice(i, i + size));
+          out += stream.flush();
+          expect(out).toContain('[REDACTED]');
+          for (const decoded of decodings(out)) expect(decoded).not.toContain(SECRET);
+        }
+      });
+    }
+  }
+
+  it('releases ordinary text at once and keeps every character', () => {
+    const stream = redactor.stream();
+    const text = 'no secret here\nline two\n';
+    expect(stream.push(text) + stream.flush()).toBe(text);
+  });
+});
