@@ -6,7 +6,10 @@ import type { Output } from './output.js';
  * with its short label and result status, permission decisions, errors, and usage at the end.
  * In --json mode every event is printed as one JSON line instead.
  */
-export function createLiveRenderer(out: Output, options: { showThinking?: boolean } = {}): (event: RuntimeEvent) => void {
+export function createLiveRenderer(
+  out: Output,
+  options: { showThinking?: boolean; limitationsSaid?: boolean } = {},
+): (event: RuntimeEvent) => void {
   const streamed = new Set<string>();
   const announced = new Set<string>();
   const labels = new Map<string, string>();
@@ -62,6 +65,8 @@ export function createLiveRenderer(out: Output, options: { showThinking?: boolea
         say(`! model ${event.model} refused: ${event.message}`);
         return;
       case 'log':
+        // A turn's limitation warnings, when the command already printed them on stderr before the turn.
+        if (options.limitationsSaid && /^turn:[^:]+:limitation:/.test(event.key)) return;
         if (event.level === 'warn' || event.level === 'error') say(`! ${event.message}`);
         return;
       case 'turn.completed':

@@ -35,7 +35,7 @@ export async function followTurn(
   store: FileStore,
   target: TurnTarget,
   banner: string,
-  options: { hint?: boolean } = {},
+  options: { hint?: boolean; limitationsSaid?: boolean } = {},
 ): Promise<number> {
   const { out } = ctx;
   const prompts = new AbortController();
@@ -44,7 +44,10 @@ export async function followTurn(
     ? createTtyEscalator({ ...terminal, redact: (text) => out.redact(text), signal: prompts.signal })
     : undefined;
   let sessionId = target.kind === 'resume' ? target.request.sessionId : undefined;
-  const feed = new TurnFeed({ render: createLiveRenderer(out), readLog: () => store.readEvents(sessionId!) });
+  const feed = new TurnFeed({
+    render: createLiveRenderer(out, { limitationsSaid: options.limitationsSaid === true }),
+    readLog: () => store.readEvents(sessionId!),
+  });
   const unsubscribes: Array<() => Promise<void>> = [];
   const subscribe = async (id: string): Promise<void> => {
     unsubscribes.push(await client.subscribe(id, (event) => feed.push(event)));

@@ -175,7 +175,9 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   // Rules of this session's policy that the agent can escape are said before the turn starts
   // (the turn's log gets the same warnings as `log` events).
   const autonomy = (target.flags.autonomy as Autonomy | undefined) ?? existing?.runs.at(-1)?.autonomy ?? adapterAutonomy(adapterConfig);
-  for (const note of limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy)) ctx.out.info(`warning: ${note}`);
+  // (the live view then leaves out the turn's copies, so each is said once).
+  const limitations = limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy);
+  for (const note of limitations) ctx.out.info(`warning: ${note}`);
 
   const client = await connectMatchingOrchestrator(ctx);
   try {
@@ -186,6 +188,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     }
     return await followTurn(ctx, client, store, turn, `${adapterName} ${cli.version} (${cli.source}) · ${workspace}`, {
       hint: target.flags.hint !== false,
+      limitationsSaid: limitations.length > 0,
     });
   } finally {
     await client.close();

@@ -85,8 +85,9 @@ const droid: PolicyConformanceAdapter = {
   builtinAllowed: 'ls',
   expectDenyRun: (result, events) => {
     // droid cannot be made to ask before a Task sub-agent (a declared limitation): the deny rule
-    // depends on it, so the run says so on stderr and in the turn's log.
+    // depends on it, so the run says so on stderr and in the turn's log, and once only on the terminal.
     expect(result.stderr).toContain('warning: droid runs Task (subagent) calls without asking One Works');
+    expect(`${result.stdout}${result.stderr}`.split('runs Task (subagent) calls').length - 1).toBe(1);
     expect(result.stderr).toContain('deny, writeBoundary rules do not hold for them');
     const warned = events.filter((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('runs Task (subagent) calls'));
     expect(warned).toHaveLength(1);
