@@ -35,6 +35,12 @@ export interface LoadedConfig<A extends AdapterSchemas> {
   /** Absolute path of the file read; undefined when none was found. */
   path: string | undefined;
   source: 'file' | 'none';
+  /**
+   * The keys the file sets itself, as dotted paths (`adapters.droid.effort`; every enclosing
+   * mapping too): a value the schema filled in by default is not among them, so a caller can tell
+   * an explicit `effort: high` from the default `high`.
+   */
+  explicitKeys: ReadonlySet<string>;
 }
 
 /**
@@ -52,11 +58,11 @@ export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOp
   for (const candidate of candidates) {
     const text = await readText(candidate, options.path !== undefined, displayName(candidate, cwd));
     if (text === undefined) continue;
-    const parsed = parseConfigText(text, { schema, env, file: displayName(candidate, cwd) });
-    return { config: resolveDefaults(schema, parsed, env), path: candidate, source: 'file' };
+    const { parsed, input } = parseConfigInput(text, { schema, env, file: displayName(candidate, cwd) });
+    return { config: resolveDefaults(schema, parsed, env), path: candidate, source: 'file', explicitKeys: keyPaths(input) };
   }
   const parsed = parseConfigText('', { schema, env, file: CONFIG_FILE_NAME });
-  return { config: resolveDefaults(schema, parsed, env), path: undefined, source: 'none' };
+  return { config: resolveDefaults(schema, parsed, env), path: undefined, source: 'none', explicitKeys: new Set() };
 }
 
 /**
@@ -68,6 +74,14 @@ export function parseConfigText<A extends AdapterSchemas>(
   text: string,
   options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string },
 ): ParsedConfig<A> {
+  return parseConfigInput(text, options).parsed;
+}
+
+// parseConfigText, keeping the plain (interpolated) YAML value the schema parsed.
+function parseConfigInput<A extends AdapterSchemas>(
+  text: string,
+  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string },
+): { parsed: ParsedConfig<A>; input: unknown } {
   const { schema, env, file } = options;
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
@@ -92,7 +106,18 @@ export function parseConfigText<A extends AdapterSchemas>(
       issues.map((issue) => ({ ...issue, message: fromEnv.redact(issue.message) })),
     );
   }
-  return result.data;
+  return { parsed: result.data, input };
+}
+
+// The dotted paths of every mapping key in a plain YAML value (sequences are leaves).
+function keyPaths(value: unknown, prefix = '', into = new Set<string>()): Set<string> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return into;
+  for (const [key, child] of Object.entries(value)) {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    into.add(path);
+    keyPaths(child, path, into);
+  }
+  return into;
 }
 
 // The plain value of the document; an alias bomb is a config error, not an internal one.

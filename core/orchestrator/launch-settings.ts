@@ -65,10 +65,18 @@ export function resolveSendSettings(
 /**
  * What a person should know about a turn's settings, one sentence each: a deprecated model, or
  * an asked effort the model ignores. None without a catalog. Call after the settings resolved.
+ * `defaults` (a new session's): an effort the user configured explicitly for the default model
+ * counts as asked, so it is not dropped silently; a schema default is never noted.
  */
-export function launchNotes(asked: TurnSettings, settings: EffectiveSettings, models: readonly CatalogModel[] | undefined): string[] {
+export function launchNotes(
+  asked: TurnSettings,
+  settings: EffectiveSettings,
+  models: readonly CatalogModel[] | undefined,
+  defaults?: AdapterDefaults,
+): string[] {
   if (models === undefined) return [];
-  return validateModelAndEffort(models, { model: settings.model, effort: asked.effort }).notes;
+  const configured = defaults?.effortExplicit === true && settings.model === defaults.model ? defaults.effort : undefined;
+  return validateModelAndEffort(models, { model: settings.model, effort: asked.effort ?? configured }).notes;
 }
 
 // The effort the catalog gives a model run without one; undefined for a model with no effort

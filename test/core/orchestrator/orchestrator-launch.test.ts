@@ -81,6 +81,30 @@ describe('orchestrator: launch defaults', () => {
     });
   });
 
+  // A harness whose default model has no effort levels, configured with `effort: high` (explicit or a schema default).
+  const configuredEffortNotes = async (effortExplicit: boolean): Promise<unknown[]> => {
+    const h = await harnesses({
+      deps: {
+        defaultsFor: () => ({ model: 'custom:byok', effort: 'high', autonomy: 'low', effortExplicit }),
+        modelsFor: async () => CATALOG,
+      },
+    });
+    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    expect(created.settings).toEqual({ model: 'custom:byok', autonomy: 'low' });
+    await h.orchestrator.waitForRun(created.sessionId, created.runId);
+    return (await h.session.logged(created.sessionId)).filter((event) => event.type === 'log' && event.level === 'warn');
+  };
+
+  it('notes a configured effort dropped for a default model without effort levels, like an asked one', async () => {
+    expect(await configuredEffortNotes(true)).toMatchObject([
+      { message: 'note: model custom:byok has no reasoning effort levels; effort "high" does not apply and is ignored' },
+    ]);
+  });
+
+  it('says nothing when the dropped effort is only the schema default', async () => {
+    expect(await configuredEffortNotes(false)).toEqual([]);
+  });
+
   it('records the settings each turn resolved at acceptance and returns them in the handle', async () => {
     const { h } = await launchHarness();
     const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', autonomy: 'off' });
