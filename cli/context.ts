@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.js';
 import { createPrepareServices } from '../core/install/services.js';
-import { collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
+import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
@@ -28,6 +28,8 @@ export interface CliContext {
   config: OneWorksConfig;
   /** The config file, when one was found. */
   configPath: string | undefined;
+  /** Dotted key paths the config file sets itself (not filled by a default), e.g. `adapters.droid.effort`. */
+  explicitKeys: ReadonlySet<string>;
   /** `one-works.lock` next to the config file (or in cwd without one). */
   lockPath: string;
   stateDir: string;
@@ -65,11 +67,12 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
   const stateDir = config.state?.directory ?? join(xdgState, 'one-works');
   const cacheDir = config.cache?.directory ?? join(xdgCache, 'one-works');
   const implicitApproval = loaded.path === undefined;
-  const approvedRoots = implicitApproval ? [cwd] : config.workspaces.approved;
+  const approvedRoots = implicitApproval ? [cwd] : config.workspaces.approved.map(approvedRootPath);
   const lockPath = join(loaded.path ? dirname(loaded.path) : cwd, 'one-works.lock');
   return {
     config,
     configPath: loaded.path,
+    explicitKeys: loaded.explicitKeys,
     lockPath,
     stateDir,
     cacheDir,

@@ -64,10 +64,10 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
       '--worktree',
       "run in a new git worktree of the workspace's repository (in the state directory); your checkout is never touched",
     )
-    .option('--no-worktree', 'run in the workspace itself even when workspaces.isolation is worktree')
-    .option('--base <ref>', 'with --worktree: the commit to start from (default: the current HEAD)')
-    .option('--branch <name>', 'with --worktree: the new branch (default: ow/<session id>)')
-    .option('--include-uncommitted', "with --worktree: copy the checkout's uncommitted changes and untracked files into the worktree")
+    .option('--no-worktree', "run in the workspace itself even when the workspace's approved root (or workspaces.isolation) says worktree")
+    .option('--base <ref>', 'the worktree starts from this commit (default: the current HEAD); implies --worktree')
+    .option('--branch <name>', "the worktree's new branch (default: ow/<session id>); implies --worktree")
+    .option('--include-uncommitted', "copy the checkout's uncommitted changes and untracked files into the worktree; implies --worktree")
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
@@ -157,7 +157,7 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
             ...(target.flags.title ? { title: target.flags.title } : {}),
             ...(policy ? { policy } : {}),
             ...(target.flags.requestKey ? { requestKey: target.flags.requestKey } : {}),
-            ...worktreeRequest(ctx, target.flags),
+            ...worktreeRequest(target.flags),
           },
         }
       : {
@@ -236,19 +236,22 @@ async function resolveWorkspace(ctx: CliContext, dir: string, resuming: boolean)
 }
 
 /**
- * `worktree` of a new session: with `--worktree`, or by default when `workspaces.isolation` is
- * `worktree` (`--no-worktree` opts out). `--base`, `--branch` and `--include-uncommitted` need it.
+ * `worktree` of a new session: a request with `--worktree` (or with `--base`, `--branch` or
+ * `--include-uncommitted`, which imply it), `false` with `--no-worktree`, and nothing otherwise,
+ * so that the orchestrator applies the isolation configured for the workspace's approved root
+ * (`workspaces.approved[].isolation`, else `workspaces.isolation`).
  */
-export function worktreeRequest(
-  ctx: CliContext,
-  flags: Pick<TurnFlags, 'worktree' | 'base' | 'branch' | 'includeUncommitted'>,
-): { worktree?: { base?: string; branch?: string; includeUncommitted?: boolean } } {
-  const wanted = flags.worktree ?? ctx.config.workspaces.isolation === 'worktree';
-  if (!wanted) {
-    const stray = [flags.base && '--base', flags.branch && '--branch', flags.includeUncommitted && '--include-uncommitted'].filter(Boolean);
-    if (stray.length > 0) throw new OneWorksError('usage', `${stray.join(', ')} only apply with --worktree`);
-    return {};
+export function worktreeRequest(flags: Pick<TurnFlags, 'worktree' | 'base' | 'branch' | 'includeUncommitted'>): {
+  worktree?: { base?: string; branch?: string; includeUncommitted?: boolean } | false;
+} {
+  const implied = [flags.base && '--base', flags.branch && '--branch', flags.includeUncommitted && '--include-uncommitted'].filter(
+    (flag): flag is string => typeof flag === 'string',
+  );
+  if (flags.worktree === false) {
+    if (implied.length > 0) throw new OneWorksError('usage', `${implied.join(', ')} only apply with a worktree, not with --no-worktree`);
+    return { worktree: false };
   }
+  if (flags.worktree !== true && implied.length === 0) return {};
   return {
     worktree: {
       ...(flags.base ? { base: flags.base } : {}),

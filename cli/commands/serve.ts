@@ -8,6 +8,7 @@ import type { SessionSummary, WaitResult } from '../../core/orchestrator/index.j
 import { createContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient } from '../daemon/client.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
+import { worktreeRequest } from './run.js';
 import { runServe } from '../daemon/serve-main.js';
 import { MAX_WAIT_MS } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
@@ -21,6 +22,7 @@ interface SubmitFlags {
   autonomy?: string;
   title?: string;
   adapter?: string;
+  worktree?: boolean;
 }
 
 /**
@@ -56,6 +58,8 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('-a, --autonomy <level>', 'autonomy: off | low | medium | high')
     .option('-t, --title <title>', 'session title')
     .option('-A, --adapter <name>', 'adapter to use (default: defaults.adapter, else droid)')
+    .option('--worktree', "run in a new git worktree of the workspace's repository (in the state directory)")
+    .option('--no-worktree', "run in the workspace itself even when the workspace's approved root (or workspaces.isolation) says worktree")
     .action((prompt: string, flags: SubmitFlags, cmd: Command) =>
       withClient(cmd, run, { matching: true }, async (client, ctx) => {
         const handle = await client.createSession({
@@ -68,6 +72,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           autonomy: flags.autonomy as Autonomy | undefined,
           title: flags.title,
           presentation: presentationOf(ctx.env),
+          ...worktreeRequest({ worktree: flags.worktree }),
         });
         ctx.out.result(handle, () => handle.sessionId);
         return EXIT.ok;

@@ -5,6 +5,7 @@ import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
 import type { SessionRuntime } from '../../core/session/index.js';
 import type { FileStore } from '../../core/store/index.js';
+import type { IsolationDefaults } from '../../core/workspace/index.js';
 import { CONFIG_SCHEMA, type CliContext } from '../context.js';
 import type { Output } from '../output.js';
 import { createDecider, limitationNotes } from '../permissions.js';
@@ -70,9 +71,15 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     approvalSource: { configKey: 'workspaces.approved', ...(ctx.configPath ? { configPath: ctx.configPath } : {}) },
     secrets,
     worktrees: { parentEnv: ctx.env, hooks: ctx.config.workspaces.gitHooks, sandbox: ctx.config.sandbox },
+    isolation: isolationDefaults(ctx),
     defaultsFor: (adapter) => {
       const cfg = block(adapter);
-      return { model: cfg.model, effort: cfg.effort, autonomy: cfg.autonomy };
+      return {
+        model: cfg.model,
+        effort: cfg.effort,
+        autonomy: cfg.autonomy,
+        effortExplicit: ctx.explicitKeys.has(`adapters.${adapter}.effort`),
+      };
     },
     adapterNames: () => ctx.enabledAdapters(),
     importerFor: (adapterName) => {
@@ -130,4 +137,14 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       };
     },
   };
+}
+
+// `workspaces.isolation` and the approved roots that set their own (none without a config file).
+function isolationDefaults(ctx: CliContext): IsolationDefaults {
+  const roots = ctx.implicitApproval
+    ? []
+    : ctx.config.workspaces.approved.flatMap((entry) =>
+        typeof entry !== 'string' && entry.isolation !== undefined ? [{ path: entry.path, isolation: entry.isolation }] : [],
+      );
+  return { isolation: ctx.config.workspaces.isolation, roots };
 }

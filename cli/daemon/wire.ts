@@ -47,12 +47,15 @@ export const CreateSessionParamsSchema = z.strictObject({
   policy: PermissionPolicySchema.optional(),
   presentation: Presentation,
   worktree: z
-    .strictObject({
-      base: z.string().min(1).optional(),
-      at: z.string().min(1).optional(),
-      branch: z.string().min(1).optional(),
-      includeUncommitted: z.boolean().optional(),
-    })
+    .union([
+      z.strictObject({
+        base: z.string().min(1).optional(),
+        at: z.string().min(1).optional(),
+        branch: z.string().min(1).optional(),
+        includeUncommitted: z.boolean().optional(),
+      }),
+      z.literal(false),
+    ])
     .optional(),
 });
 export const SendMessageParamsSchema = z.strictObject({

@@ -23,14 +23,18 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
       worktree: z
         .boolean()
         .optional()
-        .describe("run in a new git worktree of the workspace's repository on branch ow/<session id>; see diff_session, merge_session"),
+        .describe(
+          "true: run in a new git worktree of the workspace's repository on branch ow/<session id> (see diff_session, merge_session); false: in the workspace itself; left out: as the workspace's approved root (workspaces.isolation) says",
+        ),
       base: z.string().min(1).max(256).optional().describe('with worktree: the commit to start from (default: HEAD)'),
     }),
     output: TurnHandleOutSchema,
     readOnly: false,
     async run(orchestrator, { worktree, base, ...args }) {
       if (base !== undefined && worktree !== true) throw new OneWorksError(ERROR_CODES.USAGE, 'base only applies with worktree: true');
-      const handle = await orchestrator.createSession({ ...args, ...(worktree ? { worktree: base === undefined ? {} : { base } } : {}) });
+      const isolation =
+        worktree === true ? { worktree: base === undefined ? {} : { base } } : worktree === false ? { worktree: false as const } : {};
+      const handle = await orchestrator.createSession({ ...args, ...isolation });
       return { result: handle, text: handleText(handle) };
     },
   }),

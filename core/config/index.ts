@@ -19,11 +19,13 @@ export { CONFIG_FILE_NAME, defaultCacheDir, defaultStateDir, userConfigPath } fr
 export { renderEffectiveConfig, setYamlValue, setYamlValueInText, type YamlScalarValue } from './rewrite.js';
 export {
   AbsolutePathSchema,
+  ApprovedRootSchema,
   CacheSchema,
   OrchestratorSchema,
   SandboxSchema,
   StateSchema,
   WorkspacesSchema,
+  approvedRootPath,
   createConfigSchema,
   type AdapterSchemas,
   type ConfigSchema,

@@ -26,13 +26,33 @@ const DirectoryBlockSchema = z
 export const StateSchema = DirectoryBlockSchema.describe('Durable state: session records, event logs, session homes.');
 export const CacheSchema = DirectoryBlockSchema.describe('Caches: managed CLI installs, model catalogs.');
 
+const IsolationSchema = z.enum(['none', 'worktree']);
+
+/** One approved root: its absolute path, or the path with the root's own `isolation`. */
+export const ApprovedRootSchema = z.union([
+  AbsolutePathSchema,
+  z.strictObject({
+    path: AbsolutePathSchema.describe('Absolute root that sessions may work in.'),
+    isolation: IsolationSchema.optional().describe(
+      "This root's default isolation of new sessions, over workspaces.isolation (an explicit --worktree / --no-worktree, or worktree: true / false in MCP, still wins).",
+    ),
+  }),
+]);
+
+/** The path of an approved root entry. */
+export function approvedRootPath(entry: z.output<typeof ApprovedRootSchema>): string {
+  return typeof entry === 'string' ? entry : entry.path;
+}
+
 export const WorkspacesSchema = z
   .strictObject({
-    approved: z.array(AbsolutePathSchema).default([]).describe('Absolute roots that sessions may work in.'),
-    isolation: z
-      .enum(['none', 'worktree'])
-      .default('none')
-      .describe('worktree: `run` starts every session in a git worktree of its repository (as with --worktree; --no-worktree opts out).'),
+    approved: z
+      .array(ApprovedRootSchema)
+      .default([])
+      .describe('Absolute roots that sessions may work in: a path, or {path, isolation} to give the root its own default isolation.'),
+    isolation: IsolationSchema.default('none').describe(
+      'worktree: run, submit and MCP create_session start every new session in a git worktree of its repository (as with --worktree; --no-worktree or worktree: false opts out). A root in approved may set its own.',
+    ),
     gitHooks: z
       .boolean()
       .default(false)

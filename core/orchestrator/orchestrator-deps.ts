@@ -4,7 +4,7 @@ import type { CatalogModel } from '../catalog/index.js';
 import type { AskBoard } from '../permissions/index.js';
 import type { SessionRuntime } from '../session/index.js';
 import type { SessionRecord, Store } from '../store/index.js';
-import type { ApprovalSource } from '../workspace/index.js';
+import type { ApprovalSource, IsolationDefaults } from '../workspace/index.js';
 import { AdmissionLimitsSchema } from './admission.js';
 import type { TurnSettings } from './types.js';
 
@@ -23,8 +23,12 @@ export const OrchestratorLimitsSchema = AdmissionLimitsSchema.extend({
 });
 export type OrchestratorLimits = z.infer<typeof OrchestratorLimitsSchema>;
 
-/** The settings a new session of an adapter starts with when the request leaves them out. */
-export type AdapterDefaults = TurnSettings & { autonomy: Autonomy };
+/**
+ * The settings a new session of an adapter starts with when the request leaves them out.
+ * `effortExplicit`: the user wrote `effort` in the config (not a schema default), so dropping it
+ * for a model without effort levels earns the same note as an asked one.
+ */
+export type AdapterDefaults = TurnSettings & { autonomy: Autonomy; effortExplicit?: boolean | undefined };
 
 /**
  * What an orchestrator needs from its host (the CLI's `serve`, or a test). The orchestrator
@@ -72,6 +76,11 @@ export interface OrchestratorDeps {
    * under (the config's `sandbox`, default none).
    */
   worktrees?: { parentEnv?: NodeJS.ProcessEnv; hooks?: boolean; sandbox?: 'none' | 'bwrap' } | undefined;
+  /**
+   * The isolation of a new session whose request leaves `worktree` out: `workspaces.isolation`
+   * and the approved roots that set their own (default: none, the workspace itself).
+   */
+  isolation?: IsolationDefaults | undefined;
   /**
    * Where escalated asks wait for an answer (the host wires its runners' escalators to it);
    * `listAsks` and `answerAsk` serve it. Without it there are no open asks.

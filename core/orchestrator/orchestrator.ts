@@ -156,12 +156,12 @@ class InProcessOrchestrator implements Orchestrator {
         () => chosenModel(request, defaults),
         (models) => {
           const resolved = resolveCreateSettings(request, defaults, models);
-          notes = launchNotes(request, resolved, models);
+          notes = launchNotes(request, resolved, models, defaults);
           return resolved;
         },
       );
       const id = await newSessionId(this.#ctx);
-      const made = request.worktree ? await makeWorktree(this.#deps, id, approved, request.worktree) : undefined;
+      const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
       const record = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
       const slot = new SessionSlot(newBook(this.#ctx, made ? { ...record, worktree: made.worktree } : record, 0));
       try {
@@ -235,6 +235,8 @@ class InProcessOrchestrator implements Orchestrator {
       ...(record.labels?.length ? { labels: record.labels } : {}),
       ...(record.policy ? { policy: record.policy } : {}),
       forkOf: { sessionId: record.id, ...(request.runId ? { runId: request.runId } : {}) },
+      // A fork runs where its source ran; no worktree is made for it, whatever the root's isolation.
+      worktree: false,
     });
   }
 

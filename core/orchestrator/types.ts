@@ -42,8 +42,11 @@ export interface CreateSessionRequest extends TurnSettings {
   forkOf?: { sessionId: string; runId?: string | undefined } | undefined;
   /** The client's presentation variables (TERM, COLORTERM, NO_COLOR): the agent started for this turn gets them. */
   presentation?: PresentationEnv | undefined;
-  /** Run in a git worktree of the workspace's repository (see WorktreeApi). */
-  worktree?: WorktreeRequest | undefined;
+  /**
+   * Run in a git worktree of the workspace's repository (see WorktreeApi); `false`: in the
+   * workspace itself; left out: as the workspace's approved root (or `workspaces.isolation`) says.
+   */
+  worktree?: WorktreeRequest | false | undefined;
 }
 
 export interface SendMessageRequest extends TurnSettings {

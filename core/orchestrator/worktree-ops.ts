@@ -1,6 +1,6 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { SessionRecord, WorktreeRecord } from '../store/index.js';
-import { checkApproved, canonicalWorkspace } from '../workspace/index.js';
+import { checkApproved, canonicalWorkspace, isolationFor } from '../workspace/index.js';
 import {
   createWorktree,
   discardWorktree,
@@ -29,19 +29,22 @@ export function gitOptions(deps: OrchestratorDeps): GitOptions {
 }
 
 /**
- * The canonical workspace of a new session. With a worktree request, the repository root that
- * contains it must lie inside an approved root (the worktree itself lives in the state
- * directory); returns that root too.
+ * The canonical workspace of a new session and its worktree request. `worktree` left out takes
+ * the isolation configured for the workspace's approved root (`deps.isolation`); `false` never
+ * makes a worktree. With a worktree, the repository root that contains the workspace must lie
+ * inside an approved root (the worktree itself lives in the state directory); returns that root too.
  */
 export async function approveWorkspace(
   deps: OrchestratorDeps,
   workspace: string,
-  worktree: WorktreeRequest | undefined,
-): Promise<{ workspace: string; repository?: string }> {
-  if (!worktree) return { workspace: await checkApproved(workspace, deps.approvedRoots, deps.approvalSource) };
+  requested: WorktreeRequest | false | undefined,
+): Promise<{ workspace: string; repository?: string; worktree?: WorktreeRequest }> {
   const canonical = await canonicalWorkspace(workspace);
+  const worktree =
+    requested === undefined && deps.isolation && (await isolationFor(canonical, deps.isolation)) === 'worktree' ? {} : requested;
+  if (!worktree) return { workspace: await checkApproved(workspace, deps.approvedRoots, deps.approvalSource) };
   const repository = await checkApproved(await repositoryRoot(gitOptions(deps), canonical), deps.approvedRoots, deps.approvalSource);
-  return { workspace: canonical, repository };
+  return { workspace: canonical, repository, worktree };
 }
 
 /** Creates the worktree of a new session and returns its record fields (workspace inside the worktree). */

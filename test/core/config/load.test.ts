@@ -25,6 +25,25 @@ afterEach(async () => {
 });
 
 describe('loadConfig', () => {
+  it('tells the keys the file sets from the values the schema filled in', async () => {
+    const text = 'workspaces:\n  approved: [/srv/a, { path: /srv/b, isolation: worktree }]\nadapters:\n  droid:\n    effort: high\n';
+    await writeFile(join(cwd, 'one-works.yaml'), text);
+    const loaded = await loadConfig({ schema, cwd, env: { HOME: '/h' } });
+    expect(loaded.config.adapters.droid.effort).toBe('high');
+    expect(loaded.config.workspaces.approved).toEqual(['/srv/a', { path: '/srv/b', isolation: 'worktree' }]);
+    expect([...loaded.explicitKeys].sort()).toEqual([
+      'adapters',
+      'adapters.droid',
+      'adapters.droid.effort',
+      'workspaces',
+      'workspaces.approved',
+    ]);
+    await writeFile(join(cwd, 'one-works.yaml'), 'adapters:\n  droid:\n    autonomy: low\n');
+    const defaulted = await loadConfig({ schema, cwd, env: { HOME: '/h' } });
+    expect(defaulted.config.adapters.droid.effort).toBe('high');
+    expect(defaulted.explicitKeys.has('adapters.droid.effort')).toBe(false);
+  });
+
   it('returns the defaults with source none when no file exists', async () => {
     const env = { HOME: '/home/tester', XDG_CONFIG_HOME: xdgConfig };
     const loaded = await loadConfig({ schema, cwd, env });
