@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
 import type { SessionRecord } from '../../core/store/index.js';
+import { worktreeFacts, worktreeState, type WorktreeFacts } from '../../core/worktree/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { ERROR_CODES, isOneWorksError } from '../../core/errors.js';
 import { tryConnect } from '../daemon/client.js';
@@ -62,7 +63,9 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
         const store = await openStore(ctx, { own: false });
         const recorded = await store.readSession(id);
         const [r = recorded] = await asRecovered(ctx.stateDir, store, [recorded]);
-        ctx.out.result(r, () => showText(r, `${ctx.stateDir}/sessions/${r.id}`));
+        // The record as stored, its worktree with the state every view names (live, merged, discarded).
+        const shown = r.worktree ? { ...r, worktree: { ...r.worktree, state: worktreeState(r.worktree) } } : r;
+        ctx.out.result(shown, () => showText(r, `${ctx.stateDir}/sessions/${r.id}`));
         return EXIT.ok;
       }),
     );
@@ -140,6 +143,8 @@ interface ListRow {
   runs: number;
   lastRun: { id: string; status: string; reason: string | null } | null;
   updatedAt: string;
+  /** A worktree session's worktree: path, branch, base and state (live, merged, discarded); null otherwise. */
+  worktree: WorktreeFacts | null;
 }
 
 // The agent's own title of a session: the last `settings.changed` that carried one.
@@ -171,6 +176,7 @@ function listRow(r: SessionRecord, live: SessionSummary | undefined, agent?: str
     runs: r.runs.length,
     lastRun: latest ?? (last ? { id: last.id, status: last.status, reason: last.reason ?? null } : null),
     updatedAt: r.updatedAt,
+    worktree: r.worktree ? worktreeFacts(r.worktree) : null,
   };
 }
 
@@ -178,7 +184,8 @@ function rowLine(row: ListRow): string {
   const last = row.lastRun;
   const run = last ? `${last.id} ${last.status}${last.reason && last.reason !== last.status ? ` (${last.reason})` : ''}` : 'no runs';
   const state = row.status === 'needs_attention' ? 'needs attention' : row.status;
-  return `${row.sessionId}  ${row.adapter.padEnd(11)}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${row.importedFrom ? '  [imported]' : ''}${row.archived ? '  (archived)' : ''}`;
+  const worktree = row.worktree ? `  [worktree ${row.worktree.branch}, ${row.worktree.state}]` : '';
+  return `${row.sessionId}  ${row.adapter.padEnd(11)}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${worktree}${row.importedFrom ? '  [imported]' : ''}${row.archived ? '  (archived)' : ''}`;
 }
 
 function showText(r: SessionRecord, dir: string): string {
@@ -189,6 +196,7 @@ function showText(r: SessionRecord, dir: string): string {
     `  created:   ${r.createdAt}`,
     ...(r.title ? [`  title:     ${r.title}`] : []),
     ...(r.imported ? [`  imported:  from ${r.imported.source} (${r.imported.kind}, ${r.imported.importedAt})`] : []),
+    ...(r.worktree ? worktreeLines(worktreeFacts(r.worktree)) : []),
     `  record:    ${dir}/session.json`,
     `  events:    ${dir}/events.jsonl`,
     `  runs:`,
@@ -201,6 +209,14 @@ function showText(r: SessionRecord, dir: string): string {
     if (run.text) lines.push(`      < ${run.text.split('\n')[0]}`);
   }
   return lines.join('\n');
+}
+
+function worktreeLines(facts: WorktreeFacts): string[] {
+  const merged = facts.mergedInto.length > 0 ? ` (into ${facts.mergedInto.join(', ')})` : '';
+  return [
+    `  worktree:  ${facts.path} (${facts.state}${merged})`,
+    `  branch:    ${facts.branch} from ${facts.baseRef} at ${facts.baseCommit.slice(0, 12)} in ${facts.repository}`,
+  ];
 }
 
 function eventLine(out: import('../output.js').Output): (e: RuntimeEvent) => void {

@@ -41,6 +41,19 @@ export const SessionSummaryOutSchema = z.object({
   queueDepth: z.number().int(),
   latestRun: z.object({ runId: z.string(), status: RunStatusSchema, reason: z.string().optional() }).optional(),
   attention: z.array(z.string()).optional().describe('why the session needs attention'),
+  worktree: z
+    .object({
+      repository: z.string().describe("the user's repository the worktree belongs to"),
+      path: z.string().describe('the worktree the session works in'),
+      branch: z.string().describe("the session's branch"),
+      baseRef: z.string().describe('the base as named (or the branch HEAD was on)'),
+      baseCommit: z.string(),
+      state: z.enum(['live', 'merged', 'discarded']).describe('live: never merged; merged: merged at least once; discarded: removed'),
+      mergedInto: z.array(z.string()).describe('branches it was merged into, in order'),
+      discarded: z.boolean(),
+    })
+    .optional()
+    .describe('a worktree session only (see diff_session, merge_session, discard_session)'),
 });
 
 export const TurnHandleOutSchema = z.object({

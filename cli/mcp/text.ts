@@ -15,7 +15,8 @@ export function summaryText(summary: SessionSummary): string {
   const queued = summary.queueDepth > 0 ? `, ${summary.queueDepth} queued` : '';
   const title = summary.title ? ` "${summary.title}"` : '';
   const attention = summary.attention?.length ? ` — ${summary.attention.join('; ')}` : '';
-  return `session ${summary.sessionId}${title}: ${summary.state}${run}${queued}${attention}`;
+  const worktree = summary.worktree ? `; worktree ${summary.worktree.path} on ${summary.worktree.branch} (${summary.worktree.state})` : '';
+  return `session ${summary.sessionId}${title}: ${summary.state}${run}${queued}${attention}${worktree}`;
 }
 
 /** Characters of the latest run's text (and of each question) a read's text content previews. */

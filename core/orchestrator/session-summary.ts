@@ -1,6 +1,7 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { TurnOutcome } from '../events/index.js';
 import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
+import { worktreeFacts } from '../worktree/index.js';
 import type { SessionSummary } from './types.js';
 
 /** Run statuses after which a run never changes again. */
@@ -32,14 +33,8 @@ export function summarize(record: SessionRecord, activity: SessionActivity): Ses
     queueDepth: activity.queued,
     ...(latest ? { latestRun: { runId: latest.id, status: latest.status, ...(latest.reason ? { reason: latest.reason } : {}) } } : {}),
     ...(record.attention?.length ? { attention: [...record.attention] } : {}),
-    ...(record.worktree ? { worktree: worktreeSummary(record.worktree) } : {}),
+    ...(record.worktree ? { worktree: { ...worktreeFacts(record.worktree), discarded: record.worktree.discardedAt !== undefined } } : {}),
   };
-}
-
-// The worktree facts a client shows or compares (`compare` starts its sessions on one base commit).
-function worktreeSummary(worktree: NonNullable<SessionRecord['worktree']>): NonNullable<SessionSummary['worktree']> {
-  const { repository, branch, baseRef, baseCommit, path } = worktree;
-  return { repository, branch, baseRef, baseCommit, path, discarded: worktree.discardedAt !== undefined };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { PresentationEnv } from '../process/index.js';
 import type { ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunStatus, SessionStatus } from '../store/index.js';
 import type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
-import type { WorktreeRequest } from '../worktree/index.js';
+import type { WorktreeFacts, WorktreeRequest } from '../worktree/index.js';
 
 export type { EffectiveSettings, TurnHandle } from './turn-handle-schema.js';
 
@@ -145,8 +145,12 @@ export interface SessionSummary {
   queueDepth: number;
   latestRun?: { runId: string; status: RunStatus; reason?: string | undefined } | undefined;
   attention?: string[] | undefined;
-  /** A worktree session's git facts (`run --worktree`). */
-  worktree?: { repository: string; branch: string; baseRef: string; baseCommit: string; path: string; discarded: boolean } | undefined;
+  /**
+   * A worktree session's git facts (`run --worktree`): where, on which branch from which base,
+   * and its state (live, merged, discarded). `discarded` repeats `state === 'discarded'` for
+   * older clients.
+   */
+  worktree?: (WorktreeFacts & { discarded: boolean }) | undefined;
 }
 
 export interface WaitResult {

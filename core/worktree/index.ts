@@ -10,3 +10,5 @@ export { discardWorktree } from './discard-worktree.js';
 export { gitWritablePaths, worktreeMounts } from './git-mounts.js';
 export { runCheck } from './run-check.js';
 export type { CheckResult, RunCheckOptions } from './run-check.js';
+export { worktreeFacts, worktreeState } from './worktree-state.js';
+export type { WorktreeFacts, WorktreeState } from './worktree-state.js';
