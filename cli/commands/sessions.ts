@@ -212,7 +212,7 @@ function showText(r: SessionRecord, dir: string): string {
 }
 
 function worktreeLines(facts: WorktreeFacts): string[] {
-  const merged = facts.mergedInto.length > 0 ? ` (into ${facts.mergedInto.join(', ')})` : '';
+  const merged = facts.mergedInto.length > 0 ? ` into ${facts.mergedInto.join(', ')}` : '';
   return [
     `  worktree:  ${facts.path} (${facts.state}${merged})`,
     `  branch:    ${facts.branch} from ${facts.baseRef} at ${facts.baseCommit.slice(0, 12)} in ${facts.repository}`,
