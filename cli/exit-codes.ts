@@ -64,6 +64,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   git_failed: EXIT.git,
   merge_conflict: EXIT.git,
   target_dirty: EXIT.git,
+  workspace_busy: EXIT.git,
 };
 
 export function exitCodeFor(code: ErrorCode): number {

@@ -88,6 +88,8 @@ export const ERROR_CODES = {
   MERGE_CONFLICT: 'merge_conflict',
   /** A merge was refused because the target branch's checkout has uncommitted changes; nothing was changed. */
   TARGET_DIRTY: 'target_dirty',
+  /** A merge was refused because the user's checkout is in use (a live turn there, or another merge); nothing was changed. Retryable. */
+  WORKSPACE_BUSY: 'workspace_busy',
   /** The session has no worktree (never had one, or it was discarded). */
   NO_WORKTREE: 'no_worktree',
   /** No open ask with that id (never opened, or already settled and forgotten). */

@@ -29,7 +29,7 @@ export function registerWorktreeCommands(program: Command, run: (body: CommandBo
   program
     .command('merge')
     .description(
-      "merge a worktree session's changes into its base branch (or --into BRANCH); refused on conflicts, a dirty target or a live turn",
+      "merge a worktree session's changes into its base branch (or --into BRANCH); refused on conflicts, a dirty target, or a live turn of the session or in your checkout",
     )
     .argument('<session>', 'session id')
     .option('--squash', 'one commit on the target instead of a merge')

@@ -45,6 +45,10 @@ const ADVICE: Record<string, CodeAdvice> = {
     action: 'The last turn may or may not have taken effect: read the session (read_session) and check the workspace before sending again.',
   },
   [ERROR_CODES.SESSION_NOT_FOUND]: { retryable: false, action: 'Check the session id; find_sessions lists the known sessions.' },
+  [ERROR_CODES.WORKSPACE_BUSY]: {
+    retryable: true,
+    action: 'Wait for the turn (or merge) named in the message to end (wait_for_sessions), then merge again; nothing was changed.',
+  },
   [ERROR_CODES.SESSION_BUSY]: {
     retryable: true,
     action: 'Wait for the live turn (wait_for_sessions), or send with interrupt: true to steer it.',

@@ -88,7 +88,7 @@ export const WORKTREE_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'merge_session',
     description:
-      "Merge a worktree session's changes into its base branch (or into). Refused, changing nothing, with merge_conflict on conflicts, target_dirty when the target's checkout has uncommitted changes, session_busy while a turn runs or is queued. Never a force.",
+      "Merge a worktree session's changes into its base branch (or into). Refused, changing nothing, with merge_conflict on conflicts, target_dirty when the target's checkout has uncommitted changes, session_busy while a turn of the session runs or is queued, workspace_busy while a turn in the user's checkout (or another merge) holds its workspace lock. Never a force.",
     input: z.strictObject({
       session: SessionIdInput,
       squash: z.boolean().optional().describe('one commit on the target instead of a merge'),

@@ -74,6 +74,14 @@ export interface Admission {
   supersede(sessionId: string, exceptTurnId?: string): Array<Readonly<TurnRequest>>;
   /** Removes and returns the session's queued turns; its live turn, if any, stays live. */
   dropSession(sessionId: string): Array<Readonly<TurnRequest>>;
+  /**
+   * Takes a writer lock on each of `trees` outside the queue, for work the orchestrator does
+   * itself in them (a merge into the user's checkout). Granted only when no live lock (a turn's
+   * or another hold's) overlaps any of them; queued turns that overlap wait until `release()`,
+   * after which the caller pumps. Refused with `heldBy`: who holds an overlapping lock
+   * (`session <id>` or another holder's label).
+   */
+  hold(holder: string, trees: readonly string[]): { release: () => void } | { heldBy: string };
   stateOf(turnId: string): AdmissionState | undefined;
   snapshot(): AdmissionSnapshot;
 }
@@ -115,6 +123,8 @@ class AdmissionQueue implements Admission {
   readonly #queuedPerSession = new Map<string, number>();
   readonly #liveBySession = new Map<string, string>();
   readonly #locks = new Map<string, LockCount>();
+  // Holds taken with hold(): their trees and who holds them (also counted as writers in #locks).
+  readonly #holds = new Set<{ holder: string; trees: readonly string[] }>();
   readonly #overlap = new OverlapMemo();
 
   constructor(limits: AdmissionLimits) {
@@ -148,10 +158,7 @@ class AdmissionQueue implements Admission {
       this.#unqueue(entry);
       this.#live.set(turnId, entry);
       this.#liveBySession.set(sessionId, turnId);
-      const lock = this.#locks.get(workspace) ?? { readers: 0, writers: 0 };
-      if (writer) lock.writers++;
-      else lock.readers++;
-      this.#locks.set(workspace, lock);
+      this.#lock(workspace, writer, +1);
     }
     return started.map((entry) => entry.request);
   }
@@ -162,11 +169,17 @@ class AdmissionQueue implements Admission {
     const { sessionId, workspace, writer } = entry.request;
     this.#live.delete(turnId);
     this.#liveBySession.delete(sessionId);
-    const lock = this.#locks.get(workspace)!;
-    if (writer) lock.writers--;
-    else lock.readers--;
-    if (lock.readers + lock.writers === 0) this.#locks.delete(workspace);
+    this.#lock(workspace, writer, -1);
     return true;
+  }
+
+  // Counts a reader or writer on `tree` in or out of the live locks.
+  #lock(tree: string, writer: boolean, delta: 1 | -1): void {
+    const lock = this.#locks.get(tree) ?? { readers: 0, writers: 0 };
+    if (writer) lock.writers += delta;
+    else lock.readers += delta;
+    if (lock.readers + lock.writers === 0) this.#locks.delete(tree);
+    else this.#locks.set(tree, lock);
   }
 
   cancelQueued(turnId: string): Readonly<TurnRequest> | undefined {
@@ -192,6 +205,29 @@ class AdmissionQueue implements Admission {
 
   dropSession(sessionId: string): Array<Readonly<TurnRequest>> {
     return this.#removeQueued((entry) => entry.request.sessionId === sessionId);
+  }
+
+  hold(holder: string, trees: readonly string[]): { release: () => void } | { heldBy: string } {
+    for (const tree of trees) {
+      for (const entry of this.#live.values()) {
+        if (this.#overlap.test(tree, entry.request.workspace)) return { heldBy: `session ${entry.request.sessionId}` };
+      }
+      for (const other of this.#holds) {
+        if (other.trees.some((held) => this.#overlap.test(tree, held))) return { heldBy: other.holder };
+      }
+    }
+    const hold = { holder, trees: [...trees] };
+    this.#holds.add(hold);
+    for (const tree of hold.trees) this.#lock(tree, true, +1);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#holds.delete(hold);
+        for (const tree of hold.trees) this.#lock(tree, true, -1);
+      },
+    };
   }
 
   stateOf(turnId: string): AdmissionState | undefined {

@@ -87,7 +87,9 @@ export async function mergeSession(ctx: OrchestratorContext, slot: SessionSlot, 
   if (request.into === worktree.branch) {
     throw new OneWorksError(ERROR_CODES.USAGE, `--into ${request.into}: that is the session's own branch; name the branch to merge into`);
   }
-  const merged = await mergeWorktree(gitOptions(ctx.deps), worktree, { ...request, sessionId: slot.id });
+  const merged = await withRepositoryLock(ctx, slot.id, worktree, () =>
+    mergeWorktree(gitOptions(ctx.deps), worktree, { ...request, sessionId: slot.id }),
+  );
   if (!merged.alreadyMerged) {
     const entry = { into: merged.into, commit: merged.commit, squash: merged.squash, at: new Date().toISOString() };
     await slot.book.update((record) =>
@@ -122,6 +124,32 @@ export async function checkSession(ctx: OrchestratorContext, slot: SessionSlot, 
     timeoutMs: request.timeoutMs,
   });
   return { sessionId: slot.id, ...result, outputTail: ctx.redactor.redact(result.outputTail) };
+}
+
+// A merge writes the user's checkout (and reads the session's worktree): it takes the workspace
+// lock of both, so it never runs beside a live turn in the checkout, a turn of this session, or
+// another merge into the same repository; refused at once (nothing changed) while one is held.
+async function withRepositoryLock<T>(
+  ctx: OrchestratorContext,
+  sessionId: string,
+  worktree: WorktreeRecord,
+  body: () => Promise<T>,
+): Promise<T> {
+  const held = ctx.admission.hold(`a merge of session ${sessionId}`, [worktree.repository, worktree.path]);
+  if ('heldBy' in held) {
+    throw new OneWorksError(
+      ERROR_CODES.WORKSPACE_BUSY,
+      `refused: ${worktree.repository} is in use by ${held.heldBy}; merge once it is done (nothing was changed)`,
+      { data: { repository: worktree.repository, heldBy: held.heldBy } },
+    );
+  }
+  try {
+    return await body();
+  } finally {
+    held.release();
+    // Turns that waited for the lock may start now.
+    ctx.pump();
+  }
 }
 
 // The session's worktree, refusing a session without one or with a discarded one.

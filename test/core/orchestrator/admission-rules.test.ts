@@ -138,3 +138,29 @@ describe('FIFO among conflicting requests', () => {
     expect(admission.stateOf('r')).toBe('queued');
   });
 });
+
+describe('holds outside the queue (merge into a checkout)', () => {
+  it('is refused while a live turn or another hold overlaps, naming the holder', () => {
+    const admission = admissionWith([reader('t1', 's1', '/repo/sub')]);
+    admission.next();
+    expect(admission.hold('a merge of s9', ['/repo', '/state/wt/s9'])).toEqual({ heldBy: 'session s1' });
+    admission.release('t1');
+    const held = admission.hold('a merge of s9', ['/repo', '/state/wt/s9']);
+    expect('release' in held).toBe(true);
+    expect(admission.hold('a merge of s8', ['/repo'])).toEqual({ heldBy: 'a merge of s9' });
+    expect('release' in admission.hold('a merge of s7', ['/other'])).toBe(true);
+  });
+
+  it('makes overlapping turns wait until it is released; others pass', () => {
+    const admission = admissionWith([]);
+    const held = admission.hold('a merge', ['/repo', '/state/wt/s9']);
+    if (!('release' in held)) throw new Error('hold refused');
+    admission.enqueue(writer('t1', 's1', '/repo'));
+    admission.enqueue(reader('t2', 's9', '/state/wt/s9'));
+    admission.enqueue(writer('t3', 's3', '/elsewhere'));
+    expect(ids(admission.next())).toEqual(['t3']);
+    held.release();
+    held.release();
+    expect(ids(admission.next())).toEqual(['t1', 't2']);
+  });
+});
