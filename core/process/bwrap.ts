@@ -16,6 +16,8 @@ export interface BwrapMounts {
   readOnly?: readonly string[];
   /** Further paths bound writable at the same path, after the workspace and HOME (e.g. the parts of a repository's `.git` a worktree session writes). */
   writable?: readonly string[];
+  /** Paths bound read-only last, over the writable ones (e.g. other branches' refs in the directory of the session's own ref). */
+  readOnlyOver?: readonly string[];
 }
 
 /** Name (or path) of the bubblewrap binary. */
@@ -51,6 +53,7 @@ export function wrapWithBwrap<T extends WrappableLaunch>(
     mounts.home,
     mounts.home,
     ...(mounts.writable ?? []).flatMap((path) => ['--bind', path, path]),
+    ...(mounts.readOnlyOver ?? []).flatMap((path) => ['--ro-bind', path, path]),
     '--die-with-parent',
     '--unshare-pid',
     '--',

@@ -23,6 +23,8 @@ export interface LaunchContext {
   writable?: readonly string[];
   /** With `bwrap`: further paths bound read-only (a worktree session's repository `.git`). */
   readOnly?: readonly string[];
+  /** With `bwrap`: paths bound read-only again over the writable ones (other branches' refs beside the session's own). */
+  readOnlyOver?: readonly string[];
 }
 
 /**
@@ -36,7 +38,13 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
   const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
   const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, additions: launch.env, credentials: {} });
   const argv =
-    ctx.sandbox === 'bwrap' ? await confine(launch, home, env, { readOnly: ctx.readOnly ?? [], writable: ctx.writable ?? [] }) : launch;
+    ctx.sandbox === 'bwrap'
+      ? await confine(launch, home, env, {
+          readOnly: ctx.readOnly ?? [],
+          writable: ctx.writable ?? [],
+          readOnlyOver: ctx.readOnlyOver ?? [],
+        })
+      : launch;
   const child = await spawnChild({
     command: argv.command,
     args: argv.args,
@@ -71,7 +79,7 @@ async function confine(
   launch: LaunchSpec,
   home: string,
   env: Record<string, string>,
-  extra: { readOnly: readonly string[]; writable: readonly string[] },
+  extra: { readOnly: readonly string[]; writable: readonly string[]; readOnlyOver: readonly string[] },
 ): Promise<{ command: string; args: string[] }> {
   if (!(await bwrapAvailable({ env: { PATH: env.PATH ?? '' } }))) {
     throw new OneWorksError(
@@ -84,6 +92,6 @@ async function confine(
   const readOnly = [...(isAbsolute(launch.command) ? [await realpath(dirname(launch.command))] : []), ...extra.readOnly];
   return wrapWithBwrap(
     { command: launch.command, args: [...launch.args] },
-    { workspace: launch.cwd, home, readOnly, writable: extra.writable },
+    { workspace: launch.cwd, home, readOnly, writable: extra.writable, readOnlyOver: extra.readOnlyOver },
   );
 }

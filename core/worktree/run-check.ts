@@ -44,9 +44,15 @@ export async function runCheck(session: SessionRecord, command: string, options:
     if (!(await bwrapAvailable({ env: { PATH: env.PATH ?? '' } }))) {
       throw new OneWorksError('spawn_failed', 'sandbox: bwrap needs bubblewrap, installed and able to create namespaces here');
     }
-    const mounts = session.worktree ? await worktreeMounts(session.worktree) : { readOnly: [], writable: [] };
+    const mounts = session.worktree ? await worktreeMounts(session.worktree) : { readOnly: [], writable: [], readOnlyOver: [] };
     const readOnly = [...(isAbsolute(shell) ? [dirname(shell)] : []), ...mounts.readOnly];
-    argv = wrapWithBwrap(argv, { workspace: session.workspace, home, readOnly, writable: mounts.writable });
+    argv = wrapWithBwrap(argv, {
+      workspace: session.workspace,
+      home,
+      readOnly,
+      writable: mounts.writable,
+      readOnlyOver: mounts.readOnlyOver,
+    });
   }
   const started = Date.now();
   const result = await runCommand(argv.command, argv.args, {

@@ -12,14 +12,15 @@ import { waitForNoProcesses } from '../support/rig-processes.js';
 const AGENT_CLOSE_MS = 15_000;
 
 // A worktree session under `sandbox: bwrap`: the agent writes and commits in its worktree (git
-// writes the worktree's admin dir, objects and its own branch's ref), while the user's checkout
-// and the rest of the repository's .git stay read-only.
+// writes the worktree's admin dir, objects, its own branch's ref and reflog), while the user's
+// checkout, other sessions' branches (loose or packed) and the rest of the repository's .git
+// stay read-only.
 
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
 describe('worktree session under bwrap', () => {
-  it('commits on its own branch; the main checkout, its HEAD and index and the repository config stay read-only', async () => {
+  it("commits on its own branch and cannot move another session's branch; the main checkout, its HEAD and index and the repository config stay read-only", async () => {
     const attempts = (repo: string): string =>
       [
         "printf 'x\\n' > f.txt",
@@ -38,12 +39,29 @@ describe('worktree session under bwrap', () => {
     };
     // The repository's path is known once the rig exists; the step reads it when droid asks.
     let repoPath = '';
+    const repoPathOf = (): string => repoPath;
+    // After its commit, the agent tries to move other sessions' branches (one loose, one only
+    // in packed-refs) to its own commit: through git, and by writing the ref file directly.
+    const moveOthers = [
+      'git update-ref refs/heads/ow/s-loose HEAD; echo "loose-rc=$?"',
+      'git update-ref refs/heads/ow/s-packed HEAD; echo "packed-rc=$?"',
+      `git rev-parse HEAD > ${repoPathOf()}/.git/refs/heads/ow/s-loose; echo "direct-rc=$?"`,
+    ];
     const model = await rigs.model({
-      steps: [() => executeStep('wt_bwrap_1', attempts(repoPath)), commit, { text: 'Tried.' }],
+      steps: [
+        () => executeStep('wt_bwrap_1', attempts(repoPath)),
+        commit,
+        () => executeStep('wt_bwrap_3', moveOthers.join('; ')),
+        { text: 'Tried.' },
+      ],
     });
     const rig = await rigs.create({ baseUrl: model.baseUrl, sandbox: 'bwrap' });
     repoPath = rig.workspace;
     await initRepo(repoPath, { 'a.txt': 'one\n' });
+    // Two other sessions' branches: one packed (packed-refs only), one loose.
+    await git(repoPath, 'branch', 'ow/s-packed');
+    await git(repoPath, 'pack-refs', '--all');
+    await git(repoPath, 'branch', 'ow/s-loose');
     const head = await readFile(join(repoPath, '.git/HEAD'), 'utf8');
     const config = await readFile(join(repoPath, '.git/config'), 'utf8');
     const main = await git(repoPath, 'rev-parse', 'main');
@@ -71,6 +89,11 @@ describe('worktree session under bwrap', () => {
     expect(await git(repoPath, 'rev-parse', 'main')).toBe(main);
     expect(await git(repoPath, 'log', '-1', '--format=%an %s', `ow/${id}`), output).toBe('Test agent');
     expect(existsSync(join(repoPath, 'f.txt'))).toBe(false);
+    // Only its own branch moved: the others still point at main, whatever the agent tried.
+    for (const name of ['loose', 'packed', 'direct']) expect(output).toMatch(new RegExp(`${name}-rc=[1-9]`));
+    expect(await git(repoPath, 'rev-parse', 'ow/s-loose')).toBe(main);
+    expect(await git(repoPath, 'rev-parse', 'ow/s-packed')).toBe(main);
+    expect(await git(repoPath, 'rev-parse', `ow/${id}`)).not.toBe(main);
 
     const diff = await rig.run(['--json', 'diff', '--stat', id!]);
     expect(JSON.parse(diff.stdout)).toMatchObject({ files: [{ path: 'f.txt', added: 1, removed: 0 }] });

@@ -33,6 +33,19 @@ describe('wrapWithBwrap', () => {
     expect(tmp.args.indexOf('--tmpfs')).toBeLessThan(tmp.args.indexOf('/tmp/ws'));
     expect(tmp.args.indexOf('--tmpfs')).toBeLessThan(tmp.args.indexOf('/tmp/home'));
   });
+  it('binds readOnlyOver read-only last, over the writable paths', () => {
+    const carved = wrapWithBwrap(launch, {
+      workspace: '/work/ws',
+      home: '/h',
+      readOnly: ['/repo/.git'],
+      writable: ['/repo/.git/refs/heads/ow'],
+      readOnlyOver: ['/repo/.git/refs/heads/ow/s-2'],
+    });
+    const options = carved.args.slice(0, carved.args.indexOf('--')).join(' ');
+    expect(options).toContain(
+      '--ro-bind /repo/.git /repo/.git --bind /work/ws /work/ws --bind /h /h --bind /repo/.git/refs/heads/ow /repo/.git/refs/heads/ow --ro-bind /repo/.git/refs/heads/ow/s-2 /repo/.git/refs/heads/ow/s-2 --die-with-parent',
+    );
+  });
 });
 
 describe('bwrapAvailable', () => {

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isOneWorksError } from '../../../core/errors.js';
-import { createWorktree, discardWorktree, mergeWorktree, repositoryRoot, worktreeDiff } from '../../../core/worktree/index.js';
+import {
+  createWorktree,
+  discardWorktree,
+  mergeWorktree,
+  repositoryRoot,
+  worktreeDiff,
+  worktreeMounts,
+} from '../../../core/worktree/index.js';
 import type { WorktreeRecord } from '../../../core/store/index.js';
 import { git, hashTree, initRepo } from '../../support/git-repo.js';
 
@@ -136,5 +143,26 @@ describe('worktree sessions with real git', () => {
     expect(isOneWorksError(notRepo, 'not_a_repository')).toBe(true);
     await expect(make('s-8', { base: 'nope' })).rejects.toThrow(/--base nope/);
     await expect(make('s-9', { branch: 'main' })).rejects.toThrow(/already exists/);
+  });
+
+  it("bwrap mounts: its own branch's ref directory and reflog writable, every other ref there read-only (packed ones unpacked first)", async () => {
+    await git(repo, 'branch', 'ow/s-packed');
+    await git(repo, 'pack-refs', '--all');
+    await git(repo, 'branch', 'ow/s-loose');
+    const wt = await make('s-1');
+    const common = join(repo, '.git');
+    const mounts = await worktreeMounts(wt);
+    expect(mounts.readOnly).toEqual([common]);
+    expect(mounts.writable).toEqual([
+      wt.path,
+      wt.gitDir,
+      join(common, 'objects'),
+      join(common, 'refs/heads/ow'),
+      join(common, 'logs/refs/heads/ow/s-1'),
+    ]);
+    expect([...mounts.readOnlyOver].sort()).toEqual([join(common, 'refs/heads/ow/s-loose'), join(common, 'refs/heads/ow/s-packed')]);
+    // The packed ref got its loose file with the same commit: git sees no change.
+    expect((await readFile(join(common, 'refs/heads/ow/s-packed'), 'utf8')).trim()).toBe(await git(repo, 'rev-parse', 'ow/s-packed'));
+    expect(await git(repo, 'rev-parse', 'ow/s-packed')).toBe(wt.baseCommit);
   });
 });
