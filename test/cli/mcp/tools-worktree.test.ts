@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectFake } from './connect-fake.js';
 
 // The worktree tools' argument handling over a fake orchestrator; what they do with real git and
-// the real droid is proven in test/conformance/worktree-sessions.test.ts and compare-models.test.ts.
+// the real droid is proven in test/conformance/worktree-sessions.test.ts, worktree-mcp.test.ts
+// and compare-models.test.ts.
 
 type Connected = Awaited<ReturnType<typeof connectFake>>;
 let open: Connected | undefined;
@@ -28,6 +29,17 @@ describe('MCP worktree tools', () => {
     expect(refused.isError).toBe(true);
     expect(JSON.stringify(refused.structuredContent)).toContain('usage');
     expect(fake.calls).toHaveLength(1);
+  });
+
+  it('create_session passes worktree: false on, and leaves worktree out when it is not given (the root decides)', async () => {
+    open = await connectFake();
+    const { client, fake } = open;
+    await client.callTool({ name: 'create_session', arguments: { workspace: '/ws/a', prompt: 'hi', worktree: false } });
+    await client.callTool({ name: 'create_session', arguments: { workspace: '/ws/a', prompt: 'hi' } });
+    expect(fake.calls.map((call) => call.args)).toEqual([
+      { workspace: '/ws/a', prompt: 'hi', adapter: 'droid', worktree: false },
+      { workspace: '/ws/a', prompt: 'hi', adapter: 'droid' },
+    ]);
   });
 
   it('diff_session, merge_session and discard_session pass the session and options through', async () => {
