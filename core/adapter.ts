@@ -207,6 +207,12 @@ export interface SessionIO {
   redactor: Redactor;
   /** Records the native session id as soon as it is known (durably, before any prompt). */
   setNativeSessionId(nativeSessionId: string): Promise<void>;
+  /**
+   * Optional: records how the agent runs the current turn when the adapter has more than one way
+   * (droid: `stream-jsonrpc`, or `oneshot` after its live protocol failed), in the turn's run
+   * record (`mode`), where `sessions`, the live view and MCP show it. Outside a turn it does nothing.
+   */
+  setTurnMode?(mode: string): Promise<void>;
 }
 
 /** A turn's effective settings; `undefined` model or effort: the agent's own default. */

@@ -230,6 +230,12 @@ export const DroidConfigSchema = z.strictObject({
   requestTimeoutMs: z.number().int().positive().default(30_000).describe('Default deadline of a protocol request, in ms.'),
   drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
   interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
+  fallback: z
+    .enum(['oneshot', 'none'])
+    .default('oneshot')
+    .describe(
+      "When droid's stream-jsonrpc surface fails twice in a run (or its start fails outright): oneshot runs the rest of the run as `droid exec --output-format json`, with droid's read-only tools only; none fails the turn.",
+    ),
   systemPrompt: z.string().min(1).optional().describe("Text appended to droid's own system prompt in new sessions."),
   rules: z.array(absolutePath).default([]).describe('Instruction files (absolute paths) appended to the system prompt of new sessions.'),
   skills: z

@@ -23,12 +23,25 @@ import { composeSessionParams, InitializeSessionWithPrompt, nativeTags, resumedP
 import { describeDroidLaunch } from './launch.js';
 import { NATIVE_AUTONOMY, workspaceAllowlist } from './native-permissions.js';
 import { composeDroidSettings, type ComposedSettings } from './settings.js';
+import { isTransportFailure, OBSERVED_TYPES } from './degrade.js';
+import { ONESHOT_NOTE, OneShotTurns } from './oneshot-turn.js';
 
 const API_VERSION = '1.0.0';
 
 interface LiveTurn {
   messageId: string;
   resolve: (outcome: TurnOutcome) => void;
+  /** Something of the turn was seen (assistant text, a tool span, an ask, a hook): it is never replayed. */
+  observed: boolean;
+  /** The turn ended because droid went away by itself (exited, closed its output), not by a close or cancel. */
+  transportFailure: boolean;
+}
+
+/** How a stream-jsonrpc turn attempt ended. */
+interface Attempt {
+  outcome: TurnOutcome;
+  observed: boolean;
+  transportFailure: boolean;
 }
 
 /**
@@ -38,12 +51,23 @@ interface LiveTurn {
  * Works' autonomy is applied by its policy when droid asks).
  * A turn settles only on `agent_turn_completed` whose `turnId` is the submitted message id, or
  * as failed when the child goes away first.
+ *
+ * Degradation (per run, i.e. per prompt): when droid goes away during a turn before anything of
+ * it was observed, droid is restarted, the session loaded and the turn sent once more (a `warn`
+ * says so); once something was observed, the turn ends failed and is never replayed. After two
+ * such failures, or a start that fails outright (droid exits, closes its output or does not
+ * answer), the session runs in one-shot mode (`adapters.droid.fallback: oneshot`, oneshot-turn.ts)
+ * for the rest of this DroidSession's life; with `fallback: none` the turn fails instead.
  */
 export class DroidSession implements AdapterSession {
   readonly #config: DroidConfig;
   readonly #spec: SessionSpec;
   readonly #io: SessionIO;
-  readonly #projector: DroidProjector;
+  #projector: DroidProjector;
+  #mode: 'stream-jsonrpc' | 'oneshot' = 'stream-jsonrpc';
+  readonly #oneShot: OneShotTurns;
+  /** True from prompt() until its outcome: one turn at a time, whatever the mode. */
+  #busy = false;
   #starting: Promise<void> | undefined;
   #child: ChildChannel | undefined;
   #conn: Connection | undefined;
@@ -59,40 +83,142 @@ export class DroidSession implements AdapterSession {
     this.#config = config;
     this.#spec = spec;
     this.#io = io;
-    // A One Works title is set at creation (droid then marks it manual); automatic titles never replace it.
-    this.#projector = createDroidProjector({ workspace: spec.workspace, manualTitle: spec.title !== undefined });
+    this.#projector = this.#newProjector();
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
     this.#applied = { model: spec.model, effort: spec.effort, autonomy: spec.autonomy };
+    this.#oneShot = new OneShotTurns({
+      config,
+      spec,
+      io,
+      nativeSessionId: () => this.info.nativeSessionId,
+      setNativeSessionId: async (id) => {
+        this.info.nativeSessionId = id;
+        await this.#io.setNativeSessionId(id);
+      },
+    });
   }
 
   async prompt(input: TurnInput): Promise<TurnOutcome> {
-    if (this.#turn) throw new OneWorksError('session_busy', 'a turn is already running in this session');
+    if (this.#busy || this.#turn) throw new OneWorksError('session_busy', 'a turn is already running in this session');
+    this.#busy = true;
     try {
-      await this.#start();
-    } catch (error) {
-      await this.close();
-      throw error;
+      return await this.#runTurn(input);
+    } finally {
+      this.#busy = false;
     }
+  }
+
+  // The degradation ladder of one run: stream-jsonrpc, one retry when nothing was observed, then one-shot.
+  async #runTurn(input: TurnInput): Promise<TurnOutcome> {
+    if (this.#mode === 'oneshot') return this.#runOneShot(input);
+    let failures = 0;
+    for (;;) {
+      try {
+        await this.#start();
+      } catch (error) {
+        if (this.#closing || !isTransportFailure(error)) {
+          await this.close();
+          throw error;
+        }
+        await this.#discardChild();
+        return this.#fallBack(input, `droid's start failed (${errorReason(error)}: ${errorMessage(error)})`, error);
+      }
+      await this.#io.setTurnMode?.('stream-jsonrpc');
+      const attempt = await this.#streamTurn(input);
+      if (!attempt.transportFailure || this.#closing) return attempt.outcome;
+      failures += 1;
+      // Something of the turn was seen (text, a tool, an ask): replaying it could repeat its effects.
+      if (attempt.observed) return attempt.outcome;
+      await this.#discardChild();
+      const why = `droid went away before anything of the turn was observed (${attempt.outcome.reason})`;
+      if (failures >= 2) return this.#fallBack(input, `${why}, for the second time in this run`, attempt.outcome);
+      this.#io.emit({
+        type: 'log',
+        key: `degrade:${input.runId}:retry`,
+        level: 'warn',
+        message: `${why}; restarting droid, loading the session and sending the turn once more`,
+      });
+    }
+  }
+
+  // A prompt on a started stream-jsonrpc droid, settled by its completion or by droid going away.
+  async #streamTurn(input: TurnInput): Promise<Attempt> {
     const conn = this.#conn!;
     if (input.settings && !sameModelAndEffort(input.settings, this.#applied)) {
       try {
         await this.#applyTurnSettings(conn, input.settings);
       } catch (error) {
-        return failedOutcome(errorReason(error), '');
+        return { outcome: failedOutcome(errorReason(error), ''), observed: false, transportFailure: false };
       }
     }
     const messageId = randomUUID();
+    let turn!: LiveTurn;
     const settled = new Promise<TurnOutcome>((resolve) => {
-      this.#turn = { messageId, resolve };
+      turn = { messageId, resolve, observed: false, transportFailure: false };
+      this.#turn = turn;
     });
     this.#projector.beginTurn(messageId);
     try {
       // The response only acknowledges receipt; completion comes as a notification.
       await conn.request(AddUserMessage, { text: input.text, messageId });
     } catch (error) {
+      // droid went away while the message was on its way: nothing of the turn can have been seen yet.
+      if (!this.#closing && isTransportFailure(error)) turn.transportFailure = true;
       this.#settle(failedOutcome(errorReason(error), this.#projector.turnText(messageId)));
     }
-    return settled;
+    const outcome = await settled;
+    return { outcome, observed: turn.observed, transportFailure: turn.transportFailure };
+  }
+
+  // The switch to one-shot mode (or, with `fallback: none`, the end of the run).
+  async #fallBack(input: TurnInput, why: string, failure: unknown): Promise<TurnOutcome> {
+    if (this.#config.fallback === 'none') {
+      this.#io.emit({
+        type: 'log',
+        key: `degrade:${input.runId}:none`,
+        level: 'warn',
+        message: `${why}; adapters.droid.fallback is none, so the turn fails`,
+      });
+      if (failure instanceof Error) {
+        await this.close();
+        throw failure;
+      }
+      return failure as TurnOutcome;
+    }
+    this.#mode = 'oneshot';
+    this.#io.emit({
+      type: 'log',
+      key: `degrade:${input.runId}:oneshot`,
+      level: 'warn',
+      message: `${why}; the session continues in ${ONESHOT_NOTE}`,
+    });
+    return this.#runOneShot(input);
+  }
+
+  async #runOneShot(input: TurnInput): Promise<TurnOutcome> {
+    await this.#io.setTurnMode?.('oneshot');
+    return this.#oneShot.run(input, input.settings ?? this.#applied);
+  }
+
+  // Stops a failed child and forgets it, so that the next #start() launches and loads afresh.
+  async #discardChild(): Promise<void> {
+    const child = this.#child;
+    try {
+      if (child && !this.#exit) await child.stop('crash');
+    } finally {
+      this.#conn?.close();
+      this.#child = undefined;
+      this.#conn = undefined;
+      this.#starting = undefined;
+      this.#exit = undefined;
+      this.#negotiationError = undefined;
+      this.#projector = this.#newProjector();
+    }
+  }
+
+  #newProjector(): DroidProjector {
+    // A One Works title is set at creation (droid then marks it manual); automatic titles never replace it.
+    return createDroidProjector({ workspace: this.#spec.workspace, manualTitle: this.#spec.title !== undefined });
   }
 
   /**
@@ -110,7 +236,8 @@ export class DroidSession implements AdapterSession {
    * (`list_commands`; an error answer counts too, it is an answer) within `timeoutMs`.
    */
   async ready(timeoutMs: number): Promise<boolean> {
-    if (!this.#starting || this.#closing || this.#exit || this.#turn) return false;
+    // One-shot mode keeps no process between turns.
+    if (this.#mode === 'oneshot' || !this.#starting || this.#closing || this.#exit || this.#turn) return false;
     try {
       await this.#starting;
     } catch {
@@ -127,10 +254,13 @@ export class DroidSession implements AdapterSession {
   }
 
   agentPid(): number | undefined {
+    if (this.#mode === 'oneshot') return this.#oneShot.pid();
     return this.#child && !this.#exit ? this.#child.pid : undefined;
   }
 
   async interrupt(): Promise<void> {
+    // A one-shot droid has no interrupt request: the process is stopped.
+    if (this.#mode === 'oneshot') return this.#oneShot.stop('cancel');
     const conn = this.#conn;
     if (conn?.state !== 'open') return;
     await conn.request(InterruptSession, {}, { timeoutMs: this.#config.interruptGraceMs });
@@ -158,6 +288,7 @@ export class DroidSession implements AdapterSession {
   async #doClose(): Promise<void> {
     try {
       await this.#starting?.catch(() => undefined);
+      await this.#oneShot.stop('shutdown');
       if (this.#child && !this.#exit) await this.#child.stop('shutdown');
     } finally {
       this.#conn?.close();
@@ -202,14 +333,27 @@ export class DroidSession implements AdapterSession {
         conn.close(this.#negotiationError);
       }
     });
-    conn.onNotification((_method, params) => this.#onNotification(params));
+    conn.onNotification((_method, params) => {
+      if (this.#conn === conn) this.#onNotification(params);
+    });
     conn.onProblem((problem) => {
       this.#io.emit({ type: 'error', key: `problem:${randomUUID()}`, code: problem.code, message: problem.message });
     });
-    conn.onRequest(DROID_METHODS.requestPermission, (params, ctx) => answerPermission(params, ctx, this.#io, this.#spec.workspace));
-    conn.onRequest(DROID_METHODS.askUser, (params, ctx) => answerAskUser(params, ctx, this.#io, this.#spec.workspace));
-    void child.exited.then((exit) => this.#onExit(exit));
-    void conn.closed.then(() => this.#onOutputClosed(child));
+    conn.onRequest(DROID_METHODS.requestPermission, (params, ctx) => {
+      this.#markObserved();
+      return answerPermission(params, ctx, this.#io, this.#spec.workspace);
+    });
+    conn.onRequest(DROID_METHODS.askUser, (params, ctx) => {
+      this.#markObserved();
+      return answerAskUser(params, ctx, this.#io, this.#spec.workspace);
+    });
+    // A discarded child's late exit or EOF must not touch the child that replaced it.
+    void child.exited.then((exit) => {
+      if (this.#child === child) this.#onExit(exit);
+    });
+    void conn.closed.then(() => {
+      if (this.#child === child) return this.#onOutputClosed(child);
+    });
     await conn.start();
     try {
       await this.#handshake(conn, expected.protocolVersion);
@@ -220,19 +364,21 @@ export class DroidSession implements AdapterSession {
 
   async #handshake(conn: Connection, protocolVersion: string): Promise<void> {
     const timeoutMs = this.#config.startupTimeoutMs;
-    const resumed = this.#spec.nativeSessionId !== undefined;
+    // A restarted droid (degradation) loads the session its predecessor created.
+    const nativeSessionId = this.info.nativeSessionId;
+    const resumed = nativeSessionId !== undefined;
     // Read at every start: a missing rules file fails the start with config_invalid.
     const params = await composeSessionParams(this.#config);
     for (const notice of params.notices) this.#io.emit(notice);
     if (resumed) {
       let raw: unknown;
       try {
-        raw = await conn.request(LoadSession, { sessionId: this.#spec.nativeSessionId!, ...params.load }, { timeoutMs });
+        raw = await conn.request(LoadSession, { sessionId: nativeSessionId, ...params.load }, { timeoutMs });
       } catch (error) {
         if (this.#negotiationError) throw this.#negotiationError;
         throw new OneWorksError(
           'session_load_failed',
-          `droid could not load its session ${this.#spec.nativeSessionId}: ${errorMessage(error)}; the conversation was not replaced`,
+          `droid could not load its session ${nativeSessionId}: ${errorMessage(error)}; the conversation was not replaced`,
           { cause: error },
         );
       }
@@ -321,7 +467,10 @@ export class DroidSession implements AdapterSession {
   }
 
   #onNotification(params: unknown): void {
-    for (const draft of this.#projector.project(params)) this.#io.emit(draft);
+    for (const draft of this.#projector.project(params)) {
+      if (OBSERVED_TYPES.has(draft.type)) this.#markObserved();
+      this.#io.emit(draft);
+    }
     const completed = this.#projector.takeCompletion();
     if (!completed || !this.#turn) return;
     if (completed.turnId !== this.#turn.messageId) {
@@ -345,6 +494,8 @@ export class DroidSession implements AdapterSession {
     this.#exit = exit;
     for (const draft of this.#projector.closeOpenSpans('the agent process exited before the tool finished')) this.#io.emit(draft);
     if (this.#turn) {
+      // Gone by itself (not stopped by a close or a cancel): a transport failure of the turn.
+      if (!this.#closing && exit.stopReason === undefined) this.#turn.transportFailure = true;
       const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
       const tail = this.#child?.stderrTail().trim();
       this.#io.emit({
@@ -372,8 +523,13 @@ export class DroidSession implements AdapterSession {
       code: 'connection_closed',
       message: `droid closed its output before the turn completed and had not exited ${this.#config.drainFallbackMs} ms later; stopping it`,
     });
+    turn.transportFailure = true;
     this.#settle(failedOutcome('connection_closed', this.#projector.turnText(turn.messageId)));
     await child.stop('crash');
+  }
+
+  #markObserved(): void {
+    if (this.#turn) this.#turn.observed = true;
   }
 
   #settle(outcome: TurnOutcome): void {

@@ -39,7 +39,19 @@ export const SessionSummaryOutSchema = z.object({
   updatedAt: z.string(),
   state: SessionStatusSchema.describe('working: a turn is live; every other state is settled'),
   queueDepth: z.number().int(),
-  latestRun: z.object({ runId: z.string(), status: RunStatusSchema, reason: z.string().optional() }).optional(),
+  latestRun: z
+    .object({
+      runId: z.string(),
+      status: RunStatusSchema,
+      reason: z.string().optional(),
+      mode: z
+        .string()
+        .optional()
+        .describe(
+          'how the agent ran the turn, for adapters with more than one way (droid: stream-jsonrpc, or oneshot after its live protocol failed)',
+        ),
+    })
+    .optional(),
   attention: z.array(z.string()).optional().describe('why the session needs attention'),
   worktree: z
     .object({
@@ -73,6 +85,7 @@ export const RunViewOutSchema = z.object({
   endedAt: z.string().optional(),
   text: z.string().optional().describe('the committed assistant text'),
   usage: UsageOutSchema.optional(),
+  mode: z.string().optional().describe('how the agent ran the turn (droid: stream-jsonrpc, or oneshot after its live protocol failed)'),
   truncated: z.boolean().optional().describe('true when prompt or text was cut to fit the read (each ends with "… [N chars cut]")'),
 });
 

@@ -10,7 +10,7 @@ export function handleText(handle: TurnHandle): string {
 
 export function summaryText(summary: SessionSummary): string {
   const run = summary.latestRun
-    ? `, run ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}`
+    ? `, run ${summary.latestRun.runId} ${summary.latestRun.status}${summary.latestRun.reason ? ` (${summary.latestRun.reason})` : ''}${summary.latestRun.mode === 'oneshot' ? ' in one-shot mode' : ''}`
     : '';
   const queued = summary.queueDepth > 0 ? `, ${summary.queueDepth} queued` : '';
   const title = summary.title ? ` "${summary.title}"` : '';

@@ -117,6 +117,7 @@ export function runView(run: RunRecord): RunView {
     ...(run.endedAt === undefined ? {} : { endedAt: run.endedAt }),
     ...(run.text === undefined ? {} : { text: run.text }),
     ...(run.usage === undefined ? {} : { usage: run.usage }),
+    ...(run.mode === undefined ? {} : { mode: run.mode }),
   };
 }
 

@@ -31,7 +31,16 @@ export function summarize(record: SessionRecord, activity: SessionActivity): Ses
     updatedAt: record.updatedAt,
     state: busy ? 'working' : record.status === 'working' ? 'idle' : record.status,
     queueDepth: activity.queued,
-    ...(latest ? { latestRun: { runId: latest.id, status: latest.status, ...(latest.reason ? { reason: latest.reason } : {}) } } : {}),
+    ...(latest
+      ? {
+          latestRun: {
+            runId: latest.id,
+            status: latest.status,
+            ...(latest.reason ? { reason: latest.reason } : {}),
+            ...(latest.mode ? { mode: latest.mode } : {}),
+          },
+        }
+      : {}),
     ...(record.attention?.length ? { attention: [...record.attention] } : {}),
     ...(record.worktree ? { worktree: { ...worktreeFacts(record.worktree), discarded: record.worktree.discardedAt !== undefined } } : {}),
   };

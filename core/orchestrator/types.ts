@@ -101,6 +101,8 @@ export interface RunView {
   /** The committed assistant text. */
   text?: string | undefined;
   usage?: Usage | undefined;
+  /** How the agent ran the turn, when its adapter has more than one way (droid: `stream-jsonrpc` or `oneshot`). */
+  mode?: string | undefined;
 }
 
 export interface SessionDetail {
@@ -143,7 +145,8 @@ export interface SessionSummary {
   /** working: a live turn; idle: nothing live or queued; needs_attention / failed: see `attention`. */
   state: SessionStatus;
   queueDepth: number;
-  latestRun?: { runId: string; status: RunStatus; reason?: string | undefined } | undefined;
+  /** `mode`: how the agent ran it, when its adapter has more than one way (droid: `stream-jsonrpc` or `oneshot`). */
+  latestRun?: { runId: string; status: RunStatus; reason?: string | undefined; mode?: string | undefined } | undefined;
   attention?: string[] | undefined;
   /**
    * A worktree session's git facts (`run --worktree`): where, on which branch from which base,

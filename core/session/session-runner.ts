@@ -121,6 +121,11 @@ export class SessionRunner {
         setNativeSessionId: async (nativeSessionId) => {
           await this.#update({ nativeSessionId });
         },
+        setTurnMode: async (mode) => {
+          const run = this.#record.runs.at(-1);
+          if (run?.status !== 'running' || run.mode === mode) return;
+          await this.#update({ runs: [...this.#record.runs.slice(0, -1), { ...run, mode }] });
+        },
       },
     );
   }
@@ -233,6 +238,8 @@ export class SessionRunner {
     await this.#sink.flush();
     const ended: RunRecord = {
       ...run,
+      // The adapter may have recorded how it ran the turn (setTurnMode) while it ran.
+      ...(this.#record.runs.at(-1)?.id === run.id && this.#record.runs.at(-1)?.mode ? { mode: this.#record.runs.at(-1)!.mode } : {}),
       status: safe.status,
       reason: safe.reason,
       text: safe.text,

@@ -29,6 +29,11 @@ export const RunRecordSchema = z.strictObject({
   /** The committed assistant text of the turn. */
   text: z.string().optional(),
   usage: UsageSchema.optional(),
+  /**
+   * How the agent ran the turn, when its adapter has more than one way (droid: `stream-jsonrpc`,
+   * or `oneshot` after its live protocol failed); absent for adapters with one way.
+   */
+  mode: z.string().min(1).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 

@@ -16,6 +16,15 @@
  * - `unrelated-turn-id`: `agent_turn_completed` for another turn id, then nothing more for this turn.
  * - `double-response`: every response is sent twice with the same id.
  * - `ignore-sigterm`: SIGTERM and stdin EOF are ignored; only SIGKILL ends the process.
+ * - `die-before-reply`: after the user's create_message and the working states, before any
+ *   assistant text or tool call, the process exits 1 (nothing of the turn was observed).
+ * - `die-before-reply-once`: like `die-before-reply`, in the first process of this HOME only (a
+ *   marker file under `$HOME/.fake-droid` remembers it); later processes play the turn normally.
+ * - `oneshot-no-resume`: one-shot `exec --output-format json --session-id <id>` exits 1 with no
+ *   output, as the real droid does offline ("Failed to fetch session").
+ * - `oneshot-fails`: a one-shot exec prints a failure result and exits 1.
+ * - `die-at-start`: the stream-jsonrpc process exits 1 at once, before reading anything (one-shot
+ *   runs are not affected).
  */
 export const FAKE_DROID_FAULTS = [
   'wrong-protocol',
@@ -35,6 +44,11 @@ export const FAKE_DROID_FAULTS = [
   'list-tools-fails',
   /** droid.update_session_settings with a modelId is refused, as an organisation policy refuses a model (-32600). */
   'model-blocked',
+  'die-before-reply',
+  'die-before-reply-once',
+  'oneshot-no-resume',
+  'oneshot-fails',
+  'die-at-start',
 ] as const;
 
 export type FakeDroidFault = (typeof FAKE_DROID_FAULTS)[number];

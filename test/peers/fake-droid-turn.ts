@@ -1,4 +1,6 @@
-import { closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakeDroidConfig } from './fake-droid-config.js';
@@ -54,6 +56,10 @@ async function dieIfAsked(turn: FakeTurn): Promise<void> {
     await sleep(config.lingerMs);
     process.exit(0);
   }
+  if (config.faults.has('die-before-reply') || (config.faults.has('die-before-reply-once') && firstDeath())) {
+    process.stderr.write('fake-droid: dying before the reply (FAKE_DROID_FAULT=die-before-reply)\n');
+    process.exit(1);
+  }
   if (config.faults.has('die-mid-turn')) {
     const toolUse = { type: 'tool_use', id: 'call_1_0', name: 'Execute', input: {} };
     wire.notify({ type: 'tool_call', toolUse });
@@ -61,6 +67,16 @@ async function dieIfAsked(turn: FakeTurn): Promise<void> {
     process.stderr.write('fake-droid: dying mid-turn (FAKE_DROID_FAULT=die-mid-turn)\n');
     process.exit(1);
   }
+}
+
+// True the first time a process of this HOME asks (`die-before-reply-once`); leaves a marker file.
+function firstDeath(): boolean {
+  const dir = join(process.env.HOME ?? homedir(), '.fake-droid');
+  const marker = join(dir, 'died-once');
+  if (existsSync(marker)) return false;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(marker, `${process.pid}\n`);
+  return true;
 }
 
 // Text deltas in 12-character pieces, with the frame faults after the first one.

@@ -3,16 +3,19 @@
  * session, turn and fault tests. Run it as
  * `node --import tsx test/peers/fake-droid.ts exec --input-format stream-jsonrpc --output-format stream-jsonrpc --cwd <dir>`
  * or through the `test/peers/fake-droid` shell wrapper. `--version` prints `FAKE_DROID_VERSION`.
+ * `exec --output-format json … PROMPT` plays droid's one-shot mode (fake-droid-oneshot.ts).
  * Behaviour and faults come from `FAKE_DROID_*` variables (see fake-droid-config.ts).
  */
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { readFakeDroidConfig } from './fake-droid-config.js';
 import type { FakeDroidConfig } from './fake-droid-config.js';
+import { runOneShot } from './fake-droid-oneshot.js';
 import { FakeDroid } from './fake-droid-server.js';
 import { FakeWire, parseInbound } from './fake-droid-wire.js';
 
-const USAGE = 'usage: fake-droid --version | fake-droid exec --input-format stream-jsonrpc --output-format stream-jsonrpc --cwd <dir>\n';
+const USAGE =
+  'usage: fake-droid --version | fake-droid exec --input-format stream-jsonrpc --output-format stream-jsonrpc --cwd <dir> | fake-droid exec --output-format json [--session-id <id>] (-f <file> | <prompt>)\n';
 
 // Reads `--flag value` from argv.
 function flag(argv: string[], name: string): string | undefined {
@@ -26,6 +29,10 @@ function fail(message: string): never {
 }
 
 function serve(config: FakeDroidConfig): void {
+  if (config.faults.has('die-at-start')) {
+    process.stderr.write('fake-droid: dying at start (FAKE_DROID_FAULT=die-at-start)\n');
+    process.exit(1);
+  }
   const wire = new FakeWire(config);
   const droid = new FakeDroid(wire, config);
   // Faults that make a peer that will not go away by itself: only SIGKILL ends it.
@@ -66,6 +73,10 @@ function main(argv: string[]): void {
     return;
   }
   if (argv[0] !== 'exec') fail(`unsupported command: ${argv.join(' ') || '(none)'}`);
+  if (flag(argv, '--output-format') === 'json' && flag(argv, '--input-format') === undefined) {
+    runOneShot(config, argv);
+    return;
+  }
   if (flag(argv, '--input-format') !== 'stream-jsonrpc' || flag(argv, '--output-format') !== 'stream-jsonrpc') {
     fail('only --input-format stream-jsonrpc --output-format stream-jsonrpc is simulated');
   }

@@ -45,6 +45,8 @@ export const HARNESS_TIMEOUTS: HarnessTimeouts = {
 
 export interface SessionHarnessOptions extends Omit<FakeDroidBinaryOptions, 'recordPath'> {
   timeouts?: Partial<HarnessTimeouts>;
+  /** `adapters.droid.fallback` (default: the schema's, `oneshot`). */
+  fallback?: 'oneshot' | 'none';
 }
 
 /** One line the fake droid read on its stdin, parsed; `{ raw }` when it was not JSON. */
@@ -76,7 +78,7 @@ export interface SessionHarness {
 
 /** Builds a harness; the caller calls `dispose()` (typically in afterEach). */
 export async function createSessionHarness(options: SessionHarnessOptions = {}): Promise<SessionHarness> {
-  const { timeouts: overrides, ...fake } = options;
+  const { timeouts: overrides, fallback, ...fake } = options;
   const timeouts = { ...HARNESS_TIMEOUTS, ...overrides };
   const root = await mkdtemp(join(tmpdir(), 'ow-session-'));
   const [stateDir, workspace, binDir] = ['state', 'ws', 'bin'].map((name) => join(root, name)) as [string, string, string];
@@ -95,6 +97,7 @@ export async function createSessionHarness(options: SessionHarnessOptions = {}):
     startupTimeoutMs: timeouts.startupTimeoutMs,
     interruptGraceMs: timeouts.interruptGraceMs,
     drainFallbackMs: timeouts.drainFallbackMs,
+    ...(fallback ? { fallback } : {}),
   });
   const cli: ResolvedCli = {
     source: 'path',

@@ -26,19 +26,22 @@ describe('droid session: the child goes away', () => {
 
   it('stdout-closed-before-exit: the outcome is recorded without waiting for the exit', async () => {
     // The fake lingers a minute after closing stdout: only the drain fallback can end this turn
-    // within the test's timeout.
-    const h = await harness({ faults: ['stdout-closed-before-exit'], lingerMs: 60_000 });
+    // within the test's timeout. Nothing of the turn was seen, so droid is restarted and the turn
+    // sent once more (issue 14), which meets the same fault; with fallback none the turn then fails.
+    const h = await harness({ faults: ['stdout-closed-before-exit'], lingerMs: 60_000, fallback: 'none' });
     const runner = await h.create();
     const outcome = await runner.runTurn('go');
 
     const logged = await expectTurnRecorded(h, runner.id, outcome, { status: 'failed', reason: 'connection_closed' });
     expect(ofType(logged, 'error')).toEqual([
       expect.objectContaining({ code: 'connection_closed', message: expect.stringMatching(/closed its output before the turn completed/) }),
+      expect.objectContaining({ code: 'connection_closed', message: expect.stringMatching(/closed its output before the turn completed/) }),
     ]);
-    // The lingering child was stopped by the runtime, not left to exit on its own.
-    expect(await h.children[0]!.exited).toMatchObject({ stopReason: 'crash', exitCode: null });
+    // Each lingering child was stopped by the runtime, not left to exit on its own.
+    expect(h.children).toHaveLength(2);
+    for (const child of h.children) expect(await child.exited).toMatchObject({ stopReason: 'crash', exitCode: null });
     await runner.close();
-    await expectNoProcessLeft(h.pid());
+    for (const index of [0, 1]) await expectNoProcessLeft(h.pid(index));
   });
 
   it('ignore-sigterm: close() escalates to SIGKILL and nothing is left running', async () => {
