@@ -203,7 +203,7 @@ function showText(r: SessionRecord, dir: string): string {
   ];
   for (const run of r.runs) {
     lines.push(
-      `    ${run.id}  ${run.status}${run.reason && run.reason !== run.status ? ` (${run.reason})` : ''}  model=${run.model ?? 'default'} effort=${run.effort ?? 'default'} autonomy=${run.autonomy}  ${run.usage ? formatUsage(run.usage) : ''}`,
+      `    ${run.id}  ${run.status}${run.reason && run.reason !== run.status ? ` (${run.reason})` : ''}  model=${run.model ?? 'default'} effort=${run.effort ?? 'default'} autonomy=${run.autonomy}${run.mode ? ` mode=${run.mode}` : ''}  ${run.usage ? formatUsage(run.usage) : ''}`,
     );
     lines.push(`      > ${run.prompt.split('\n')[0]}`);
     if (run.text) lines.push(`      < ${run.text.split('\n')[0]}`);
