@@ -1,7 +1,9 @@
 import { access, chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CliRigs, type CliRig } from '../support/one-works-cli.js';
+import { CliRigs, ONE_WORKS_BIN, type CliRig } from '../support/one-works-cli.js';
 import { lastUserText, toolResults } from '../support/scripted-model.js';
 import type { ScriptedModel } from '../support/scripted-model.js';
 
@@ -142,6 +144,9 @@ describe('one-shot mode continuity without Factory servers (real droid 0.225.2)'
     expect(first.exitCode, first.stderr).toBe(0);
     const [id] = await rig.sessionIds();
     const native = (await rig.readSession(id!)).nativeSessionId;
+    // The model check before the send reads droid's cached catalog (listed over stream-jsonrpc).
+    const listed = await rig.run(['models']);
+    expect(listed.exitCode, listed.stderr).toBe(0);
 
     await writeFile(flag, '');
     const second = await rig.run(['send', id!, 'which word?']);
@@ -163,5 +168,25 @@ describe('one-shot mode continuity without Factory servers (real droid 0.225.2)'
     expect(record.nativeSessionId).not.toBe(native);
     const warns = (await rig.readEvents(id!)).flatMap((e) => (e.type === 'log' && e.level === 'warn' ? [e.message] : []));
     expect(warns).toEqual(expect.arrayContaining([expect.stringMatching(/could not continue native session .*Factory's servers/)]));
+
+    // MCP shows the mode: session_status (structured and text) and read_session's latest run.
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'],
+      env: { PATH: process.env.PATH ?? '', HOME: rig.userHome },
+      cwd: rig.root,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'conformance', version: '0' });
+    await client.connect(transport);
+    try {
+      const status = await client.callTool({ name: 'session_status', arguments: { session: id } });
+      expect(status.structuredContent).toMatchObject({ latestRun: { runId: 'r2', status: 'completed', mode: 'oneshot' } });
+      expect(JSON.stringify(status.content)).toMatch(/run r2 completed (\(completed\) )?in one-shot mode/);
+      const read = await client.callTool({ name: 'read_session', arguments: { session: id } });
+      expect(read.structuredContent).toMatchObject({ latestRun: { runId: 'r2', mode: 'oneshot' } });
+    } finally {
+      await client.close();
+    }
   });
 });
