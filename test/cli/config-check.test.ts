@@ -165,6 +165,19 @@ describe('one-works config check with a bad file', { timeout: CLI_TEST_TIMEOUT_M
     expect(result.stderr).toBe(`one-works: ${outside}:1:10: sandbox: expected one of none|bwrap, got "docker"`);
   });
 
+  it('shows the droid fallback in the effective config and refuses an unknown one naming the key', async () => {
+    await box.writeConfig('adapters:\n  droid:\n    fallback: none\n');
+    const shown = await box.run(['--json', 'config', 'check']);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect((JSON.parse(shown.stdout) as { config: { adapters: { droid: { fallback: string } } } }).config.adapters.droid.fallback).toBe(
+      'none',
+    );
+    await box.writeConfig('adapters:\n  droid:\n    fallback: exec\n');
+    const refused = await box.run(['config', 'check']);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toMatch(/one-works\.yaml:3:15: adapters\.droid\.fallback: expected one of oneshot\|none, got "exec"/);
+  });
+
   it('exits 2 without a stack when --config names a missing file', async () => {
     const result = await box.run(['--config', 'missing.yaml', 'config', 'check']);
     expect(result.exitCode).toBe(2);

@@ -90,6 +90,13 @@ describe('DroidConfigSchema', () => {
     ]);
   });
 
+  it('falls back to one-shot mode by default, accepts none, and rejects any other fallback', () => {
+    expect(DroidConfigSchema.parse({}).fallback).toBe('oneshot');
+    expect(DroidConfigSchema.parse({ fallback: 'none' }).fallback).toBe('none');
+    const result = DroidConfigSchema.safeParse({ fallback: 'exec' });
+    expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['fallback']);
+  });
+
   it('rejects env names that are not variable names and non-string env values', () => {
     expect(DroidConfigSchema.safeParse({ env: { 'NOT A NAME': 'x' } }).success).toBe(false);
     expect(DroidConfigSchema.safeParse({ env: { FACTORY_AIRGAP_ENABLED: true } }).success).toBe(false);
