@@ -112,6 +112,9 @@ export class DroidSession implements AdapterSession {
   async #runTurn(input: TurnInput): Promise<TurnOutcome> {
     if (this.#mode === 'oneshot') return this.#runOneShot(input);
     let failures = 0;
+    // Recorded before the start, never between the start and the prompt: a close that waits for
+    // the start must find the prompt already on its way (it ends droid's stdin).
+    await this.#io.setTurnMode?.('stream-jsonrpc');
     for (;;) {
       try {
         await this.#start();
@@ -123,7 +126,6 @@ export class DroidSession implements AdapterSession {
         await this.#discardChild();
         return this.#fallBack(input, `droid's start failed (${errorReason(error)}: ${errorMessage(error)})`, error);
       }
-      await this.#io.setTurnMode?.('stream-jsonrpc');
       const attempt = await this.#streamTurn(input);
       if (!attempt.transportFailure || this.#closing) return attempt.outcome;
       failures += 1;

@@ -205,7 +205,7 @@ describe('droid session: a start that fails outright', () => {
     expect(outcome.status).toBe('failed');
     expect(['process_exited', 'connection_closed']).toContain(outcome.reason);
     expect(await oneShotArgs(h)).toEqual([]);
-    expect((await h.store.readSession(runner.id)).runs[0]?.mode).toBeUndefined();
+    expect((await h.store.readSession(runner.id)).runs[0]?.mode).toBe('stream-jsonrpc');
     await expectNoProcessLeft(h.pid());
   });
 });
