@@ -30,6 +30,8 @@ export const ONESHOT_NOTE = `one-shot mode (droid exec --output-format json, one
 export class OneShotTurns {
   readonly #host: OneShotHost;
   #child: ChildChannel | undefined;
+  /** Set by stop('shutdown'): no `droid exec` starts afterwards, and one starting meanwhile is stopped. */
+  #closed = false;
   /** The carried transcript, once droid could not continue a native session (then kept up to date). */
   #carried: string[] | undefined;
 
@@ -42,8 +44,9 @@ export class OneShotTurns {
     return this.#child?.pid;
   }
 
-  /** Stops a running `droid exec` (cancel, close). */
+  /** Stops a running `droid exec` (cancel, close); after a `shutdown` none starts again. */
   async stop(reason: 'cancel' | 'shutdown'): Promise<void> {
+    if (reason === 'shutdown') this.#closed = true;
     await this.#child?.stop(reason);
   }
 
@@ -97,8 +100,11 @@ export class OneShotTurns {
       effort: settings.effort,
       nativeSessionId,
     });
+    if (this.#closed) return { kind: 'no-result', exitCode: null, signal: null, stderr: '', stopped: true };
     const child = await io.launch(launch, [...composed.files, { path: ONESHOT_PROMPT_FILE, content: prompt }]);
     this.#child = child;
+    // A close that came while the child was being launched found nothing to stop.
+    if (this.#closed) void child.stop('shutdown');
     try {
       return await readOneShot(child);
     } finally {
