@@ -25,6 +25,7 @@
  * - `oneshot-fails`: a one-shot exec prints a failure result and exits 1.
  * - `die-at-start`: the stream-jsonrpc process exits 1 at once, before reading anything (one-shot
  *   runs are not affected).
+ * - `oneshot-hang`: a one-shot exec records its run and then never ends by itself (SIGTERM ends it).
  */
 export const FAKE_DROID_FAULTS = [
   'wrong-protocol',
@@ -49,6 +50,7 @@ export const FAKE_DROID_FAULTS = [
   'oneshot-no-resume',
   'oneshot-fails',
   'die-at-start',
+  'oneshot-hang',
 ] as const;
 
 export type FakeDroidFault = (typeof FAKE_DROID_FAULTS)[number];

@@ -52,6 +52,10 @@ export function runOneShot(config: FakeDroidConfig, argv: string[]): void {
     process.stderr.write('Error: No prompt provided\n');
     process.exit(1);
   }
+  if (config.faults.has('oneshot-hang')) {
+    setInterval(() => undefined, 1 << 30);
+    return;
+  }
   const resumeId = flag(argv, '--session-id') ?? flag(argv, '-s');
   let session: FakeSession | undefined;
   if (resumeId !== undefined) {

@@ -209,3 +209,23 @@ describe('droid session: a start that fails outright', () => {
     await expectNoProcessLeft(h.pid());
   });
 });
+
+describe('droid session: cancelling a one-shot turn', () => {
+  it('stops the droid exec process and records the turn as interrupted', async () => {
+    const h = await harness({ faults: ['die-at-start', 'oneshot-hang'] });
+    const runner = await h.create();
+    const abort = new AbortController();
+    const turn = runner.runTurn('hang', {}, abort.signal);
+    // The stream-jsonrpc droid died at start; wait for the one-shot droid to have taken the prompt.
+    await expect.poll(async () => (await prompts(h)).map((p) => p.via), { timeout: 10_000 }).toEqual(['oneshot']);
+    abort.abort();
+    const outcome = await turn;
+    await runner.close();
+
+    expect(outcome.status).toBe('interrupted');
+    expect(h.children).toHaveLength(2);
+    expect(await h.children[1]!.exited).toMatchObject({ stopReason: 'cancel' });
+    expect((await h.store.readSession(runner.id)).runs[0]).toMatchObject({ status: 'interrupted', mode: 'oneshot' });
+    for (const index of [0, 1]) await expectNoProcessLeft(h.pid(index));
+  });
+});
