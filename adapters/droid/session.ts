@@ -132,6 +132,8 @@ export class DroidSession implements AdapterSession {
       // Something of the turn was seen (text, a tool, an ask): replaying it could repeat its effects.
       if (attempt.observed) return attempt.outcome;
       await this.#discardChild();
+      // Closed meanwhile (a cancel, a shutdown): no droid starts again for this turn.
+      if (this.#closing) return attempt.outcome;
       const why = `droid went away before anything of the turn was observed (${attempt.outcome.reason})`;
       if (failures >= 2) return this.#fallBack(input, `${why}, for the second time in this run`, attempt.outcome);
       this.#io.emit({
