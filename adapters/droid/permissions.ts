@@ -13,7 +13,7 @@ const CANCEL = 'cancel';
  * and the answer is `proceed_once` or `cancel`.
  */
 export async function answerPermission(params: unknown, ctx: HandlerContext, io: SessionIO, workspace: string): Promise<unknown> {
-  const ask = buildPermissionAsk(ctx.id, RequestPermissionParamsSchema.parse(params), workspace);
+  const ask = buildPermissionAsk(String(ctx.id), RequestPermissionParamsSchema.parse(params), workspace);
   io.emit(askedDraft(ask));
   const decision = await io.decide(ask);
   const option = decision.decision === 'allow' && ask.options.includes(ALLOW_ONCE) ? ALLOW_ONCE : CANCEL;
@@ -35,7 +35,7 @@ export async function answerPermission(params: unknown, ctx: HandlerContext, io:
  * recorded, never guessed.
  */
 export async function answerAskUser(params: unknown, ctx: HandlerContext, io: SessionIO, workspace: string): Promise<unknown> {
-  const ask = buildQuestionAsk(ctx.id, AskUserParamsSchema.parse(params), workspace);
+  const ask = buildQuestionAsk(String(ctx.id), AskUserParamsSchema.parse(params), workspace);
   io.emit(askedDraft(ask));
   const decision = await io.decide(ask);
   const answered = decision.decision === 'allow' && (decision.answers?.length ?? 0) > 0;

@@ -5,7 +5,7 @@ import { InboundDispatcher, type NotificationListener, type RequestHandler } fro
 import { NULL_LOGGER, type ProtocolLogger } from './logger.js';
 import { PendingRequests } from './pending-requests.js';
 import { assertParams, parseResult } from './validate.js';
-import type { ConnectionState, Envelope, Inbound, RequestDescriptor, RequestOptions } from './types.js';
+import type { ConnectionState, Envelope, Inbound, RequestDescriptor, RequestOptions, RpcId } from './types.js';
 
 /** Deadline of a request that names none, in milliseconds. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -13,8 +13,13 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export interface ConnectionOptions {
   /** Deadline of requests that name none. Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
   defaultTimeoutMs?: number;
-  /** Prefix of outbound request ids (`${idPrefix}${n}`, n from 1). Default ''. */
+  /** Prefix of outbound string request ids (`${idPrefix}${n}`, n from 1). Default ''. Not allowed with `idType: 'number'`. */
   idPrefix?: string;
+  /**
+   * Type of outbound request ids: `'string'` (default; `${idPrefix}${n}`) or `'number'` (n, from 1),
+   * for peers that only take numeric ids. Inbound ids of either type are accepted whatever this says.
+   */
+  idType?: 'string' | 'number';
   logger?: ProtocolLogger;
 }
 
@@ -69,6 +74,7 @@ class ProtocolConnection implements Connection {
   readonly #logger: ProtocolLogger;
   readonly #defaultTimeoutMs: number;
   readonly #idPrefix: string;
+  readonly #numericIds: boolean;
   readonly #abort = new AbortController();
   readonly #pending = new PendingRequests();
   readonly #dispatcher: InboundDispatcher;
@@ -86,6 +92,10 @@ class ProtocolConnection implements Connection {
     this.#logger = options.logger ?? NULL_LOGGER;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#idPrefix = options.idPrefix ?? '';
+    this.#numericIds = options.idType === 'number';
+    if (this.#numericIds && this.#idPrefix !== '') {
+      throw new OneWorksError(ERROR_CODES.INTERNAL, 'a connection with numeric ids cannot have an idPrefix');
+    }
     this.closed = new Promise((resolve) => {
       this.#resolveClosed = resolve;
     });
@@ -126,7 +136,7 @@ class ProtocolConnection implements Connection {
   async requestRaw(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
     this.#assertUsable(method);
     this.#nextId += 1;
-    const id = `${this.#idPrefix}${this.#nextId}`;
+    const id: RpcId = this.#numericIds ? this.#nextId : `${this.#idPrefix}${this.#nextId}`;
     const frame = this.#envelope.request(id, method, params);
     const response = this.#pending.add(id, {
       method,
@@ -261,7 +271,7 @@ class ProtocolConnection implements Connection {
 
   // A response for an id nobody waits for: unknown, already settled (droid 0.225 can answer a
   // request twice, e.g. `{}` then an error), or late after a deadline. Reported and ignored.
-  #unexpected(id: string, message: unknown): void {
+  #unexpected(id: RpcId, message: unknown): void {
     this.#report(unexpectedResponseError(id, message));
   }
 
@@ -277,7 +287,7 @@ class ProtocolConnection implements Connection {
   }
 
   // Tells the peer about an abandoned request, when its wire has a message for that.
-  #sendCancel(id: string, method: string): void {
+  #sendCancel(id: RpcId, method: string): void {
     if (this.#state !== 'open' || this.#envelope.cancelRequest === undefined) return;
     const frame = this.#envelope.cancelRequest(id, method);
     if (frame === undefined) return;

@@ -1,7 +1,7 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { ProtocolLogger } from './logger.js';
 import { JSONRPC_ERROR_CODES, ProtocolError } from './protocol-error.js';
-import type { Envelope, HandlerContext, WireError } from './types.js';
+import type { Envelope, HandlerContext, RpcId, WireError } from './types.js';
 
 /**
  * Answers one inbound request. Its return value is sent as the result. Throw a ProtocolError to
@@ -49,8 +49,8 @@ export class InboundDispatcher {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Starts handling one inbound request; returns at once. */
-  dispatchRequest(id: string, method: string, params: unknown): void {
+  /** Starts handling one inbound request; returns at once. Its response carries `id` unchanged (a number stays a number). */
+  dispatchRequest(id: RpcId, method: string, params: unknown): void {
     const handler = this.#handlers.get(method);
     if (handler === undefined) {
       this.#deps.logger.debug('no handler for inbound request', { id, method });
@@ -83,7 +83,7 @@ export class InboundDispatcher {
   }
 
   // Builds and writes a response unless the connection closed meanwhile.
-  #respond(id: string, method: string, build: () => unknown, fallback = true): void {
+  #respond(id: RpcId, method: string, build: () => unknown, fallback = true): void {
     if (this.#deps.signal.aborted) {
       this.#deps.logger.debug('connection closed while handling a request; no response sent', { id, method });
       return;

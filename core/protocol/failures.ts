@@ -1,6 +1,6 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { truncateLine } from '../transport/ndjson-codec.js';
-import type { WireError } from './types.js';
+import type { RpcId, WireError } from './types.js';
 
 // The OneWorksErrors a connection raises, built in one place so codes and data stay consistent.
 
@@ -10,7 +10,7 @@ export function closedError(message: string, cause?: unknown): OneWorksError {
 }
 
 /** CONNECTION_CLOSED for a request still pending at close; `cause` is the close reason. */
-export function pendingClosedError(id: string, method: string, reason: OneWorksError | undefined): OneWorksError {
+export function pendingClosedError(id: RpcId, method: string, reason: OneWorksError | undefined): OneWorksError {
   return new OneWorksError(ERROR_CODES.CONNECTION_CLOSED, `the connection closed while ${method} was pending (request ${id})`, {
     data: { method, id },
     ...(reason === undefined ? {} : { cause: reason }),
@@ -32,7 +32,7 @@ export function peerError(method: string | undefined, error: WireError): OneWork
 }
 
 /** PROTOCOL_ERROR for a response whose id no pending request has. */
-export function unexpectedResponseError(id: string, message: unknown): OneWorksError {
+export function unexpectedResponseError(id: RpcId, message: unknown): OneWorksError {
   return new OneWorksError(ERROR_CODES.PROTOCOL_ERROR, `response for unknown or already settled request ${id} ignored`, {
     data: { id, frame: frameCopy(message) },
   });

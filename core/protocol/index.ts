@@ -5,6 +5,7 @@ export type {
   Inbound,
   RequestDescriptor,
   RequestOptions,
+  RpcId,
   WireError,
 } from './types.js';
 export { createConnection, DEFAULT_REQUEST_TIMEOUT_MS } from './connection.js';

@@ -1,4 +1,5 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
+import type { RpcId } from './types.js';
 
 // setTimeout fires at once for delays above this (2^31 - 1 ms); longer deadlines mean "none".
 const MAX_TIMER_MS = 2_147_483_647;
@@ -22,12 +23,12 @@ interface Entry {
 }
 
 /**
- * The table of outbound requests waiting for a response, keyed by id. Owns each request's
+ * The table of outbound requests waiting for a response, keyed by id (its type included: `1` and `"1"` are different entries). Owns each request's
  * deadline timer and abort listener; an entry leaves the table the moment it settles, so a second
  * response for the same id finds nothing (`resolve`/`reject` return false).
  */
 export class PendingRequests {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<RpcId, Entry>();
 
   /** Number of requests still waiting. */
   get size(): number {
@@ -35,12 +36,12 @@ export class PendingRequests {
   }
 
   /** True while the request `id` waits for its response. */
-  has(id: string): boolean {
+  has(id: RpcId): boolean {
     return this.#entries.has(id);
   }
 
   /** The method of a waiting request. */
-  methodOf(id: string): string | undefined {
+  methodOf(id: RpcId): string | undefined {
     return this.#entries.get(id)?.method;
   }
 
@@ -49,7 +50,7 @@ export class PendingRequests {
    * REQUEST_TIMEOUT after `timeoutMs`, with REQUEST_CANCELLED when `signal` aborts (at once if it
    * already has, in which case nothing is registered), or with whatever `reject` is given.
    */
-  add(id: string, options: PendingOptions): Promise<unknown> {
+  add(id: RpcId, options: PendingOptions): Promise<unknown> {
     const { method, timeoutMs, signal, onAbandon } = options;
     if (this.#entries.has(id)) {
       return Promise.reject(new OneWorksError(ERROR_CODES.INTERNAL, `request id ${id} is already pending`));
@@ -82,26 +83,26 @@ export class PendingRequests {
   }
 
   /** Settles request `id` with `result`. False when no such request is waiting. */
-  resolve(id: string, result: unknown): boolean {
+  resolve(id: RpcId, result: unknown): boolean {
     const entry = this.#take(id);
     entry?.resolve(result);
     return entry !== undefined;
   }
 
   /** Rejects request `id` with `error`. False when no such request is waiting. */
-  reject(id: string, error: Error): boolean {
+  reject(id: RpcId, error: Error): boolean {
     const entry = this.#take(id);
     entry?.reject(error);
     return entry !== undefined;
   }
 
   /** Rejects every waiting request with the error `makeError` builds for it, emptying the table. */
-  rejectAll(makeError: (id: string, method: string) => Error): void {
+  rejectAll(makeError: (id: RpcId, method: string) => Error): void {
     for (const [id, entry] of [...this.#entries]) this.reject(id, makeError(id, entry.method));
   }
 
   // Removes an entry before settling it, so that a settle can never run twice.
-  #take(id: string): Entry | undefined {
+  #take(id: RpcId): Entry | undefined {
     const entry = this.#entries.get(id);
     if (entry === undefined) return undefined;
     this.#entries.delete(id);
@@ -110,13 +111,13 @@ export class PendingRequests {
   }
 }
 
-function timeoutError(method: string, id: string, timeoutMs: number): OneWorksError {
+function timeoutError(method: string, id: RpcId, timeoutMs: number): OneWorksError {
   return new OneWorksError(ERROR_CODES.REQUEST_TIMEOUT, `${method} got no response within ${timeoutMs} ms (request ${id})`, {
     data: { method, id, timeoutMs },
   });
 }
 
-function cancelledError(method: string, id: string, signal: AbortSignal | undefined): OneWorksError {
+function cancelledError(method: string, id: RpcId, signal: AbortSignal | undefined): OneWorksError {
   return new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `${method} was cancelled before its response arrived (request ${id})`, {
     data: { method, id },
     cause: signal?.reason,

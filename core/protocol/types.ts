@@ -6,18 +6,25 @@ import type { z } from 'zod';
  * CLI.
  */
 export interface Envelope {
-  request(id: string, method: string, params: unknown): unknown;
+  request(id: RpcId, method: string, params: unknown): unknown;
   notification(method: string, params: unknown): unknown;
-  response(id: string, result: unknown): unknown;
-  errorResponse(id: string, error: WireError): unknown;
+  /** The response to inbound request `id`; `id` is the request's own, of the same type (number or string). */
+  response(id: RpcId, result: unknown): unknown;
+  errorResponse(id: RpcId, error: WireError): unknown;
   /** Classifies one inbound message. Must not throw. */
   classify(message: unknown): Inbound;
   /**
    * Optional: the frame that tells the peer an outbound request was abandoned (deadline or
    * abort), or `undefined` to send nothing. Omit it when the wire has no such message.
    */
-  cancelRequest?(id: string, method: string): unknown;
+  cancelRequest?(id: RpcId, method: string): unknown;
 }
+
+/**
+ * A JSON-RPC id: a string or a number. The type is part of the id: `1` and `"1"` are different
+ * requests, and a response carries its request's id unchanged (a number stays a number).
+ */
+export type RpcId = string | number;
 
 export interface WireError {
   code: number;
@@ -26,10 +33,10 @@ export interface WireError {
 }
 
 export type Inbound =
-  | { kind: 'request'; id: string; method: string; params: unknown }
+  | { kind: 'request'; id: RpcId; method: string; params: unknown }
   | { kind: 'notification'; method: string; params: unknown }
-  | { kind: 'response'; id: string; result: unknown }
-  | { kind: 'error'; id: string | null; error: WireError }
+  | { kind: 'response'; id: RpcId; result: unknown }
+  | { kind: 'error'; id: RpcId | null; error: WireError }
   | { kind: 'invalid'; reason: string };
 
 /** A request's method name with its params and result schemas, kept together. */
@@ -49,7 +56,8 @@ export interface RequestOptions {
 export interface HandlerContext {
   /** Aborted when the connection closes. */
   signal: AbortSignal;
-  id: string;
+  /** The inbound request's id, as the peer sent it (number or string). */
+  id: RpcId;
 }
 
 export type ConnectionState = 'new' | 'open' | 'closing' | 'closed';

@@ -110,17 +110,17 @@ export function runDroidCapture(file: string): CaptureRun {
         if (inbound.method === DROID_METHODS.requestPermission) {
           entries.push({
             line,
-            ask: buildPermissionAsk(inbound.id, RequestPermissionParamsSchema.parse(inbound.params), CORPUS_WORKSPACE),
+            ask: buildPermissionAsk(String(inbound.id), RequestPermissionParamsSchema.parse(inbound.params), CORPUS_WORKSPACE),
           });
         } else if (inbound.method === DROID_METHODS.askUser) {
-          entries.push({ line, ask: buildQuestionAsk(inbound.id, AskUserParamsSchema.parse(inbound.params), CORPUS_WORKSPACE) });
+          entries.push({ line, ask: buildQuestionAsk(String(inbound.id), AskUserParamsSchema.parse(inbound.params), CORPUS_WORKSPACE) });
         } else {
           fail(line, `no mapping for server request ${inbound.method}`);
         }
         break;
       }
       case 'response': {
-        const method = sentMethods.get(inbound.id);
+        const method = sentMethods.get(String(inbound.id));
         if (method === undefined) fail(line, `response to an unknown request id ${inbound.id}`);
         if (method === DROID_METHODS.initializeSession) parseInitializeResult(inbound.result, CORPUS_CLI_VERSION);
         else if (method === DROID_METHODS.loadSession) {

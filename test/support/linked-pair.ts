@@ -9,8 +9,8 @@ import type { Transport } from '../../core/transport/transport.js';
 export const TEST_CANCEL_METHOD = '$/cancelRequest';
 
 /**
- * A trivial JSON-RPC 2.0 envelope for protocol tests. It rejects numeric ids as invalid (like
- * droid does) and, with `{ cancel: true }`, tells the peer about abandoned requests.
+ * A trivial JSON-RPC 2.0 envelope for protocol tests. Ids may be strings or numbers (anything
+ * else is invalid) and, with `{ cancel: true }`, it tells the peer about abandoned requests.
  */
 export function createTestEnvelope(options: { cancel?: boolean } = {}): Envelope {
   const envelope: Envelope = {
@@ -28,11 +28,12 @@ function classify(message: unknown): Inbound {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return { kind: 'invalid', reason: 'not an object' };
   const frame = message as Record<string, unknown>;
   const { id, method, params } = frame;
-  if (id !== undefined && id !== null && typeof id !== 'string') return { kind: 'invalid', reason: 'id is not a string' };
-  if (typeof method === 'string') {
-    return typeof id === 'string' ? { kind: 'request', id, method, params } : { kind: 'notification', method, params };
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') {
+    return { kind: 'invalid', reason: 'id is neither a string nor a number' };
   }
-  if ('result' in frame && typeof id === 'string') return { kind: 'response', id, result: frame.result };
+  const hasId = typeof id === 'string' || typeof id === 'number';
+  if (typeof method === 'string') return hasId ? { kind: 'request', id, method, params } : { kind: 'notification', method, params };
+  if ('result' in frame && hasId) return { kind: 'response', id, result: frame.result };
   const error = frame.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
   if (typeof error === 'object' && error !== null && typeof error.code === 'number' && typeof error.message === 'string') {
     return { kind: 'error', id: id ?? null, error: { code: error.code, message: error.message, data: error.data } };

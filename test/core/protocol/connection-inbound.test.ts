@@ -118,11 +118,11 @@ describe('Connection problems', () => {
 
   it('reports invalid messages and errors without a request id', async () => {
     const { connection, peer, problems } = await createConnectionWithRawPeer();
-    await peer.transport.send({ jsonrpc: '2.0', id: 1, method: 'numeric.id' });
+    await peer.transport.send({ jsonrpc: '2.0', id: true, method: 'boolean.id' });
     await peer.transport.send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON-RPC message' } });
     await flush();
     expect(problems.map((problem) => problem.code)).toEqual(['protocol_error', 'peer_error']);
-    expect(problems[0]?.data).toMatchObject({ reason: 'id is not a string' });
+    expect(problems[0]?.data).toMatchObject({ reason: 'id is neither a string nor a number' });
     expect(problems[1]?.data).toMatchObject({ code: -32700, message: 'Invalid JSON-RPC message' });
     expect(connection.state).toBe('open');
   });

@@ -27,7 +27,7 @@ afterEach(() => {
 describe('Connection.request', () => {
   it('sends string ids with the prefix and returns the parsed result', async () => {
     const { client, server } = await createConnectedPair();
-    const seenIds: string[] = [];
+    const seenIds: unknown[] = [];
     server.onRequest('test.echo', async (params, ctx) => {
       seenIds.push(ctx.id);
       return { echoed: (params as { text: string }).text, extra: 1 };
