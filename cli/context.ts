@@ -5,6 +5,7 @@ import { createPrepareServices } from '../core/install/services.js';
 import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
+import { codexAdapter } from '../adapters/codex/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
@@ -15,6 +16,7 @@ import { createProgressRenderer } from './progress.js';
 export const ADAPTERS: Record<string, Adapter<any>> = {
   droid: droidAdapter,
   'claude-code': claudeCodeAdapter,
+  codex: codexAdapter,
 };
 
 export const CONFIG_SCHEMA = createConfigSchema(

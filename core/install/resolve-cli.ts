@@ -31,6 +31,11 @@ export interface CliDescriptor {
   platformPackage(): string;
   /** The binary's path inside the package, e.g. `claude`. */
   binPath: string;
+  /**
+   * The version of the platform package carrying CLI `version`, when it differs (Codex publishes
+   * `@openai/codex@<version>-linux-x64`). Default: the CLI version itself.
+   */
+  packageVersion?(version: string): string;
   /** The version in the `--version` output, or undefined. */
   parseVersion(stdout: string): string | undefined;
 }
@@ -107,8 +112,9 @@ async function locate(
   if (cli.source === 'path') return { binaryPath: await checkExecutable(cli.path, key) };
   if (cli.source === 'system') return { binaryPath: await findOnPath(descriptor, options.env) };
   const packageName = descriptor.platformPackage();
+  const packageVersion = descriptor.packageVersion?.(cli.version) ?? cli.version;
   const targetDir = path.join(options.cacheDir, 'cli', descriptor.adapter, cli.version);
-  if (options.install === false && !(await options.services.isInstalled(targetDir, packageName, cli.version))) {
+  if (options.install === false && !(await options.services.isInstalled(targetDir, packageName, packageVersion))) {
     throw new OneWorksError(
       'cli_not_found',
       `managed ${descriptor.adapter} ${cli.version} is not installed in ${options.cacheDir}; run \`one-works adapters install ${descriptor.adapter}\``,
@@ -117,7 +123,7 @@ async function locate(
   }
   const installed = await options.services.installPackage({
     packageName,
-    version: cli.version,
+    version: packageVersion,
     targetDir,
     binPath: descriptor.binPath,
     registry: options.registry ?? (await options.services.readNpmConfig({ projectDir: process.cwd(), env: options.env })),

@@ -1,0 +1,98 @@
+import semver from 'semver';
+import { z } from 'zod';
+
+/**
+ * The `adapters.codex` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
+ * `model`, `effort`, `autonomy`, `env`, `passEnv`, `credentials`, timeouts, `endpoint`; core adds
+ * `policy`) plus Codex's own command sandbox. Secret fields carry `.meta({ secret: true })`.
+ */
+
+/** The Codex CLI version One Works pins by default (qualified by test/conformance/codex-*.test.ts). */
+export const CODEX_DEFAULT_PIN = '0.171.0';
+
+/** The reasoning efforts Codex 0.171.0 lists for its models (`model/list` → supportedReasoningEfforts). */
+export const CODEX_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+
+/** Codex's own command sandbox (`thread/start` `sandbox`). */
+export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
+
+/** The default range of a pin: its minor line. */
+export function codexDefaultRange(pin: string): string {
+  const parsed = semver.parse(pin);
+  if (!parsed) return pin;
+  return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
+}
+
+export const CodexCliSchema = z
+  .strictObject({
+    source: z
+      .enum(['managed', 'system', 'path'])
+      .default('managed')
+      .describe('managed: installed by One Works; system: codex on PATH; path: cli.path.'),
+    version: z
+      .string()
+      .refine((v) => semver.valid(v) === v, { message: `expected an exact semver version such as ${CODEX_DEFAULT_PIN}` })
+      .default(CODEX_DEFAULT_PIN)
+      .describe('The pinned CLI version (exact semver).'),
+    path: z
+      .string()
+      .refine((v) => v.startsWith('/'), { message: 'expected an absolute path' })
+      .optional()
+      .describe('Absolute path of the native codex binary; only with source: path.'),
+    range: z
+      .string()
+      .refine((v) => semver.validRange(v) !== null, { message: 'expected a valid semver range' })
+      .optional()
+      .describe("Semver range the binary must satisfy; default: the pin's minor line."),
+  })
+  .superRefine((cli, ctx) => {
+    if (cli.source === 'path' && cli.path === undefined)
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path"' });
+    if (cli.source !== 'path' && cli.path !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'only allowed when source is "path"' });
+  })
+  .transform((cli) => ({ ...cli, range: cli.range ?? codexDefaultRange(cli.version) }));
+
+export const CodexConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
+  cli: CodexCliSchema.prefault({}).describe('Which codex binary to run.'),
+  model: z.string().min(1).default('inherit').describe('Default model; "inherit" keeps the CLI default.'),
+  effort: z.enum(CODEX_EFFORTS).optional().describe('Default reasoning effort.'),
+  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+    .default({})
+    .describe('Extra variables for the codex process.'),
+  passEnv: z
+    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+    .default([])
+    .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE).'),
+  credentials: z
+    .strictObject({
+      OPENAI_API_KEY: secret('OpenAI API key; default: $OPENAI_API_KEY.').meta({ env: 'OPENAI_API_KEY' }).optional(),
+      CODEX_API_KEY: secret('Codex API key; default: $CODEX_API_KEY.').meta({ env: 'CODEX_API_KEY' }).optional(),
+    })
+    .prefault({})
+    .describe('Credentials passed to codex, only those set; nothing else from the environment is.'),
+  endpoint: z
+    .strictObject({
+      baseUrl: z.url().describe('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),
+      apiKey: secret('Key for that endpoint (reaches codex through its environment only; a secret).'),
+    })
+    .optional()
+    .describe('Bring your own endpoint: declared to Codex as a model provider with the Responses wire API.'),
+  commandSandbox: z
+    .enum(CODEX_SANDBOX_MODES)
+    .default('workspace-write')
+    .describe("Codex's own sandbox for the commands it runs (inside One Works' sandbox when that is bwrap)."),
+  developerInstructions: z.string().min(1).optional().describe('Extra developer instructions for every thread.'),
+  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and thread/start, in ms.'),
+  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other app-server requests, in ms.'),
+  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
+});
+
+export type CodexConfig = z.output<typeof CodexConfigSchema>;
