@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { claudeCodeAdapter } from '../../adapters/claude-code/index.js';
+import { codexAdapter } from '../../adapters/codex/index.js';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { bwrapAvailable } from '../../core/process/index.js';
@@ -13,6 +14,7 @@ import { bwrapAvailable } from '../../core/process/index.js';
  *   ONE_WORKS_TEST_DROID       droid 0.225.2 (protocol 1.220.0), the default pin
  *   ONE_WORKS_TEST_DROID_0215  droid 0.215.0 (protocol 1.206.0)
  *   ONE_WORKS_TEST_CLAUDE      Claude Code 2.1.333, the native binary of @anthropic-ai/claude-code-linux-x64
+ *   ONE_WORKS_TEST_CODEX       Codex 0.171.0, the native binary of @openai/codex@0.171.0-linux-x64
  *   ONE_WORKS_TEST_CACHE       the cache root, for configs using `source: managed`
  */
 export const CONFORMANCE_CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
@@ -30,14 +32,20 @@ export default async function setup(): Promise<void> {
     cacheDir: CONFORMANCE_CACHE,
     lock: new Map(),
   });
-  const [current, previous, claudeCli] = await Promise.all([install('0.225.2'), install('0.215.0'), claude]);
+  const codex = codexAdapter.prepare(codexAdapter.configSchema.parse({ cli: { version: '0.171.0' } }), {
+    services: createPrepareServices(),
+    cacheDir: CONFORMANCE_CACHE,
+    lock: new Map(),
+  });
+  const [current, previous, claudeCli, codexCli] = await Promise.all([install('0.225.2'), install('0.215.0'), claude, codex]);
   process.env.ONE_WORKS_TEST_CLAUDE = claudeCli.binaryPath;
+  process.env.ONE_WORKS_TEST_CODEX = codexCli.binaryPath;
   process.env.ONE_WORKS_TEST_DROID = current.binaryPath;
   process.env.ONE_WORKS_TEST_DROID_0215 = previous.binaryPath;
   process.env.ONE_WORKS_TEST_CACHE = CONFORMANCE_CACHE;
   const how = (c: typeof current) => (c.package?.fromCache ? 'cached' : 'installed');
   process.stderr.write(
-    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)}, claude ${claudeCli.version} ${how(claudeCli)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
+    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)}, claude ${claudeCli.version} ${how(claudeCli)}, codex ${codexCli.version} ${how(codexCli)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
   );
 }
 

@@ -52,6 +52,12 @@ export interface CliRigOptions {
    */
   claude?: { baseUrl: string } & Record<string, unknown>;
   /**
+   * Adds an enabled `adapters.codex` block (managed CODEX_TEST_VERSION from the conformance
+   * cache, model "scripted-model", endpoint = this scripted Responses base URL with
+   * RIG_API_KEY), merged (shallow) with these keys.
+   */
+  codex?: { baseUrl: string } & Record<string, unknown>;
+  /**
    * Merged over the `orchestrator` block (default `{ idleExitMs: 500, askTimeoutMs: 0, keepWarmMs: 0 }`:
    * an auto-started server exits soon after its last client, an escalated ask without a terminal
    * is declined at once, and each turn's agent is closed after it, so that every `send` resumes
@@ -172,6 +178,7 @@ export class CliRigs {
           ...options.droid,
         },
         ...(options.claude ? { 'claude-code': claudeBlock(options.claude) } : {}),
+        ...(options.codex ? { codex: codexBlock(options.codex) } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));
@@ -289,6 +296,24 @@ function claudeBlock(options: { baseUrl: string } & Record<string, unknown>): Re
     enabled: true,
     cli: { source: 'managed', version: CLAUDE_TEST_VERSION },
     model: 'scripted',
+    autonomy: 'low',
+    endpoint: { baseUrl, apiKey: RIG_API_KEY },
+    ...rest,
+  };
+}
+
+/** The Codex version the conformance tests drive (installed by the global setup). */
+export const CODEX_TEST_VERSION = '0.171.0';
+
+/** The model name rigs give Codex (unknown to it: a warning each turn, never a failure). */
+export const CODEX_TEST_MODEL = 'scripted-model';
+
+function codexBlock(options: { baseUrl: string } & Record<string, unknown>): Record<string, unknown> {
+  const { baseUrl, ...rest } = options;
+  return {
+    enabled: true,
+    cli: { source: 'managed', version: CODEX_TEST_VERSION },
+    model: CODEX_TEST_MODEL,
     autonomy: 'low',
     endpoint: { baseUrl, apiKey: RIG_API_KEY },
     ...rest,
