@@ -54,6 +54,8 @@ export class CodexSession implements AdapterSession {
   #exit: ChildExit | undefined;
   #resuming = false;
   #warnings = 0;
+  /** The model and effort Codex was last given (thread/start, turn/start). */
+  readonly #applied: { model: string | undefined; effort: string | undefined } = { model: undefined, effort: undefined };
   readonly info: AdapterSession['info'] = {};
 
   constructor(config: CodexConfig, spec: SessionSpec, io: SessionIO) {
@@ -90,6 +92,8 @@ export class CodexSession implements AdapterSession {
         ...(effort ? { effort } : {}),
       });
       turn.turnId = started.turn.id;
+      if (model && model !== 'inherit') this.#applied.model = model;
+      if (effort) this.#applied.effort = effort;
     } catch (error) {
       if (this.#turn === turn) this.#turn = undefined;
       throw error;
@@ -99,9 +103,14 @@ export class CodexSession implements AdapterSession {
     return settled;
   }
 
-  /** Settings (model, effort) travel with each `turn/start`; autonomy is One Works' policy: always applicable. */
-  canApplySettings(_settings: TurnSettings): boolean {
-    return true;
+  /**
+   * Model and effort travel with each `turn/start`; autonomy is One Works' policy. A model or effort
+   * Codex was given stays for later turns (0.171.0: "this turn and subsequent turns"), so going back
+   * to Codex's own default needs a new process.
+   */
+  canApplySettings(settings: TurnSettings): boolean {
+    const unsets = (next: string | undefined, now: string | undefined): boolean => next === undefined && now !== undefined;
+    return !unsets(settings.model, this.#applied.model) && !unsets(settings.effort, this.#applied.effort);
   }
 
   async ready(timeoutMs: number): Promise<boolean> {
@@ -191,6 +200,7 @@ export class CodexSession implements AdapterSession {
     );
     await conn.notify('initialized', undefined);
     const model = this.#spec.model && this.#spec.model !== 'inherit' ? this.#spec.model : undefined;
+    this.#applied.model = model;
     const settings = {
       cwd: this.#spec.workspace,
       approvalPolicy: APPROVAL_POLICY,
