@@ -101,7 +101,9 @@ export const ClaudeConfigSchema = z.strictObject({
   allowedTools: z
     .array(z.string().min(1))
     .default([])
-    .describe('Tools the CLI may run without asking (--allowedTools); bypasses the policy for them.'),
+    .describe(
+      'Tools the CLI may run without asking (--allowedTools); bypasses the policy for them. Not for Bash, Edit, Write, MultiEdit, NotebookEdit, WebFetch, WebSearch: the policy decides every call of those (use policy.allow).',
+    ),
   disallowedTools: z.array(z.string().min(1)).default([]).describe('Tools removed from the model (--disallowedTools).'),
   mcpServers: z
     .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/), ClaudeMcpServerSchema)

@@ -2,6 +2,7 @@ import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult } from '../../
 import { resolveCli } from '../../core/install/resolve-cli.js';
 import { claudeCatalog } from './catalog.js';
 import { type ClaudeConfig, ClaudeConfigSchema } from './config.js';
+import { CLAUDE_ASK_TOOLS } from './launch.js';
 import { probeClaude } from './probe.js';
 import { ClaudeSession } from './session.js';
 import { CLAUDE_API, claudeBinPath, claudePlatformPackage, detectMusl, lookupClaudeVersion, parseClaudeVersion } from './versions.js';
@@ -68,9 +69,21 @@ export const claudeCodeAdapter: Adapter<ClaudeConfig> = {
     config.endpoint
       ? { name: 'claude-code endpoint', ok: true, detail: `${config.endpoint.baseUrl} (key not shown)` }
       : { name: 'claude-code endpoint', ok: true, detail: 'Anthropic default' },
+    ...ignoredAllowedTools(config).map((entry) => ({
+      name: 'claude-code allowedTools',
+      ok: true,
+      warn: true,
+      config: true,
+      detail: `'${entry}' has no effect: the permission policy decides every ${entry.split('(')[0]} call (use policy.allow for commands)`,
+    })),
   ],
   catalog: claudeCatalog,
 };
+
+// allowedTools entries for tools the adapter makes ask on every call (their ask rules win).
+function ignoredAllowedTools(config: ClaudeConfig): string[] {
+  return config.allowedTools.filter((entry) => (CLAUDE_ASK_TOOLS as readonly string[]).includes(entry.split('(')[0]!.trim()));
+}
 
 export { ClaudeConfigSchema } from './config.js';
 export type { ClaudeConfig } from './config.js';

@@ -17,12 +17,21 @@ export interface ClaudeLaunchOptions {
 }
 
 /**
+ * The tools 2.1.333 is told to ask about on every call (`permissions.ask` in `--settings`): the
+ * ones whose kind the policy decides (execute, edit, fetch). Without these rules it runs the
+ * commands it judges read-only (`ls`, `cat`, …) and WebFetch of its preapproved hosts unasked,
+ * so a `deny` entry could not stop them. An ask rule wins over every allow rule, including
+ * `--allowedTools` and session rules (checked on 2.1.333).
+ */
+export const CLAUDE_ASK_TOOLS = ['Bash', 'Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'WebFetch', 'WebSearch'] as const;
+
+/**
  * How claude is started: print mode with stream-json both ways (2.1.333 needs --verbose for
  * that), permission prompts over stdio (`can_use_tool` control requests), partial messages for
  * live text, `--setting-sources user` (only the session's own CLAUDE_CONFIG_DIR settings: the
  * workspace's .claude/settings*.json and its hooks are not loaded) and `--strict-mcp-config`
  * (the workspace's .mcp.json is not loaded; only `mcpServers` from the YAML). Permission mode
- * `default`: every write and command asks. State, temp files and the messaging socket stay
+ * `default` plus ask rules for {@link CLAUDE_ASK_TOOLS}: every command, write and fetch asks. State, temp files and the messaging socket stay
  * in the session HOME; nonessential traffic and the auto-updater are off.
  */
 export function describeClaudeLaunch(config: ClaudeConfig, cli: ResolvedCli, options: ClaudeLaunchOptions): LaunchSpec {
@@ -41,6 +50,8 @@ export function describeClaudeLaunch(config: ClaudeConfig, cli: ResolvedCli, opt
     '--setting-sources',
     'user',
     '--strict-mcp-config',
+    '--settings',
+    JSON.stringify({ permissions: { ask: CLAUDE_ASK_TOOLS } }),
   ];
   if (options.session) args.push(options.session.mode === 'new' ? '--session-id' : '--resume', options.session.id);
   if (options.model && options.model !== 'inherit') args.push('--model', options.model);

@@ -135,7 +135,8 @@ const claudeCode: PolicyConformanceAdapter = {
     },
   },
 
-  // Claude Code runs `ls` unasked in its default permission mode (a read-only command).
+  // Claude Code runs `ls` unasked in its default permission mode (a read-only command) unless
+  // told to ask about every Bash call (the adapter's `permissions.ask` rules).
   builtinAllowed: 'ls',
   // Claude Code declares no limitation: nothing to warn about.
   expectDenyRun: (result, events) => {
@@ -258,6 +259,18 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
     expect(decided).toHaveLength(1);
     expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy' });
     expect(decided[0]?.reason).toContain(`matches deny entry '${command}'`);
+  });
+
+  it(`a plain ${adapter.builtinAllowed}, which the agent judges read-only, is asked too: decided (and denied) by the policy`, async () => {
+    const command = adapter.builtinAllowed;
+    const { events } = await runOne('high', { deny: [command] }, [{ id: 'call_plain', tool: 'execute', command }]);
+    const { requested, decided } = decisions(events);
+    expect(requested.map((e) => e.tools[0]?.toolUseId)).toEqual(['call_plain']);
+    expect(decided).toHaveLength(1);
+    expect(decided[0]).toMatchObject({ requestId: requested[0]!.requestId, decision: 'deny', by: 'policy', option: deny });
+    expect(decided[0]?.reason).toContain(`matches deny entry '${command}'`);
+    const result = events.find((e) => e.type === 'tool.result' && e.toolUseId === 'call_plain');
+    expect(result).toMatchObject({ isError: true });
   });
 
   it('denyPaths stops a file creation at autonomy high: never written', async () => {
