@@ -3,7 +3,8 @@ import type { Output } from './output.js';
 
 /**
  * The live view of a session for people: assistant text as it streams, one line per tool call
- * with its short label and result status, permission decisions, errors, and usage at the end.
+ * with its short label and result status, permission decisions, errors, and usage at the end;
+ * logged warnings go to stderr.
  * In --json mode every event is printed as one JSON line instead.
  */
 export function createLiveRenderer(
@@ -67,7 +68,11 @@ export function createLiveRenderer(
       case 'log':
         // A turn's limitation warnings, when the command already printed them on stderr before the turn.
         if (options.limitationsSaid && /^turn:[^:]+:limitation:/.test(event.key)) return;
-        if (event.level === 'warn' || event.level === 'error') say(`! ${event.message}`);
+        // Warnings (e.g. a turn's settings notes) are diagnostics: stderr, like the CLI's own.
+        if (event.level === 'warn' || event.level === 'error') {
+          endLine();
+          out.info(`! ${event.message}`);
+        }
         return;
       case 'turn.completed':
         say(

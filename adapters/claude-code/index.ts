@@ -17,7 +17,8 @@ export const claudeCodeAdapter: Adapter<ClaudeConfig> = {
   apiVersion: CLAUDE_API,
   capabilities: {
     resume: 'respawn',
-    perTurnSettings: false,
+    // The model changes in the running process (set_model); a new effort restarts it (canApplySettings).
+    perTurnSettings: true,
     steering: false,
     titles: false,
     authoritativeCatalog: false,

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { AdapterSession, ChildChannel, ChildExit, PermissionAsk, SessionIO, SessionSpec, TurnInput } from '../../core/adapter.js';
+import type {
+  AdapterSession,
+  ChildChannel,
+  ChildExit,
+  PermissionAsk,
+  SessionIO,
+  SessionSpec,
+  TurnInput,
+  TurnSettings,
+} from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
 import type { ClaudeConfig } from './config.js';
@@ -50,6 +59,9 @@ export class ClaudeSession implements AdapterSession {
   #exit: ChildExit | undefined;
   #resuming = false;
   #confirmed = false;
+  // The model and effort the running claude uses: its launch flags, then `set_model` answers.
+  #applied: { model: string | undefined; effort: string | undefined };
+  #settingsChanges = 0;
   readonly info: AdapterSession['info'] = {};
 
   constructor(config: ClaudeConfig, spec: SessionSpec, io: SessionIO) {
@@ -57,11 +69,14 @@ export class ClaudeSession implements AdapterSession {
     this.#spec = spec;
     this.#io = io;
     this.#projector = new ClaudeProjector(spec.workspace);
+    this.#applied = { model: chosenModel(spec.model), effort: spec.effort };
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
   }
 
   async prompt(input: TurnInput): Promise<TurnOutcome> {
     if (this.#turn) throw new OneWorksError('session_busy', 'a turn is already running in this session');
+    // The first turn starts claude with its own settings.
+    if (!this.#starting && input.settings) this.#applied = { model: chosenModel(input.settings.model), effort: input.settings.effort };
     try {
       await this.#start();
     } catch (error) {
@@ -69,6 +84,7 @@ export class ClaudeSession implements AdapterSession {
       throw error;
     }
     if (this.#exit) throw new OneWorksError('process_exited', 'claude is no longer running for this session');
+    if (input.settings) await this.#applyModel(chosenModel(input.settings.model));
     this.#projector.beginTurn();
     const settled = new Promise<TurnOutcome>((resolve, reject) => {
       this.#turn = { resolve, reject, interrupted: false };
@@ -76,6 +92,49 @@ export class ClaudeSession implements AdapterSession {
     void input.runId;
     await this.#child!.transport.send(userMessage(input.text));
     return settled;
+  }
+
+  /**
+   * 2.1.333 changes the model of a running process (`set_model`); effort is a launch flag
+   * (`--effort`), and going back to the CLI's own default model needs a new process too.
+   * Autonomy is a policy rule only (claude always runs in permission mode `default`).
+   */
+  canApplySettings(settings: TurnSettings): boolean {
+    const model = chosenModel(settings.model);
+    return settings.effort === this.#applied.effort && (model !== undefined || this.#applied.model === undefined);
+  }
+
+  /**
+   * True when a claude started by an earlier turn still runs and answers a cheap control
+   * request (`get_settings`) within `timeoutMs`; false otherwise, never a rejection.
+   */
+  async ready(timeoutMs: number): Promise<boolean> {
+    if (!this.#starting || this.#closing || this.#exit || this.#turn) return false;
+    try {
+      await this.#starting;
+      await this.#control({ subtype: CONTROL.getSettings }, timeoutMs);
+      return !this.#exit;
+    } catch {
+      return false;
+    }
+  }
+
+  agentPid(): number | undefined {
+    return this.#child && !this.#exit ? this.#child.pid : undefined;
+  }
+
+  // Switches the running claude to `model` before a turn (no restart); a refusal fails the turn.
+  async #applyModel(model: string | undefined): Promise<void> {
+    if (model === undefined || model === this.#applied.model) return;
+    try {
+      await this.#control({ subtype: CONTROL.setModel, model }, this.#config.requestTimeoutMs);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new OneWorksError('model_unavailable', `claude did not switch to model ${model}: ${why}`, { cause: error });
+    }
+    this.#applied = { ...this.#applied, model };
+    this.#settingsChanges += 1;
+    this.#io.emit({ type: 'settings.changed', key: `settings.changed:${this.#epoch}:${this.#settingsChanges}`, settings: { model } });
   }
 
   async interrupt(): Promise<void> {
@@ -114,8 +173,8 @@ export class ClaudeSession implements AdapterSession {
       cwd: this.#spec.workspace,
       home: this.#spec.home,
       session,
-      model: this.#spec.model,
-      effort: this.#spec.effort,
+      model: this.#applied.model,
+      effort: this.#applied.effort,
       hostEnv: process.env,
     });
     const child = await this.#io.launch(launch, []);
@@ -316,4 +375,9 @@ export class ClaudeSession implements AdapterSession {
       `claude could not resume its session ${this.#spec.nativeSessionId}: ${why.slice(-500)}; the conversation was not replaced`,
     );
   }
+}
+
+// A turn's model as claude takes it: `inherit` (the YAML default) and no model both mean the CLI's own.
+function chosenModel(model: string | undefined): string | undefined {
+  return model === undefined || model === 'inherit' ? undefined : model;
 }

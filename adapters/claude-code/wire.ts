@@ -127,6 +127,7 @@ export const CONTROL = {
   interrupt: 'interrupt',
   setModel: 'set_model',
   setPermissionMode: 'set_permission_mode',
+  getSettings: 'get_settings',
   canUseTool: 'can_use_tool',
 } as const;
 

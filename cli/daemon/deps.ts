@@ -89,8 +89,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
     modelsFor: async (adapterName) => {
       const adapter = ctx.adapter(adapterName);
-      // An advisory catalog (declared not authoritative) never refuses a model.
-      if (!adapter.catalog || adapter.capabilities?.authoritativeCatalog === false) return undefined;
+      if (!adapter.catalog) return undefined;
       const catalog = await loadCatalog({
         adapter,
         config: block(adapterName),
@@ -100,6 +99,8 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       });
       return catalog.value.models;
     },
+    // An advisory catalog (declared not authoritative) never refuses a model: it adds a note.
+    catalogIsAdvisory: (adapterName) => ctx.adapter(adapterName).capabilities?.authoritativeCatalog === false,
     runtimeFor: async (adapterName, session): Promise<SessionRuntime> => {
       const adapter = ctx.adapter(adapterName);
       const adapterConfig = block(adapterName);

@@ -58,6 +58,12 @@ export interface OrchestratorDeps {
    * Without it, nothing is checked and `models()` fails with `usage`.
    */
   modelsFor?(adapter: string): Promise<CatalogModel[] | undefined>;
+  /**
+   * True when an adapter's catalog is advisory (it declares it not authoritative: a CLI with no
+   * list call): a model it does not list is then passed through with a note (a `log` warning of
+   * the turn), never refused with `model_unavailable`. Default: every catalog is authoritative.
+   */
+  catalogIsAdvisory?(adapter: string): boolean;
   /** Longest the orchestrator waits for `modelsFor`, in ms (default 60 s); then `catalog_unavailable`. */
   catalogDeadlineMs?: number | undefined;
   /**

@@ -159,6 +159,7 @@ class InProcessOrchestrator implements Orchestrator {
           notes = launchNotes(request, resolved, models, defaults);
           return resolved;
         },
+        (note) => notes.push(note),
       );
       const id = await newSessionId(this.#ctx);
       const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
@@ -196,6 +197,7 @@ class InProcessOrchestrator implements Orchestrator {
           notes = launchNotes(request, resolved, models);
           return resolved;
         },
+        (note) => notes.push(note),
       );
       // `send --allow/--deny` join the session's policy for this turn and every later one.
       if (request.policy) await slot.book.update((record) => ({ ...record, policy: mergePolicies(record.policy, request.policy) }));

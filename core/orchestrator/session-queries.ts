@@ -168,7 +168,17 @@ export async function withCatalog(
   adapter: string,
   model: () => string | undefined,
   resolve: (models: CatalogModel[] | undefined) => EffectiveSettings,
+  advise: (note: string) => void = () => undefined,
 ): Promise<EffectiveSettings> {
   if (!needsCatalog(model()) || !deps.modelsFor) return resolve(undefined);
-  return resolve(await deps.modelsFor(adapter));
+  const models = await deps.modelsFor(adapter);
+  if (models === undefined || deps.catalogIsAdvisory?.(adapter) !== true) return resolve(models);
+  // An advisory catalog never refuses a model, nor picks its effort: it only says when it does not know one.
+  const settings = resolve(undefined);
+  if (needsCatalog(settings.model) && !models.some((m) => m.id === settings.model)) {
+    advise(
+      `model ${settings.model} is not in ${adapter}'s model list, which is advisory (the configured model and the CLI's aliases): it is passed to ${adapter} as is`,
+    );
+  }
+  return settings;
 }

@@ -83,7 +83,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
   let next = 0;
   let replies = 0;
 
-  const serve = async (step: AnthropicStaticStep, res: ServerResponse, side: boolean): Promise<void> => {
+  const serve = async (step: AnthropicStaticStep, res: ServerResponse, side: boolean, streamed: boolean): Promise<void> => {
     const gone = new AbortController();
     res.once('close', () => gone.abort());
     const signal = AbortSignal.any([abort.signal, gone.signal]);
@@ -101,6 +101,11 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
       return;
     }
     if (!side) replies += 1;
+    if (!streamed) {
+      // A request without `stream: true` (2.1.333 checks a `set_model` model that way) gets one JSON message.
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jsonMessage(step, side ? 0 : replies, model)));
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (const [event, data] of messageEvents(step, side ? 0 : replies, model, pieceSize)) {
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -134,22 +139,23 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
         .end('{"type":"error","error":{"type":"not_found_error","message":"not found"}}');
       return;
     }
+    const streamed = (body as { stream?: unknown }).stream === true;
     const tools = (body as { tools?: unknown }).tools;
     if (!Array.isArray(tools) || tools.length === 0) {
       record('side');
-      await serve({ text: options.sideReply ?? 'Scripted title' }, res, true);
+      await serve({ text: options.sideReply ?? 'Scripted title' }, res, true, streamed);
       return;
     }
     if (next >= steps.length) {
       record('exhausted');
-      await serve({ text: ANTHROPIC_EXHAUSTED_TEXT }, res, false);
+      await serve({ text: ANTHROPIC_EXHAUSTED_TEXT }, res, false, streamed);
       return;
     }
     const stepIndex = next;
     next += 1;
     record('step', stepIndex);
     const step = steps[stepIndex] as AnthropicStep;
-    await serve(typeof step === 'function' ? step(requests.at(-1) as AnthropicRequest) : step, res, false);
+    await serve(typeof step === 'function' ? step(requests.at(-1) as AnthropicRequest) : step, res, false, streamed);
   };
 
   const listening = await listenLoopback(handle);
@@ -222,6 +228,25 @@ function messageEvents(step: AnthropicReplyStep, n: number, model: string, piece
   ]);
   events.push(['message_stop', { type: 'message_stop' }]);
   return events;
+}
+
+// The same reply as one non-streamed Messages response.
+function jsonMessage(step: AnthropicReplyStep, n: number, model: string): unknown {
+  const usage = step.usage ?? { input_tokens: 50, output_tokens: 5 };
+  const calls = step.toolCalls ?? [];
+  return {
+    id: `msg_scripted_${n}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [
+      ...(step.text === undefined ? [] : [{ type: 'text', text: step.text }]),
+      ...calls.map((call, k) => ({ type: 'tool_use', id: call.id ?? `toolu_${n}_${k}`, name: call.name, input: call.input })),
+    ],
+    stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  };
 }
 
 function pieces(text: string, size: number): string[] {

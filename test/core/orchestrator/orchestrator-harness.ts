@@ -44,7 +44,9 @@ export const TEST_LIMITS: OrchestratorLimits = {
 export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
   limits?: Partial<OrchestratorLimits>;
   /** Replaces deps callbacks, e.g. `defaultsFor` or a fake catalog as `modelsFor`. */
-  deps?: Partial<Pick<OrchestratorDeps, 'defaultsFor' | 'modelsFor' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss'>>;
+  deps?: Partial<
+    Pick<OrchestratorDeps, 'defaultsFor' | 'modelsFor' | 'catalogIsAdvisory' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss'>
+  >;
 }
 
 /** Builds a harness; prefer `useOrchestratorHarnesses` so it is disposed after each test. */

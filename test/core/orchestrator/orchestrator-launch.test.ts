@@ -105,6 +105,33 @@ describe('orchestrator: launch defaults', () => {
     expect(await configuredEffortNotes(false)).toEqual([]);
   });
 
+  it('an advisory catalog passes an unlisted model through with a warn note, never model_unavailable; a listed one without a note', async () => {
+    const h = await harnesses({
+      deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => CATALOG, catalogIsAdvisory: () => true },
+    });
+    const created = await h.orchestrator.createSession({
+      adapter: 'droid',
+      workspace: h.root,
+      prompt: 'one',
+      model: 'unlisted-9',
+      effort: 'max',
+    });
+    expect(created.settings).toEqual({ model: 'unlisted-9', effort: 'max', autonomy: 'low' });
+    expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
+    const second = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two', model: 'big' });
+    await h.orchestrator.wait([created.sessionId], 60_000);
+    expect(await h.orchestrator.waitForRun(created.sessionId, second.runId)).toMatchObject({ status: 'completed' });
+    const notes = (await h.session.logged(created.sessionId)).filter((event) => event.type === 'log' && event.level === 'warn');
+    expect(notes.map((event) => (event as { message: string }).message)).toEqual([
+      "note: model unlisted-9 is not in droid's model list, which is advisory (the configured model and the CLI's aliases): it is passed to droid as is",
+    ]);
+    // The same catalog, authoritative: refused.
+    const strict = await launchHarness();
+    await expect(
+      strict.h.orchestrator.createSession({ adapter: 'droid', workspace: strict.h.root, prompt: 'one', model: 'unlisted-9' }),
+    ).rejects.toMatchObject({ code: 'model_unavailable' });
+  });
+
   it('records the settings each turn resolved at acceptance and returns them in the handle', async () => {
     const { h } = await launchHarness();
     const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', autonomy: 'off' });
