@@ -24,7 +24,10 @@ export interface TtyEscalatorOptions {
   signal?: AbortSignal;
 }
 
-const CHOICES = '[y] allow once  [a] allow for this session  [n] deny';
+// The One Works answers as keys; `a` only when the ask offers allow-session.
+function choicesLine(ask: PermissionAsk): string {
+  return ask.options.includes('allow-session') ? '[y] allow once  [a] allow for this session  [n] deny' : '[y] allow once  [n] deny';
+}
 // Unrecognised replies to a permission prompt before it counts as a denial.
 const MAX_ATTEMPTS = 3;
 
@@ -79,7 +82,9 @@ async function askPermission(
       lines.push(`    command: ${tool.command.replace(/\n/g, '\n             ')}`);
     if (tool.paths?.length) lines.push(`    paths: ${tool.paths.join(', ')}`);
   }
-  lines.push(`  asked because ${reason}`, `  ${CHOICES}`);
+  const choices = choicesLine(ask);
+  const session = ask.options.includes('allow-session');
+  lines.push(`  asked because ${reason}`, `  ${choices}`);
   write(`${lines.join('\n')}\n`);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
     write('  > ');
@@ -88,10 +93,10 @@ async function askPermission(
     const choice = line.trim().toLowerCase();
     if (choice === 'y' || choice === 'yes')
       return { decision: 'allow', remember: false, by: 'human', reason: 'allowed once by the person at the terminal' };
-    if (choice === 'a' || choice === 'always')
+    if (session && (choice === 'a' || choice === 'always'))
       return { decision: 'allow', remember: true, by: 'human', reason: 'allowed for this session by the person at the terminal' };
     if (choice === 'n' || choice === 'no') return { decision: 'deny', by: 'human', reason: 'denied by the person at the terminal' };
-    write(`  please answer y, a or n: ${CHOICES}\n`);
+    write(`  please answer ${session ? 'y, a or n' : 'y or n'}: ${choices}\n`);
   }
   return { decision: 'deny', by: 'human', reason: `denied: no recognisable answer after ${MAX_ATTEMPTS} attempts` };
 }

@@ -135,6 +135,15 @@ export interface SessionSpec {
   tags?: readonly string[];
 }
 
+/**
+ * One Works' answers to a permission ask, the same for every agent: allow the call once, allow
+ * it for the rest of the session (One Works records the approval: a later identical call is
+ * allowed by the policy without asking a person again, in this process and later ones), or deny
+ * it. Each adapter maps them to its native answers; cli/ and the orchestrator never see one.
+ */
+export const PERMISSION_CHOICES = ['allow-once', 'allow-session', 'deny'] as const;
+export type PermissionChoice = (typeof PERMISSION_CHOICES)[number];
+
 /** A permission question from the agent, normalised for the policy engine. */
 export interface PermissionAsk {
   requestId: string;
@@ -152,8 +161,8 @@ export interface PermissionAsk {
     impact?: 'low' | 'medium' | 'high';
     input: unknown;
   }>;
-  /** Native option values offered (e.g. proceed_once, proceed_always, cancel). */
-  options: string[];
+  /** The One Works answers this ask can take (the adapter maps each to a native answer); none for questions. */
+  options: PermissionChoice[];
   /** For `kind: 'question'`: the questions, typed by the adapter from its native shape. */
   questions?: AskQuestion[];
 }
@@ -194,6 +203,18 @@ export interface PermissionDecision {
   sessionAllows?: string[];
   /** Set when the ask was declined with nobody there to decide: why the session needs a person's attention. */
   attention?: string;
+  /** The One Works answer this decision amounts to; when absent, {@link permissionChoice} derives it. */
+  choice?: PermissionChoice;
+}
+
+/**
+ * The One Works answer of a decision: `deny`; `allow-session` when a person approved the call
+ * for the session (the decision carries `sessionAllows`, or says so in `choice`); else `allow-once`.
+ */
+export function permissionChoice(decision: Pick<PermissionDecision, 'decision' | 'choice' | 'sessionAllows'>): PermissionChoice {
+  if (decision.decision === 'deny') return 'deny';
+  if (decision.choice === 'allow-session' || (decision.sessionAllows?.length ?? 0) > 0) return 'allow-session';
+  return 'allow-once';
 }
 
 /** The session layer's side of an open adapter session. */

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  AdapterSession,
-  ChildChannel,
-  ChildExit,
-  PermissionAsk,
-  SessionIO,
-  SessionSpec,
-  TurnInput,
-  TurnSettings,
+import {
+  type AdapterSession,
+  type ChildChannel,
+  type ChildExit,
+  PERMISSION_CHOICES,
+  type PermissionAsk,
+  type PermissionChoice,
+  permissionChoice,
+  type SessionIO,
+  type SessionSpec,
+  type TurnInput,
+  type TurnSettings,
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
@@ -16,6 +19,7 @@ import { describeClaudeLaunch } from './launch.js';
 import { ClaudeProjector, resultStatus, resultUsage } from './project.js';
 import { describeClaudeTool } from './tools.js';
 import {
+  type CanUseTool,
   CanUseToolSchema,
   CONTROL,
   controlRequest,
@@ -283,7 +287,7 @@ export class ClaudeSession implements AdapterSession {
     }
     const ask = CanUseToolSchema.parse(request);
     const tool = describeClaudeTool(ask.tool_name, ask.input, ask.tool_use_id ?? requestId, this.#spec.workspace);
-    const permission: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: ['allow', 'deny'] };
+    const permission: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: [...PERMISSION_CHOICES] };
     this.#io.emit({
       type: 'permission.requested',
       key: `permission.requested:${requestId}`,
@@ -294,20 +298,19 @@ export class ClaudeSession implements AdapterSession {
     const decision = await this.#io
       .decide(permission)
       .catch((error: Error) => ({ decision: 'deny', by: 'policy', reason: `decision failed: ${error.message}` }) as const);
-    const allow = decision.decision === 'allow';
+    const choice = permissionChoice(decision);
+    const answer = claudeAnswer(choice, ask, `One Works denied this ${tool.kind} tool: ${decision.reason ?? 'not allowed'}`);
     this.#io.emit({
       type: 'permission.decided',
       key: `permission.decided:${requestId}`,
       requestId,
-      decision: allow ? 'allow' : 'deny',
-      option: allow ? 'allow' : 'deny',
+      decision: choice === 'deny' ? 'deny' : 'allow',
+      option: choice,
+      nativeOption: answer.behavior,
       by: decision.by,
       ...(decision.reason ? { reason: decision.reason } : {}),
       ...('channel' in decision && decision.channel ? { channel: decision.channel } : {}),
     });
-    const answer = allow
-      ? { behavior: 'allow', updatedInput: ask.input }
-      : { behavior: 'deny', message: `One Works denied this ${tool.kind} tool: ${decision.reason ?? 'not allowed'}` };
     await child.transport.send(controlSuccess(requestId, answer)).catch(() => undefined);
   }
 
@@ -380,4 +383,29 @@ export class ClaudeSession implements AdapterSession {
 // A turn's model as claude takes it: `inherit` (the YAML default) and no model both mean the CLI's own.
 function chosenModel(model: string | undefined): string | undefined {
   return model === undefined || model === 'inherit' ? undefined : model;
+}
+
+/**
+ * The One Works answer as Claude Code's `can_use_tool` response: `allow-once` → `allow` with the
+ * input unchanged; `allow-session` → the same plus the `addRules` allow suggestions of the ask
+ * as session rules (`updatedPermissions`, destination forced to `session`: never written to a
+ * settings file, never a mode change or an added directory); `deny` → `deny` with a message.
+ * For the tools the adapter makes ask on every call (CLAUDE_ASK_TOOLS) 2.1.333 sends no
+ * suggestions and its ask rule outlives any session rule: One Works' own record of the approval
+ * then answers the next identical ask without a person.
+ */
+export function claudeAnswer(
+  choice: PermissionChoice,
+  ask: CanUseTool,
+  denyMessage: string,
+): { behavior: 'allow'; updatedInput: Record<string, unknown>; updatedPermissions?: unknown[] } | { behavior: 'deny'; message: string } {
+  if (choice === 'deny') return { behavior: 'deny', message: denyMessage };
+  const rules = (ask.permission_suggestions ?? [])
+    .filter((s) => s.type === 'addRules' && s.behavior === 'allow' && (s.rules?.length ?? 0) > 0)
+    .map((s) => ({ ...s, destination: 'session' }));
+  return {
+    behavior: 'allow',
+    updatedInput: ask.input,
+    ...(choice === 'allow-session' && rules.length > 0 ? { updatedPermissions: rules } : {}),
+  };
 }

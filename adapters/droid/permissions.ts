@@ -1,28 +1,29 @@
-import type { SessionIO } from '../../core/adapter.js';
+import { permissionChoice, type SessionIO } from '../../core/adapter.js';
 import type { HandlerContext } from '../../core/protocol/index.js';
-import { askedDraft, buildPermissionAsk, buildQuestionAsk, droidEventKeys } from './project.js';
+import { askedDraft, buildPermissionAsk, buildQuestionAsk, DROID_ANSWERS, droidEventKeys } from './project.js';
 import { AskUserParamsSchema, RequestPermissionParamsSchema } from './wire.js';
-
-// Only single-use answers are chosen automatically; persistent "always" options never are.
-const ALLOW_ONCE = 'proceed_once';
-const CANCEL = 'cancel';
 
 /**
  * Answers `droid.request_permission`: the ask goes through One Works' permission decider
  * (policy, then a person when one is present), the request and the decision are both events,
- * and the answer is `proceed_once` or `cancel`.
+ * and the One Works answer maps to droid's: `allow-once` and `allow-session` → `proceed_once`
+ * (never droid's persistent `proceed_always`, which would widen droid's own autonomy), `deny`
+ * → `cancel`. An allow droid did not offer a proceed option for is answered `cancel`.
  */
 export async function answerPermission(params: unknown, ctx: HandlerContext, io: SessionIO, workspace: string): Promise<unknown> {
   const ask = buildPermissionAsk(String(ctx.id), RequestPermissionParamsSchema.parse(params), workspace);
   io.emit(askedDraft(ask));
   const decision = await io.decide(ask);
-  const option = decision.decision === 'allow' && ask.options.includes(ALLOW_ONCE) ? ALLOW_ONCE : CANCEL;
+  const wanted = permissionChoice(decision);
+  const choice = ask.options.includes(wanted) ? wanted : 'deny';
+  const option = choice === 'deny' ? DROID_ANSWERS.deny : DROID_ANSWERS.allow;
   io.emit({
     type: 'permission.decided',
     key: droidEventKeys.permissionDecided(ask.requestId),
     requestId: ask.requestId,
-    decision: option === ALLOW_ONCE ? 'allow' : 'deny',
-    option,
+    decision: choice === 'deny' ? 'deny' : 'allow',
+    option: choice,
+    nativeOption: option,
     by: decision.by,
     ...(decision.reason ? { reason: decision.reason } : {}),
     ...(decision.channel ? { channel: decision.channel } : {}),

@@ -11,7 +11,7 @@ import { TurnText } from './project/turn-text.js';
 import { DroidMessageSchema, type DroidMessage } from './wire.js';
 
 export { droidEventKeys } from './project/keys.js';
-export { askedDraft, buildPermissionAsk, buildQuestionAsk } from './project/permission-ask.js';
+export { askedDraft, buildPermissionAsk, buildQuestionAsk, DROID_ANSWERS, droidChoices } from './project/permission-ask.js';
 
 export interface DroidProjectorOptions {
   /** Canonical workspace path: tool labels show paths relative to it. */

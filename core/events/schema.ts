@@ -92,12 +92,16 @@ const payloads = {
   'permission.requested': {
     requestId: z.string(),
     tools: z.array(z.object({ toolUseId: z.string(), name: z.string(), kind: ToolKindSchema, label: z.string() })),
+    /** The One Works answers offered (`allow-once`, `allow-session`, `deny`); logs written before them hold native values. */
     options: z.array(z.string()),
   },
   'permission.decided': {
     requestId: z.string(),
     decision: z.enum(['allow', 'deny']),
+    /** The One Works answer given (`allow-once`, `allow-session`, `deny`); older logs hold the native one. */
     option: z.string(),
+    /** The agent's own answer value it was mapped to (droid: `proceed_once` / `cancel`; Claude Code: `allow` / `deny`). */
+    nativeOption: z.string().optional(),
     by: z.enum(['policy', 'human', 'agent']),
     reason: z.string().optional(),
     /** For a person's answer: where it came from. */

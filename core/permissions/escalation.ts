@@ -79,7 +79,13 @@ export function createPermissionDecider(options: PermissionDeciderOptions): (ask
     const decision: DeciderResult =
       result.verdict === 'escalate'
         ? await escalate(ask, result.reason)
-        : { decision: result.verdict, by: 'policy', reason: result.reason, escalated: false };
+        : {
+            decision: result.verdict,
+            by: 'policy',
+            reason: result.reason,
+            escalated: false,
+            choice: result.verdict === 'allow' ? 'allow-once' : 'deny',
+          };
     onDecision?.({ ask, policy: result, decision });
     return decision;
   };
@@ -105,11 +111,13 @@ export function createPermissionDecider(options: PermissionDeciderOptions): (ask
     }
     for (const key of sessionAllows) remembered.add(key);
     const verb = answer.decision === 'allow' ? 'approved' : 'denied';
+    const remembers = answer.decision === 'allow' && answer.remember === true && by === 'human';
     return {
       decision: answer.decision,
       by,
       reason: answer.reason ?? `${verb} by a person (asked because ${reason})`,
       escalated: true,
+      choice: answer.decision === 'deny' ? 'deny' : remembers ? 'allow-session' : 'allow-once',
       ...channel,
       ...(sessionAllows.length > 0 ? { sessionAllows } : {}),
     };

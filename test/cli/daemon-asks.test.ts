@@ -21,7 +21,7 @@ const ASK: PermissionAsk = {
   requestId: 'req-1',
   kind: 'tool',
   tools: [{ toolUseId: 'call_1', name: 'Execute', kind: 'execute', label: 'execute: npm test', command: 'npm test', input: {} }],
-  options: ['proceed_once', 'cancel'],
+  options: ['allow-once', 'allow-session', 'deny'],
 };
 const PROPOSAL = { reason: 'needs autonomy high' };
 

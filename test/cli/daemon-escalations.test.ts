@@ -23,7 +23,7 @@ const ASK: PermissionAsk = {
   tools: [
     { toolUseId: 'call_1', name: 'Execute', kind: 'execute', label: 'execute: echo hi > f.txt', command: 'echo hi > f.txt', input: {} },
   ],
-  options: ['proceed_once', 'proceed_always', 'cancel'],
+  options: ['allow-once', 'allow-session', 'deny'],
 };
 const PROPOSAL = { reason: 'needs autonomy high' };
 

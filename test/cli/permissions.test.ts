@@ -27,7 +27,7 @@ const execAsk = (command: string): PermissionAsk => ({
   requestId: 'req-1',
   kind: 'tool',
   tools: [{ toolUseId: 't1', name: 'Execute', kind: 'execute', label: `execute: ${command}`, command, input: { command } }],
-  options: ['proceed_once', 'cancel'],
+  options: ['allow-once', 'allow-session', 'deny'],
 });
 
 // An Output whose redactor knows SECRET, and a terminal whose TTY-ness the test chooses.

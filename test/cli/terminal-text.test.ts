@@ -122,7 +122,7 @@ describe('human output paths', () => {
           input: {},
         },
       ],
-      options: ['proceed_once', 'cancel'],
+      options: ['allow-once', 'allow-session', 'deny'],
     } as PermissionAsk;
     const answer = escalator.ask(ask, { decision: 'escalate', reason: `because ${TITLE}` } as never);
     input.write('n\n');

@@ -57,7 +57,7 @@ const execAsk = (command: string, requestId = 'req-1'): PermissionAsk => ({
       input: { command },
     },
   ],
-  options: ['proceed_once', 'proceed_always', 'cancel'],
+  options: ['allow-once', 'allow-session', 'deny'],
 });
 
 // droid 0.225.2's ask_user questions (captures/ask-user.jsonl).

@@ -89,7 +89,7 @@ describe('asks answered from another process (real droid, no terminal)', () => {
     expect(await readFile(join(rig.workspace, 'f.txt'), 'utf8')).toBe('hi\n');
     const events = await rig.readEvents(handle.sessionId);
     expect(decided(events)).toEqual([
-      expect.objectContaining({ requestId: ask.requestId, decision: 'allow', by: 'human', channel: 'cli', option: 'proceed_once' }),
+      expect.objectContaining({ requestId: ask.requestId, decision: 'allow', by: 'human', channel: 'cli', option: 'allow-once' }),
     ]);
     expect((await rig.readSession(handle.sessionId)).status).toBe('idle');
     expect(model.pending()).toBe(0);
@@ -130,7 +130,7 @@ describe('asks answered from another process (real droid, no terminal)', () => {
     const [sessionId] = await rig.sessionIds();
     const events = await rig.readEvents(sessionId!);
     const [decision] = decided(events);
-    expect(decision).toMatchObject({ decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decision).toMatchObject({ decision: 'deny', by: 'policy', option: 'deny' });
     expect(decision?.reason).toContain('nobody answered within 3 s');
     expect(await exists(join(rig.workspace, 'f.txt'))).toBe(false);
     const record = await rig.readSession(sessionId!);
@@ -176,7 +176,7 @@ describe('asks answered from another process (real droid, no terminal)', () => {
     expect(events.filter((e) => e.type === 'permission.requested')).toHaveLength(2);
     const [first, later] = decided(events);
     expect(first).toMatchObject({ decision: 'allow', by: 'human', channel: 'cli' });
-    expect(later).toMatchObject({ decision: 'allow', by: 'policy', option: 'proceed_once' });
+    expect(later).toMatchObject({ decision: 'allow', by: 'policy', option: 'allow-once' });
     expect(later?.reason).toContain('approved for this session');
     expect(model.pending()).toBe(0);
     expect(await waitForNoProcesses(() => rig.processes(), TOOL_LINGER_MS)).toEqual([]);

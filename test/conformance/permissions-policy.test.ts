@@ -56,7 +56,7 @@ describe('permission policy with the real droid, no terminal', () => {
     expect(requested[0]).toMatchObject({
       tools: [{ toolUseId: 'call_declined', name: 'Execute', kind: 'execute', label: `execute: ${COMMAND}` }],
     });
-    expect(decided[0]).toMatchObject({ requestId: requested[0]!.requestId, decision: 'deny', by: 'policy', option: 'cancel' });
+    expect(decided[0]).toMatchObject({ requestId: requested[0]!.requestId, decision: 'deny', by: 'policy', option: 'deny' });
     expect(decided[0]?.reason).toContain('no person available');
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_declined', isError: true });
     expect(await exists(join(rig.workspace, 'f.txt'))).toBe(false);
@@ -94,7 +94,7 @@ describe('permission policy with the real droid, no terminal', () => {
     const { requested, decided } = permissionEvents(await rig.readEvents(id));
     expect(requested.map((e) => e.tools[0]?.toolUseId)).toEqual(['call_run', 'call_send']);
     for (const event of decided) {
-      expect(event).toMatchObject({ decision: 'allow', by: 'policy', option: 'proceed_once' });
+      expect(event).toMatchObject({ decision: 'allow', by: 'policy', option: 'allow-once' });
       expect(event.reason).toContain('is on the allowlist');
     }
     expect(model.pending()).toBe(0);

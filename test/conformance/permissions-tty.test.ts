@@ -56,7 +56,7 @@ describe('permission asked on the terminal, real droid', () => {
       'permission.requested',
       'permission.decided',
     ]);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'allow', by: 'human', option: 'proceed_once' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'allow', by: 'human', option: 'allow-once' });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_tty', isError: false });
     expect(await readFile(join(rig.workspace, 'f.txt'), 'utf8')).toBe('hi\n');
     const record = await rig.readSession(id);
@@ -69,7 +69,7 @@ describe('permission asked on the terminal, real droid', () => {
     const { rig, pty, id } = await runAnswering('n');
     expect(pty.exitCode, pty.screen).toBe(0);
     const events = await rig.readEvents(id);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', by: 'human', option: 'cancel' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', by: 'human', option: 'deny' });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_tty', isError: true });
     expect(
       await access(join(rig.workspace, 'f.txt')).then(
@@ -103,8 +103,19 @@ describe('permission asked on the terminal, real droid', () => {
     const [id] = await rig.sessionIds();
     const decided = (await rig.readEvents(id!)).filter((e) => e.type === 'permission.decided');
     expect(decided).toHaveLength(2);
-    expect(decided[0]).toMatchObject({ decision: 'allow', by: 'human', reason: 'allowed for this session by the person at the terminal' });
-    expect(decided[1]).toMatchObject({ decision: 'allow', by: 'policy', reason: `command '${append}' was approved for this session` });
+    expect(decided[0]).toMatchObject({
+      decision: 'allow',
+      by: 'human',
+      option: 'allow-session',
+      nativeOption: 'proceed_once',
+      reason: 'allowed for this session by the person at the terminal',
+    });
+    expect(decided[1]).toMatchObject({
+      decision: 'allow',
+      by: 'policy',
+      option: 'allow-once',
+      reason: `command '${append}' was approved for this session`,
+    });
     expect(await readFile(join(rig.workspace, 'f.txt'), 'utf8')).toBe('hi\nhi\n');
     await expectNothingLeft(rig, pty);
   });

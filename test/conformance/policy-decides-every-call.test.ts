@@ -25,7 +25,7 @@ type Call =
 interface PolicyConformanceAdapter {
   /** The adapter's name in one-works.yaml (and `run --adapter`). */
   name: string;
-  /** The answer options it records in permission.decided for an allow and for a deny. */
+  /** The One Works answers it records in permission.decided for an allow and for a deny. */
   options: { allow: string; deny: string };
   /**
    * Starts the adapter's scripted model with one reply per call (each with the lowest risk label
@@ -49,7 +49,8 @@ type RigConfig = { adapters: Record<string, Record<string, unknown>> };
 
 const droid: PolicyConformanceAdapter = {
   name: 'droid',
-  options: { allow: 'proceed_once', deny: 'cancel' },
+  // One Works answers, the same for every adapter (droid answers proceed_once / cancel natively).
+  options: { allow: 'allow-once', deny: 'deny' },
   model: async (rigs, calls) => {
     const steps: Step[] = calls.map((call) => {
       switch (call.tool) {
@@ -96,7 +97,8 @@ const droid: PolicyConformanceAdapter = {
 
 const claudeCode: PolicyConformanceAdapter = {
   name: 'claude-code',
-  options: { allow: 'allow', deny: 'deny' },
+  // One Works answers, the same for every adapter (Claude Code answers allow / deny natively).
+  options: { allow: 'allow-once', deny: 'deny' },
   model: async (rigs, calls) => {
     // Claude Code has no risk label. Its Edit refuses a file the conversation has not Read (before
     // it asks), so an edit is a Read (read-only: never asked) and then the Edit.

@@ -20,7 +20,9 @@ export function permissionResolved(n: DroidNotificationOf<'permission_resolved'>
     key: droidEventKeys.permissionDecided(n.requestId),
     requestId: n.requestId,
     decision: n.selectedOption === 'cancel' ? 'deny' : 'allow',
-    option: n.selectedOption,
+    // droid's own answer in One Works terms: a cancel is a deny, any proceed_* an allow this once.
+    option: n.selectedOption === 'cancel' ? 'deny' : 'allow-once',
+    nativeOption: n.selectedOption,
     by: 'agent',
   };
 }

@@ -1,4 +1,4 @@
-import type { PermissionAsk } from '../../../core/adapter.js';
+import type { PermissionAsk, PermissionChoice } from '../../../core/adapter.js';
 import type { EventDraft } from '../../../core/events/index.js';
 import { describePermissionTool, toolKind, toolLabel } from '../tool-labels.js';
 import type { AskUserParams, RequestPermissionParams } from '../wire.js';
@@ -7,16 +7,29 @@ import { droidEventKeys } from './keys.js';
 /** The name droid gives the tool behind `droid.ask_user`. */
 const ASK_USER_TOOL = 'AskUser';
 
+/** droid's answers that One Works gives: `proceed_once` for every allow, `cancel` for a deny. */
+export const DROID_ANSWERS = { allow: 'proceed_once', deny: 'cancel' } as const;
+
+/**
+ * The One Works answers a droid ask can take: `allow-once` and `allow-session` when droid offers
+ * `proceed_once` (both are answered with it: droid's own `proceed_always` would raise droid's
+ * autonomy so that later calls skip the policy, so One Works records the session approval
+ * itself), and always `deny` (`cancel`).
+ */
+export function droidChoices(nativeOptions: readonly string[]): PermissionChoice[] {
+  return [...(nativeOptions.includes(DROID_ANSWERS.allow) ? (['allow-once', 'allow-session'] as const) : []), 'deny'];
+}
+
 /**
  * Normalises a `droid.request_permission` request (one entry per tool of the batch) into a
- * PermissionAsk for the policy engine. `options` are droid's option values in droid's order.
+ * PermissionAsk for the policy engine, with the One Works answers droid's options allow.
  */
 export function buildPermissionAsk(requestId: string, params: RequestPermissionParams, workspace: string): PermissionAsk {
   return {
     requestId,
     kind: 'tool',
     tools: params.toolUses.map((entry) => describePermissionTool(entry, workspace)),
-    options: params.options.map((o) => o.value),
+    options: droidChoices(params.options.map((o) => o.value)),
   };
 }
 

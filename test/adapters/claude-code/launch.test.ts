@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ClaudeConfigSchema, claudeCodeAdapter } from '../../../adapters/claude-code/index.js';
 import { CLAUDE_ASK_TOOLS, describeClaudeLaunch } from '../../../adapters/claude-code/launch.js';
+import { claudeAnswer } from '../../../adapters/claude-code/session.js';
+import { CanUseToolSchema } from '../../../adapters/claude-code/wire.js';
 import type { ResolvedCli } from '../../../core/adapter.js';
 
 const cli: ResolvedCli = { source: 'path', binaryPath: '/opt/claude', version: '2.1.333', range: '2.1.x', expected: undefined };
@@ -31,5 +33,31 @@ describe('claude-code diagnose', () => {
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({ warn: true, config: true });
     expect(warned[0]!.detail).toContain("'Bash(npm test:*)' has no effect");
+  });
+});
+
+describe('claudeAnswer', () => {
+  const ask = CanUseToolSchema.parse({
+    subtype: 'can_use_tool',
+    tool_name: 'mcp__docs__search',
+    input: { q: 'x' },
+    permission_suggestions: [
+      { type: 'addRules', rules: [{ toolName: 'mcp__docs__search' }], behavior: 'allow', destination: 'localSettings' },
+      { type: 'addDirectories', directories: ['/ws'], destination: 'session' },
+      { type: 'setMode', mode: 'acceptEdits', destination: 'session' },
+    ],
+  });
+
+  it('allow-session sends only the allow rules, as session rules (never a settings file, a mode or a directory)', () => {
+    expect(claudeAnswer('allow-session', ask, 'no')).toEqual({
+      behavior: 'allow',
+      updatedInput: { q: 'x' },
+      updatedPermissions: [{ type: 'addRules', rules: [{ toolName: 'mcp__docs__search' }], behavior: 'allow', destination: 'session' }],
+    });
+  });
+
+  it('allow-once allows with the input unchanged; deny carries the message', () => {
+    expect(claudeAnswer('allow-once', ask, 'no')).toEqual({ behavior: 'allow', updatedInput: { q: 'x' } });
+    expect(claudeAnswer('deny', ask, 'not allowed')).toEqual({ behavior: 'deny', message: 'not allowed' });
   });
 });

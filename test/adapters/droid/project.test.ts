@@ -190,7 +190,8 @@ describe('droid projector: messages, deltas and retries', () => {
         key: droidEventKeys.permissionDecided('p1'),
         requestId: 'p1',
         decision: 'deny',
-        option: 'cancel',
+        option: 'deny',
+        nativeOption: 'cancel',
         by: 'agent',
       },
     ]);
@@ -299,14 +300,14 @@ describe('permission and question asks', () => {
     expect(ask).toMatchObject({
       requestId: 'p1',
       kind: 'tool',
-      options: ['proceed_once', 'cancel'],
+      options: ['allow-once', 'allow-session', 'deny'],
       tools: [{ command: 'ls', impact: 'low' }],
     });
     expect(askedDraft(ask)).toEqual({
       type: 'permission.requested',
       key: 'perm:p1:requested',
       requestId: 'p1',
-      options: ['proceed_once', 'cancel'],
+      options: ['allow-once', 'allow-session', 'deny'],
       tools: [{ toolUseId: 't1', name: 'Execute', kind: 'execute', label: 'execute: ls' }],
     });
   });

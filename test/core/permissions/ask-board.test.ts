@@ -9,7 +9,7 @@ const TOOL_ASK: PermissionAsk = {
   tools: [
     { toolUseId: 'c1', name: 'Execute', kind: 'execute', label: 'execute: npm test', command: 'npm test', impact: 'medium', input: {} },
   ],
-  options: ['proceed_once', 'cancel'],
+  options: ['allow-once', 'allow-session', 'deny'],
 };
 const QUESTION_ASK: PermissionAsk = {
   requestId: 'req-q',

@@ -20,7 +20,7 @@ export const edit = (...paths: string[]): AskedTool => tool({ kind: 'edit', name
 
 /** A `tool` ask carrying the given tools. */
 export function ask(...tools: AskedTool[]): PermissionAsk {
-  return { requestId: 'req-1', kind: 'tool', tools, options: ['proceed_once', 'cancel'] };
+  return { requestId: 'req-1', kind: 'tool', tools, options: ['allow-once', 'allow-session', 'deny'] };
 }
 
 /** A `question` ask. */

@@ -35,6 +35,7 @@ describe('createPermissionDecider', () => {
       by: 'policy',
       reason: "command 'npm test' is on the allowlist",
       escalated: false,
+      choice: 'allow-once',
     });
     await expect(decide(ask(exec('git push')))).resolves.toMatchObject({ decision: 'deny', by: 'policy', escalated: false });
     expect(escalator.asked).toEqual([]);
@@ -59,14 +60,15 @@ describe('createPermissionDecider', () => {
       by: 'human',
       reason: 'not now',
       escalated: true,
+      choice: 'deny',
     });
   });
 
   it('asks again next time unless the person said to remember', async () => {
     const escalator = new FakeEscalator({ decision: 'allow' }, { decision: 'allow', remember: true }, { decision: 'deny' });
     const decide = decider(escalator);
-    await decide(ask(exec('make build')));
-    await decide(ask(exec('make  build')));
+    expect(await decide(ask(exec('make build')))).toMatchObject({ choice: 'allow-once' });
+    expect(await decide(ask(exec('make  build')))).toMatchObject({ choice: 'allow-session', sessionAllows: ['execute:make build'] });
     expect(escalator.asked).toHaveLength(2);
     await expect(decide(ask(exec('make build')))).resolves.toMatchObject({ decision: 'allow', by: 'policy', escalated: false });
     await expect(decide(ask(exec('make build --all')))).resolves.toMatchObject({ decision: 'deny', by: 'human' });
@@ -110,6 +112,7 @@ describe('declineEscalator', () => {
       by: 'policy',
       reason: 'no person available to decide (not a TTY)',
       escalated: true,
+      choice: 'deny',
     });
     expect(records[0]?.policy.verdict).toBe('escalate');
   });
