@@ -21,13 +21,16 @@
  *    plain FIFO in the same run, and memory per idle session (test/bench/admission.ts, in its
  *    own process so that heap readings are not disturbed by what the droid rounds left behind).
  *
- * The droid binary comes from the managed cache (installed on first use).
+ * The droid binary comes from the managed cache (installed on first use). Claude Code's startup
+ * and per-turn overhead against a raw stream-json client of the same binary: test/bench/claude-code.ts.
+ * `BENCH_ONLY=claude-code` runs only that part and prints it (docs/benchmarks.md is not written).
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { benchClaudeCode } from './claude-code.js';
 import { benchPipeline } from './pipeline.js';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
@@ -56,6 +59,15 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'claude-code') {
+    const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
+    try {
+      await benchClaudeCode(root, STARTUP_ROUNDS, TURNS, report);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+    return;
+  }
   const cli = await resolveDroidCli(
     { source: 'managed', version: '0.225.2' },
     { services: createPrepareServices(), cacheDir: CACHE, lock: new Map(), env: process.env },
@@ -83,6 +95,7 @@ async function main(): Promise<void> {
     report('startup to session ready, orchestrator auto-started (ms)', owCold, rawStart, 'n/a');
     report('startup to session ready, orchestrator running (ms)', owWarm, rawStart, 'n/a');
     report(`per text turn over ${TURNS} turns (ms)`, ow, raw, 'n/a');
+    const claudeVersion = await benchClaudeCode(root, STARTUP_ROUNDS, TURNS, report);
     await cliStartup(root, entry, modelId);
     await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
     process.stdout.write('prewarm (orchestrator.prewarm): not implemented, no figure\n');
@@ -95,7 +108,7 @@ async function main(): Promise<void> {
     const idleSession = (JSON.parse(memory.stdout) as { idleSessionBytes: number }).idleSessionBytes;
     figures.idleSessionHeapBytes = idleSession;
     process.stdout.write(`memory per idle recorded session (orchestrator heap): ${(idleSession / 1024).toFixed(1)} KiB\n`);
-    const machine = `${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg()[0]!.toFixed(2)}, node ${process.version}, droid ${cli.version}`;
+    const machine = `${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg()[0]!.toFixed(2)}, node ${process.version}, droid ${cli.version}, claude-code ${claudeVersion}`;
     process.stdout.write(`machine: ${machine}\n`);
     await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./admission.ts', import.meta.url))], {
       stdout: 'inherit',
@@ -375,8 +388,10 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     '',
     'Written by `npm run bench` (test/bench/run.ts); do not edit by hand. Medians of paired runs in one',
     'bench run, One Works against a baseline measured in the same run (raw client: a minimal',
-    'stream-jsonrpc client driving the same droid binary with the same scripted model). The machine',
-    'is shared, so figures are noisy; compare ratios, not milliseconds across runs.',
+    'stream-jsonrpc client driving the same droid binary with the same scripted model; for the',
+    '`claude-code:` rows a minimal stream-json client of the same claude binary with the same scripted',
+    'Anthropic model). The machine is shared, so figures are noisy; compare ratios, not milliseconds',
+    'across runs.',
     '',
     `Machine: ${machine}`,
     '',
