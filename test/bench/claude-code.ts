@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { ClaudeConfigSchema, claudeCodeAdapter } from '../../adapters/claude-code/index.js';
+import { describeClaudeLaunch } from '../../adapters/claude-code/launch.js';
+import type { ResolvedCli } from '../../core/adapter.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { SessionRunner } from '../../core/session/index.js';
 import { createFileStore } from '../../core/store/index.js';
@@ -13,8 +16,9 @@ import { startScriptedAnthropic } from '../support/scripted-anthropic.js';
 
 /**
  * Claude Code's part of `npm run bench`: One Works driving the real `claude` (2.1.333, from the
- * managed cache) against a raw client of the SAME binary with the SAME scripted Anthropic
- * model, in the same run, as ratios (never asserted):
+ * managed cache) against a raw client of the SAME binary, launched with the SAME argv and
+ * environment (describeClaudeLaunch), with the SAME scripted Anthropic model, in the same run,
+ * as ratios (never asserted):
  *  - startup: `one-works run --adapter claude-code` process start → its `session.started` event
  *    (orchestrator auto-started, and running), against the raw client's spawn → `initialize`
  *    answered → first turn's `system/init` line (claude announces its session there);
@@ -37,7 +41,7 @@ export async function benchClaudeCode(root: string, rounds: number, turns: numbe
     const cold: number[] = [];
     const warm: number[] = [];
     for (let i = 0; i < rounds; i++) {
-      raw.push(await rawStartup(cli.binaryPath, join(root, `cc-raw-start-${i}`), model.baseUrl));
+      raw.push(await rawStartup(cli, join(root, `cc-raw-start-${i}`), model.baseUrl));
       const dir = join(root, `cc-ow-start-${i}`);
       const path = await writeClaudeConfig(dir, model.baseUrl);
       try {
@@ -49,7 +53,7 @@ export async function benchClaudeCode(root: string, rounds: number, turns: numbe
     }
     report('claude-code: startup to session ready, orchestrator auto-started (ms)', cold, raw, 'n/a');
     report('claude-code: startup to session ready, orchestrator running (ms)', warm, raw, 'n/a');
-    const rawTurns = await rawTurnTimes(cli.binaryPath, join(root, 'cc-raw-turns'), model.baseUrl, turns);
+    const rawTurns = await rawTurnTimes(cli, join(root, 'cc-raw-turns'), model.baseUrl, turns);
     const owTurns = await oneWorksTurnTimes(join(root, 'cc-ow-turns'), model.baseUrl, turns);
     report(`claude-code: per text turn over ${turns} turns (ms)`, owTurns, rawTurns, 'n/a');
     return cli.version;
@@ -58,31 +62,29 @@ export async function benchClaudeCode(root: string, rounds: number, turns: numbe
   }
 }
 
-/** A minimal stream-json client of claude: one process, isolated like One Works isolates it. */
+/**
+ * A minimal stream-json client of claude: one process with exactly the adapter's launch (argv
+ * and environment from describeClaudeLaunch), spawned directly, without One Works around it.
+ */
 class RawClaude {
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #waiters: Array<{ match: (m: Record<string, unknown>) => boolean; resolve: () => void }> = [];
 
-  constructor(binary: string, dir: string, baseUrl: string) {
+  constructor(cli: ResolvedCli, dir: string, baseUrl: string) {
     const home = join(dir, 'home');
-    this.#child = spawn(
-      binary,
-      ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'],
-      {
-        cwd: join(dir, 'ws'),
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          CLAUDE_CONFIG_DIR: join(home, '.claude'),
-          CLAUDE_CODE_TMPDIR: join(home, '.claude-tmp'),
-          XDG_RUNTIME_DIR: join(home, '.claude-run'),
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_AUTOUPDATER: '1',
-          ANTHROPIC_BASE_URL: baseUrl,
-          ANTHROPIC_API_KEY: KEY,
-        },
-      },
-    );
+    const config = ClaudeConfigSchema.parse({ enabled: true, model: 'scripted', endpoint: { baseUrl, apiKey: KEY } });
+    const launch = describeClaudeLaunch(config, cli, {
+      cwd: join(dir, 'ws'),
+      home,
+      session: { mode: 'new', id: randomUUID() },
+      model: 'scripted',
+      effort: undefined,
+      hostEnv: {},
+    });
+    this.#child = spawn(launch.command, launch.args, {
+      cwd: launch.cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: home, ...launch.env },
+    });
     this.#child.stderr.resume();
     createInterface({ input: this.#child.stdout }).on('line', (line) => {
       let message: Record<string, unknown>;
@@ -99,10 +101,10 @@ class RawClaude {
     });
   }
 
-  static async start(binary: string, dir: string, baseUrl: string): Promise<RawClaude> {
+  static async start(cli: ResolvedCli, dir: string, baseUrl: string): Promise<RawClaude> {
     await mkdir(join(dir, 'ws'), { recursive: true });
     await mkdir(join(dir, 'home', '.claude'), { recursive: true });
-    return new RawClaude(binary, dir, baseUrl);
+    return new RawClaude(cli, dir, baseUrl);
   }
 
   // Resolves on the first stdout message `match` accepts after this call.
@@ -137,9 +139,9 @@ class RawClaude {
   }
 }
 
-async function rawStartup(binary: string, dir: string, baseUrl: string): Promise<number> {
+async function rawStartup(cli: ResolvedCli, dir: string, baseUrl: string): Promise<number> {
   const t0 = performance.now();
-  const client = await RawClaude.start(binary, dir, baseUrl);
+  const client = await RawClaude.start(cli, dir, baseUrl);
   try {
     await client.initialize();
     const init = client.next((m) => m.type === 'system' && m.subtype === 'init');
@@ -154,8 +156,8 @@ async function rawStartup(binary: string, dir: string, baseUrl: string): Promise
   }
 }
 
-async function rawTurnTimes(binary: string, dir: string, baseUrl: string, turns: number): Promise<number[]> {
-  const client = await RawClaude.start(binary, dir, baseUrl);
+async function rawTurnTimes(cli: ResolvedCli, dir: string, baseUrl: string, turns: number): Promise<number[]> {
+  const client = await RawClaude.start(cli, dir, baseUrl);
   try {
     await client.initialize();
     await client.turn('warm up');
