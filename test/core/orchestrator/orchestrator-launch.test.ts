@@ -125,11 +125,15 @@ describe('orchestrator: launch defaults', () => {
     expect(notes.map((event) => (event as { message: string }).message)).toEqual([
       "note: model unlisted-9 is not in droid's model list, which is advisory (the configured model and the CLI's aliases): it is passed to droid as is",
     ]);
-    // The same catalog, authoritative: refused.
-    const strict = await launchHarness();
+  });
+
+  it('the same catalog, authoritative, refuses the unlisted model', async () => {
+    const { h } = await launchHarness();
     await expect(
-      strict.h.orchestrator.createSession({ adapter: 'droid', workspace: strict.h.root, prompt: 'one', model: 'unlisted-9' }),
-    ).rejects.toMatchObject({ code: 'model_unavailable' });
+      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
+    ).rejects.toMatchObject({
+      code: 'model_unavailable',
+    });
   });
 
   it('records the settings each turn resolved at acceptance and returns them in the handle', async () => {
