@@ -1,4 +1,11 @@
-import type { AskQuestion, PermissionAsk, PermissionDecision, SessionIO } from '../../core/adapter.js';
+import {
+  type AskQuestion,
+  type PermissionAsk,
+  type PermissionChoice,
+  type PermissionDecision,
+  permissionChoice,
+  type SessionIO,
+} from '../../core/adapter.js';
 import { describeCommandTool, describeFileChangeTool } from './tools.js';
 import {
   type ApprovalDecision,
@@ -18,11 +25,11 @@ export interface ApprovalContext {
 }
 
 /**
- * The answer choices One Works offers for a Codex approval. An allow is answered `accept`
+ * The answer choices One Works offers for a Codex approval. Both allows are answered `accept`
  * (this call only): One Works remembers a person's "for this session" itself and asks its policy
  * again each time, so deny rules still win; `acceptForSession` would let Codex skip the policy.
  */
-const OPTIONS: ApprovalDecision[] = ['accept', 'acceptForSession', 'decline'];
+const OPTIONS: PermissionChoice[] = ['allow-once', 'allow-session', 'deny'];
 
 // A request id that stays unique across processes (Codex numbers its requests from 0 in each).
 const requestIdOf = (turnId: string, itemId: string, approvalId?: string | null): string =>
@@ -112,7 +119,8 @@ async function decideTool(io: SessionIO, requestId: string, tool: PermissionAsk[
     key: `permission.decided:${requestId}`,
     requestId,
     decision: decision.decision,
-    option: answer,
+    option: permissionChoice(decision),
+    nativeOption: answer,
     by: decision.by,
     ...(decision.reason ? { reason: decision.reason } : {}),
     ...(decision.channel ? { channel: decision.channel } : {}),

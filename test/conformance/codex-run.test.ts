@@ -69,9 +69,9 @@ describe('codex: run and send', () => {
     expect(results[0]).toMatchObject({ toolUseId: 'call_run_1', isError: false, closedBy: 'agent' });
     expect((results[0] as { output: string }).output).toContain('hi');
     const requested = events.find((e) => e.type === 'permission.requested');
-    expect(requested).toMatchObject({ options: ['accept', 'acceptForSession', 'decline'] });
+    expect(requested).toMatchObject({ options: ['allow-once', 'allow-session', 'deny'] });
     const decided = events.find((e) => e.type === 'permission.decided');
-    expect(decided).toMatchObject({ decision: 'allow', option: 'accept', by: 'policy' });
+    expect(decided).toMatchObject({ decision: 'allow', option: 'allow-once', nativeOption: 'accept', by: 'policy' });
 
     const steps = model.requests.filter((r) => r.kind === 'step');
     expect(steps).toHaveLength(2);
