@@ -6,6 +6,7 @@ import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readL
 import { OneWorksError } from '../core/errors.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
 import { codexAdapter } from '../adapters/codex/index.js';
+import { DroidAcpBlockSchema, droidAcpAdapter } from '../adapters/acp/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
@@ -17,10 +18,20 @@ export const ADAPTERS: Record<string, Adapter<any>> = {
   droid: droidAdapter,
   'claude-code': claudeCodeAdapter,
   codex: codexAdapter,
+  'droid-acp': droidAcpAdapter,
+};
+
+/**
+ * Adapters that run another adapter's CLI the same way and read that adapter's block: their own
+ * YAML block holds only `enabled` (and `policy`); `adapterConfig` hands them the other block,
+ * enabled, with their own policy when they have one.
+ */
+const DERIVED_BLOCKS: Record<string, { from: string; schema: (typeof ADAPTERS)[string]['configSchema'] }> = {
+  'droid-acp': { from: 'droid', schema: DroidAcpBlockSchema },
 };
 
 export const CONFIG_SCHEMA = createConfigSchema(
-  Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, adapter.configSchema])),
+  Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, DERIVED_BLOCKS[name]?.schema ?? adapter.configSchema])),
 );
 
 export type OneWorksConfig = ReturnType<(typeof CONFIG_SCHEMA)['parse']>;
@@ -93,14 +104,18 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     adapterConfig(name) {
       if (!ADAPTERS[name])
         throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
-      const block = (config.adapters as Record<string, unknown>)[name];
+      const blocks = config.adapters as Record<string, Record<string, unknown> | undefined>;
+      const block = blocks[name];
       if (!isEnabled(block)) {
         throw new OneWorksError(
           'usage',
           `adapter "${name}" is not enabled; set adapters.${name}.enabled: true in ${loaded.path ?? 'one-works.yaml'} to use it`,
         );
       }
-      return block;
+      const derived = DERIVED_BLOCKS[name];
+      if (!derived) return block;
+      const base = blocks[derived.from] ?? {};
+      return { ...base, enabled: true, policy: block?.policy ?? base.policy };
     },
     enabledAdapters: () => Object.keys(ADAPTERS).filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])),
     defaultAdapter: config.defaults.adapter ?? 'droid',

@@ -58,6 +58,11 @@ export interface CliRigOptions {
    */
   codex?: { baseUrl: string } & Record<string, unknown>;
   /**
+   * Adds `adapters.droid-acp` (droid's ACP mode; it runs with the `adapters.droid` block), with
+   * these keys (`policy`) and `enabled: true`.
+   */
+  droidAcp?: Record<string, unknown>;
+  /**
    * Merged over the `orchestrator` block (default `{ idleExitMs: 500, askTimeoutMs: 0, keepWarmMs: 0 }`:
    * an auto-started server exits soon after its last client, an escalated ask without a terminal
    * is declined at once, and each turn's agent is closed after it, so that every `send` resumes
@@ -179,6 +184,7 @@ export class CliRigs {
         },
         ...(options.claude ? { 'claude-code': claudeBlock(options.claude) } : {}),
         ...(options.codex ? { codex: codexBlock(options.codex) } : {}),
+        ...(options.droidAcp ? { 'droid-acp': { enabled: true, ...options.droidAcp } } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));

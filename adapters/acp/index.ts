@@ -1,0 +1,4 @@
+export { DroidAcpBlockSchema, droidAcpAdapter } from './droid-acp.js';
+export type { DroidAcpConfig } from './droid-acp.js';
+export { ACP_API, AcpSession } from './session.js';
+export type { AcpAgentProfile } from './session.js';
