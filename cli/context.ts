@@ -6,7 +6,7 @@ import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readL
 import { OneWorksError } from '../core/errors.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
 import { codexAdapter } from '../adapters/codex/index.js';
-import { DroidAcpBlockSchema, droidAcpAdapter } from '../adapters/acp/index.js';
+import { AcpConfigSchema, acpAgentName, acpCommandAdapter, DroidAcpBlockSchema, droidAcpAdapter } from '../adapters/acp/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
@@ -30,9 +30,32 @@ const DERIVED_BLOCKS: Record<string, { from: string; schema: (typeof ADAPTERS)[s
   'droid-acp': { from: 'droid', schema: DroidAcpBlockSchema },
 };
 
-export const CONFIG_SCHEMA = createConfigSchema(
-  Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, DERIVED_BLOCKS[name]?.schema ?? adapter.configSchema])),
-);
+/**
+ * `adapters.acp` declares ACP agents by command; each runs as the adapter `acp:<name>` (see
+ * resolveAdapter), there is no adapter called `acp` itself.
+ */
+const ACP_BLOCK = 'acp';
+
+export const CONFIG_SCHEMA = createConfigSchema({
+  ...Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, DERIVED_BLOCKS[name]?.schema ?? adapter.configSchema])),
+  [ACP_BLOCK]: AcpConfigSchema,
+});
+
+const commandAdapters = new Map<string, Adapter<unknown>>();
+
+/** An adapter by name: one of ADAPTERS, or `acp:<name>` for an ACP agent declared by command. */
+// biome-ignore lint/suspicious/noExplicitAny: see ADAPTERS
+export function resolveAdapter(name: string): Adapter<any> | undefined {
+  if (ADAPTERS[name]) return ADAPTERS[name];
+  const agent = acpAgentName(name);
+  if (agent === undefined) return undefined;
+  let adapter = commandAdapters.get(agent);
+  if (!adapter) {
+    adapter = acpCommandAdapter(agent) as Adapter<unknown>;
+    commandAdapters.set(agent, adapter);
+  }
+  return adapter;
+}
 
 export type OneWorksConfig = ReturnType<(typeof CONFIG_SCHEMA)['parse']>;
 
@@ -95,16 +118,33 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     env,
     cwd,
     adapter(name) {
-      const adapter = ADAPTERS[name];
+      const adapter = resolveAdapter(name);
       if (!adapter) {
-        throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
+        throw new OneWorksError(
+          'usage',
+          `unknown adapter "${name}"; known adapters: ${[...Object.keys(ADAPTERS), 'acp:<name>'].join(', ')}`,
+        );
       }
       return adapter;
     },
     adapterConfig(name) {
-      if (!ADAPTERS[name])
-        throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
+      if (!resolveAdapter(name))
+        throw new OneWorksError(
+          'usage',
+          `unknown adapter "${name}"; known adapters: ${[...Object.keys(ADAPTERS), 'acp:<name>'].join(', ')}`,
+        );
       const blocks = config.adapters as Record<string, Record<string, unknown> | undefined>;
+      const agent = acpAgentName(name);
+      if (agent !== undefined) {
+        const acp = blocks[ACP_BLOCK] as { enabled?: boolean; agents?: Record<string, unknown> } | undefined;
+        if (acp?.enabled !== true || !acp.agents?.[agent]) {
+          throw new OneWorksError(
+            'usage',
+            `adapter "${name}" is not configured; declare adapters.acp.agents.${agent} and set adapters.acp.enabled: true in ${loaded.path ?? 'one-works.yaml'}`,
+          );
+        }
+        return acp;
+      }
       const block = blocks[name];
       if (!isEnabled(block)) {
         throw new OneWorksError(
@@ -117,7 +157,12 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
       const base = blocks[derived.from] ?? {};
       return { ...base, enabled: true, policy: block?.policy ?? base.policy };
     },
-    enabledAdapters: () => Object.keys(ADAPTERS).filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])),
+    enabledAdapters: () => {
+      const blocks = config.adapters as Record<string, unknown>;
+      const acp = blocks[ACP_BLOCK] as { enabled?: boolean; agents?: Record<string, unknown> } | undefined;
+      const agents = acp?.enabled === true ? Object.keys(acp.agents ?? {}).map((agent) => `acp:${agent}`) : [];
+      return [...Object.keys(ADAPTERS).filter((name) => isEnabled(blocks[name])), ...agents];
+    },
     defaultAdapter: config.defaults.adapter ?? 'droid',
     async lockEntries(name) {
       const lock = await readLock(lockPath);

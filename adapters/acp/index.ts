@@ -2,3 +2,5 @@ export { DroidAcpBlockSchema, droidAcpAdapter } from './droid-acp.js';
 export type { DroidAcpConfig } from './droid-acp.js';
 export { ACP_API, AcpSession } from './session.js';
 export type { AcpAgentProfile } from './session.js';
+export { AcpConfigSchema, acpAgentName, acpCommandAdapter } from './command.js';
+export type { AcpConfig } from './command.js';

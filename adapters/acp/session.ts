@@ -15,7 +15,7 @@ import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
 import { chooseOption } from './permissions.js';
 import { AcpProjector, promptUsage } from './project.js';
-import { transportStream } from './stream.js';
+import { transportStream, UNKNOWN_UPDATE_METHOD } from './stream.js';
 import { acpPermissionTool } from './tools.js';
 
 /** The ACP protocol family: the "API" of an ACP agent's version facts. */
@@ -128,6 +128,9 @@ export class AcpSession implements AdapterSession {
         usage,
       };
     } catch (error) {
+      // The connection closes when the agent dies: its exit, not the closed connection, is the story.
+      const exit = await Promise.race([this.#exited!, delay(EXIT_AFTER_CLOSE_MS)]);
+      if (exit) return this.#exitOutcome(turn, exit);
       for (const draft of this.#projector.commitTurn()) this.#io.emit(draft);
       const message = this.#io.redactor.redact(errorText(error));
       this.#io.emit({ type: 'error', key: `prompt:${input.runId}`, code: 'peer_error', message });
@@ -299,6 +302,13 @@ export class AcpSession implements AdapterSession {
         if (this.#loading) return;
         for (const draft of this.#projector.project(params.update as Record<string, unknown>)) this.#io.emit(draft);
       },
+      // A session/update of a kind the SDK does not know (renamed by transportStream): kept as a native event.
+      extNotification: async (method, params) => {
+        if (method !== UNKNOWN_UPDATE_METHOD || this.#loading) return;
+        const update = (params as { update?: unknown }).update;
+        if (update && typeof update === 'object')
+          for (const draft of this.#projector.project(update as Record<string, unknown>)) this.#io.emit(draft);
+      },
     };
   }
 
@@ -369,6 +379,13 @@ export class AcpSession implements AdapterSession {
     }
     return new OneWorksError('process_exited', detail);
   }
+}
+
+/** How long a failed prompt waits for the agent's exit to be observed before it reports the error itself. */
+const EXIT_AFTER_CLOSE_MS = 2_000;
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 }
 
 interface ConfigOption {

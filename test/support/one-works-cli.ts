@@ -62,6 +62,8 @@ export interface CliRigOptions {
    * these keys (`policy`) and `enabled: true`.
    */
   droidAcp?: Record<string, unknown>;
+  /** Adds `adapters.acp` (ACP agents by command, run as acp:<name>), with `enabled: true`. */
+  acp?: Record<string, unknown>;
   /**
    * Merged over the `orchestrator` block (default `{ idleExitMs: 500, askTimeoutMs: 0, keepWarmMs: 0 }`:
    * an auto-started server exits soon after its last client, an escalated ask without a terminal
@@ -185,6 +187,7 @@ export class CliRigs {
         ...(options.claude ? { 'claude-code': claudeBlock(options.claude) } : {}),
         ...(options.codex ? { codex: codexBlock(options.codex) } : {}),
         ...(options.droidAcp ? { 'droid-acp': { enabled: true, ...options.droidAcp } } : {}),
+        ...(options.acp ? { acp: { enabled: true, ...options.acp } } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));

@@ -1,0 +1,180 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
+import { OneWorksError } from '../../core/errors.js';
+import { probeAcp } from './probe.js';
+import { ACP_API, type AcpAgentProfile, AcpSession } from './session.js';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One ACP agent declared by command: `adapters.acp.agents.<name>`. */
+export const AcpAgentSchema = z.strictObject({
+  command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
+  args: z.array(z.string()).default([]).describe('Its arguments (e.g. [acp]).'),
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+    .default({})
+    .describe('Extra environment variables (not secrets; use credentials for keys).'),
+  credentials: z
+    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+    .default([])
+    .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
+  authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
+});
+export type AcpAgent = z.output<typeof AcpAgentSchema>;
+
+/** The `adapters.acp` block: ACP agents by command, run as `--adapter acp:<name>`. */
+export const AcpConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Use the ACP agents declared here (as acp:<name>).'),
+  agents: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a name of letters, digits, "_" and "-"'), AcpAgentSchema)
+    .default({})
+    .describe('ACP agents by name; run one with --adapter acp:<name>.'),
+  model: z.string().min(1).default('inherit').describe('Default model, set through the agent\'s "model" config option when offered.'),
+  effort: z.string().min(1).optional().describe('Default effort, set through a "thought_level" config option when offered.'),
+  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
+  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
+  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
+});
+export type AcpConfig = z.output<typeof AcpConfigSchema>;
+
+/** `acp:<name>` → `<name>`; undefined for any other adapter name. */
+export function acpAgentName(adapter: string): string | undefined {
+  const match = /^acp:(.+)$/.exec(adapter);
+  return match?.[1];
+}
+
+function agentOf(config: AcpConfig, name: string): AcpAgent {
+  const agent = config.agents[name];
+  if (!agent) {
+    const known = Object.keys(config.agents);
+    throw new OneWorksError(
+      'usage',
+      `no ACP agent "${name}" in adapters.acp.agents${known.length > 0 ? ` (declared: ${known.join(', ')})` : ''}`,
+    );
+  }
+  return agent;
+}
+
+// The executable's absolute path: as given, or the first executable of that name on PATH.
+function locate(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  const executable = (path: string): boolean => {
+    try {
+      accessSync(path, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (isAbsolute(command)) return executable(command) ? command : undefined;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir !== '' && executable(join(dir, command))) return join(dir, command);
+  }
+  return undefined;
+}
+
+function profile(name: string, config: AcpConfig, agent: AcpAgent): AcpAgentProfile {
+  return {
+    adapter: `acp:${name}`,
+    agent: `ACP agent ${name}`,
+    launch: (spec) => {
+      const credentials: Record<string, string> = {};
+      for (const variable of agent.credentials) {
+        const value = process.env[variable];
+        if (value) credentials[variable] = value;
+      }
+      return {
+        launch: {
+          command: spec.cli.binaryPath,
+          args: agent.args,
+          cwd: spec.workspace,
+          env: { ...agent.env, ...credentials },
+          secrets: Object.values(credentials),
+        },
+        seed: [],
+      };
+    },
+    mcpServers: [],
+    ...(agent.authMethod ? { authMethod: agent.authMethod } : {}),
+    startupTimeoutMs: config.startupTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+  };
+}
+
+/**
+ * The adapter of one ACP agent declared by command (`acp:<name>`). One Works knows nothing about
+ * such an agent beyond the protocol: it cannot pin or install it, does not know where it keeps
+ * state outside HOME and the XDG roots, nor whether it asks before every tool call; the docs
+ * say so.
+ */
+export function acpCommandAdapter(name: string): Adapter<AcpConfig> {
+  return {
+    contractVersion: ADAPTER_CONTRACT_VERSION,
+    name: `acp:${name}`,
+    configSchema: AcpConfigSchema,
+    apiVersion: ACP_API,
+    capabilities: {
+      resume: 'load',
+      perTurnSettings: false,
+      steering: false,
+      titles: false,
+      authoritativeCatalog: false,
+      oneTurnPerProcess: false,
+    },
+    async prepare(config): Promise<ResolvedCli> {
+      const agent = agentOf(config, name);
+      const binaryPath = locate(agent.command, process.env);
+      if (!binaryPath) {
+        throw new OneWorksError(
+          'cli_not_found',
+          `ACP agent ${name}: ${agent.command} is not an executable${isAbsolute(agent.command) ? '' : ' on PATH'} (adapters.acp.agents.${name}.command)`,
+        );
+      }
+      // An agent by command is not pinned: One Works cannot know its version before it runs.
+      return { source: 'path', binaryPath, version: 'unknown', range: '*', expected: undefined };
+    },
+    open: (config, spec, io) => new AcpSession(profile(name, config, agentOf(config, name)), spec, io),
+    probe: (config, cli, launch, workdir): Promise<ProbeResult> =>
+      probeAcp(
+        `ACP agent ${name}`,
+        cli,
+        launch,
+        () => {
+          const described = profile(name, config, { ...agentOf(config, name), credentials: [] }).launch({
+            sessionId: 'probe',
+            workspace: workdir,
+            home: workdir,
+            cli,
+            nativeSessionId: undefined,
+            model: undefined,
+            effort: undefined,
+            autonomy: 'low',
+            title: undefined,
+          });
+          return described;
+        },
+        config.startupTimeoutMs,
+      ),
+    diagnose: (config) => {
+      const agent = config.agents[name];
+      if (!agent) return [{ name: `acp:${name}`, ok: false, config: true, detail: `no adapters.acp.agents.${name}` }];
+      const found = locate(agent.command, process.env);
+      return [
+        {
+          name: `acp:${name} command`,
+          ok: found !== undefined,
+          config: true,
+          detail: found ?? `${agent.command} not found or not executable`,
+        },
+        ...agent.credentials.map((variable) =>
+          process.env[variable]
+            ? { name: `acp:${name} ${variable}`, ok: true, detail: 'present (not shown)' }
+            : { name: `acp:${name} ${variable}`, ok: true, warn: true, detail: 'not set' },
+        ),
+      ];
+    },
+  };
+}
