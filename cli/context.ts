@@ -6,7 +6,14 @@ import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readL
 import { OneWorksError } from '../core/errors.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
 import { codexAdapter } from '../adapters/codex/index.js';
-import { AcpConfigSchema, acpAgentName, acpCommandAdapter, DroidAcpBlockSchema, droidAcpAdapter } from '../adapters/acp/index.js';
+import {
+  AcpConfigSchema,
+  acpAgentName,
+  acpCommandAdapter,
+  DroidAcpBlockSchema,
+  droidAcpAdapter,
+  geminiAdapter,
+} from '../adapters/acp/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
@@ -19,6 +26,7 @@ export const ADAPTERS: Record<string, Adapter<any>> = {
   'claude-code': claudeCodeAdapter,
   codex: codexAdapter,
   'droid-acp': droidAcpAdapter,
+  gemini: geminiAdapter,
 };
 
 /**

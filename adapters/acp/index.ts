@@ -4,3 +4,5 @@ export { ACP_API, AcpSession } from './session.js';
 export type { AcpAgentProfile } from './session.js';
 export { AcpConfigSchema, acpAgentName, acpCommandAdapter } from './command.js';
 export type { AcpConfig } from './command.js';
+export { GeminiConfigSchema, geminiAdapter } from './gemini.js';
+export type { GeminiConfig } from './gemini.js';

@@ -1,5 +1,5 @@
 import type { EventDraft, Usage } from '../../core/events/index.js';
-import { type AcpToolFacts, acpToolKind, acpToolLabel, mergeToolFacts } from './tools.js';
+import { type AcpToolFacts, acpToolKind, acpToolLabel, type CommandSource, mergeToolFacts } from './tools.js';
 
 /**
  * ACP `session/update` notifications → One Works events. Message and thought chunks stream as
@@ -13,6 +13,7 @@ import { type AcpToolFacts, acpToolKind, acpToolLabel, mergeToolFacts } from './
 export class AcpProjector {
   readonly #workspace: string;
   readonly #epoch: string;
+  readonly #commandSource: CommandSource;
   readonly #tools = new Map<string, AcpToolFacts>();
   readonly #open = new Set<string>();
   readonly #phase = new Map<string, string>();
@@ -23,9 +24,10 @@ export class AcpProjector {
   #thinking: string[] = [];
 
   /** `epoch`: unique per agent process, so that facts without a native id never collide across processes. */
-  constructor(workspace: string, epoch: string) {
+  constructor(workspace: string, epoch: string, commandSource: CommandSource = 'rawInput') {
     this.#workspace = workspace;
     this.#epoch = epoch;
+    this.#commandSource = commandSource;
   }
 
   beginTurn(runId: string): void {
@@ -156,7 +158,7 @@ export class AcpProjector {
         toolUseId: id,
         name: facts.kind ?? 'other',
         kind: acpToolKind(facts.kind),
-        label: acpToolLabel(facts, this.#workspace),
+        label: acpToolLabel(facts, this.#workspace, this.#commandSource),
         phase,
         ...(facts.rawInput !== undefined ? { input: facts.rawInput } : {}),
       },

@@ -16,7 +16,7 @@ import type { TurnOutcome } from '../../core/events/index.js';
 import { chooseOption } from './permissions.js';
 import { AcpProjector, promptUsage } from './project.js';
 import { transportStream, UNKNOWN_UPDATE_METHOD } from './stream.js';
-import { acpPermissionTool } from './tools.js';
+import { acpPermissionTool, type CommandSource } from './tools.js';
 
 /** The ACP protocol family: the "API" of an ACP agent's version facts. */
 export const ACP_API = 'acp';
@@ -40,6 +40,8 @@ export interface AcpAgentProfile {
    * offers it and another mode is current.
    */
   askingMode?: string;
+  /** Where the command of an execute call is read (default `rawInput`). */
+  commandSource?: CommandSource;
   /** An `authenticate` method id to call when the agent advertises it (e.g. `gemini-api-key`). */
   authMethod?: string;
   startupTimeoutMs: number;
@@ -81,7 +83,7 @@ export class AcpSession implements AdapterSession {
     this.#profile = profile;
     this.#spec = spec;
     this.#io = io;
-    this.#projector = new AcpProjector(spec.workspace, this.#epoch);
+    this.#projector = new AcpProjector(spec.workspace, this.#epoch, profile.commandSource);
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
   }
 
@@ -317,7 +319,7 @@ export class AcpSession implements AdapterSession {
     if (!this.#turn || this.#turn.interrupted) return { outcome: { outcome: 'cancelled' } };
     const { facts, drafts } = this.#projector.sight(params.toolCall as unknown as Record<string, unknown>);
     for (const draft of drafts) this.#io.emit(draft);
-    const tool = acpPermissionTool(facts, this.#spec.workspace);
+    const tool = acpPermissionTool(facts, this.#spec.workspace, this.#profile.commandSource);
     const offered = params.options.map((o) => o.optionId);
     const ask: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: offered };
     this.#io.emit({

@@ -54,30 +54,43 @@ export function mergeToolFacts(known: AcpToolFacts | undefined, update: Record<s
   return facts;
 }
 
-/** The full command of an execute call: `rawInput.command` (droid, Gemini CLI), when a string. */
-export function acpCommand(facts: AcpToolFacts): string | undefined {
+/**
+ * How an agent names the command of an execute call: `rawInput.command` (droid), or, for an agent
+ * whose execute titles are the full command and that sends no raw input (Gemini CLI 0.61.0: its
+ * shell tool's display title is `params.command`), the title.
+ */
+export type CommandSource = 'rawInput' | 'rawInputOrTitle';
+
+/** The full command of an execute call, when the agent tells it (see CommandSource). */
+export function acpCommand(facts: AcpToolFacts, source: CommandSource = 'rawInput'): string | undefined {
   const command = (facts.rawInput as { command?: unknown } | undefined)?.command;
-  return typeof command === 'string' ? command : undefined;
+  if (typeof command === 'string') return command;
+  if (source === 'rawInputOrTitle' && acpToolKind(facts.kind) === 'execute' && facts.title) return facts.title;
+  return undefined;
 }
 
 /** A short label: `<kind>: <command or first path or title>`. */
-export function acpToolLabel(facts: AcpToolFacts, workspace: string): string {
+export function acpToolLabel(facts: AcpToolFacts, workspace: string, source: CommandSource = 'rawInput'): string {
   const kind = acpToolKind(facts.kind);
-  const target = (kind === 'execute' ? acpCommand(facts) : undefined) ?? shortPath(facts.locations[0], workspace) ?? facts.title;
+  const target = (kind === 'execute' ? acpCommand(facts, source) : undefined) ?? shortPath(facts.locations[0], workspace) ?? facts.title;
   return target ? `${kind}: ${target}` : kind;
 }
 
 /** The tool as the permission policy sees it. */
-export function acpPermissionTool(facts: AcpToolFacts, workspace: string): PermissionAsk['tools'][number] {
+export function acpPermissionTool(
+  facts: AcpToolFacts,
+  workspace: string,
+  source: CommandSource = 'rawInput',
+): PermissionAsk['tools'][number] {
   const kind = acpToolKind(facts.kind);
-  const command = acpCommand(facts);
+  const command = acpCommand(facts, source);
   const paths = facts.locations.map((path) => (isAbsolute(path) ? path : resolve(workspace, path)));
   const risk = (facts.rawInput as { riskLevel?: unknown } | undefined)?.riskLevel;
   return {
     toolUseId: facts.toolCallId,
     name: facts.kind ?? 'other',
     kind,
-    label: acpToolLabel(facts, workspace),
+    label: acpToolLabel(facts, workspace, source),
     ...(command !== undefined ? { command } : {}),
     ...(paths.length > 0 ? { paths } : {}),
     ...(risk === 'low' || risk === 'medium' || risk === 'high' ? { impact: risk } : {}),

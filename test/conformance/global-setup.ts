@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
+import { geminiAdapter } from '../../adapters/acp/index.js';
 import { claudeCodeAdapter } from '../../adapters/claude-code/index.js';
 import { codexAdapter } from '../../adapters/codex/index.js';
 import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
@@ -15,6 +16,7 @@ import { bwrapAvailable } from '../../core/process/index.js';
  *   ONE_WORKS_TEST_DROID_0215  droid 0.215.0 (protocol 1.206.0)
  *   ONE_WORKS_TEST_CLAUDE      Claude Code 2.1.333, the native binary of @anthropic-ai/claude-code-linux-x64
  *   ONE_WORKS_TEST_CODEX       Codex 0.171.0, the native binary of @openai/codex@0.171.0-linux-x64
+ *   ONE_WORKS_TEST_GEMINI      Gemini CLI 0.61.0, the bundle of @google/gemini-cli (run with this Node)
  *   ONE_WORKS_TEST_CACHE       the cache root, for configs using `source: managed`
  */
 export const CONFORMANCE_CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
@@ -37,15 +39,27 @@ export default async function setup(): Promise<void> {
     cacheDir: CONFORMANCE_CACHE,
     lock: new Map(),
   });
-  const [current, previous, claudeCli, codexCli] = await Promise.all([install('0.225.2'), install('0.215.0'), claude, codex]);
+  const gemini = geminiAdapter.prepare(geminiAdapter.configSchema.parse({ cli: { version: '0.61.0' } }), {
+    services: createPrepareServices(),
+    cacheDir: CONFORMANCE_CACHE,
+    lock: new Map(),
+  });
+  const [current, previous, claudeCli, codexCli, geminiCli] = await Promise.all([
+    install('0.225.2'),
+    install('0.215.0'),
+    claude,
+    codex,
+    gemini,
+  ]);
   process.env.ONE_WORKS_TEST_CLAUDE = claudeCli.binaryPath;
   process.env.ONE_WORKS_TEST_CODEX = codexCli.binaryPath;
+  process.env.ONE_WORKS_TEST_GEMINI = geminiCli.binaryPath;
   process.env.ONE_WORKS_TEST_DROID = current.binaryPath;
   process.env.ONE_WORKS_TEST_DROID_0215 = previous.binaryPath;
   process.env.ONE_WORKS_TEST_CACHE = CONFORMANCE_CACHE;
   const how = (c: typeof current) => (c.package?.fromCache ? 'cached' : 'installed');
   process.stderr.write(
-    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)}, claude ${claudeCli.version} ${how(claudeCli)}, codex ${codexCli.version} ${how(codexCli)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
+    `conformance: droid ${current.version} ${how(current)}, ${previous.version} ${how(previous)}, claude ${claudeCli.version} ${how(claudeCli)}, codex ${codexCli.version} ${how(codexCli)}, gemini ${geminiCli.version} ${how(geminiCli)} in ${((Date.now() - started) / 1000).toFixed(1)}s (${CONFORMANCE_CACHE})\n`,
   );
 }
 

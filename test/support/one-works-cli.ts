@@ -62,6 +62,12 @@ export interface CliRigOptions {
    * these keys (`policy`) and `enabled: true`.
    */
   droidAcp?: Record<string, unknown>;
+  /**
+   * Adds an enabled `adapters.gemini` block (managed GEMINI_TEST_VERSION from the conformance
+   * cache, model "scripted", endpoint = this scripted Gemini base URL with RIG_API_KEY), merged
+   * (shallow) with these keys.
+   */
+  gemini?: { baseUrl: string } & Record<string, unknown>;
   /** Adds `adapters.acp` (ACP agents by command, run as acp:<name>), with `enabled: true`. */
   acp?: Record<string, unknown>;
   /**
@@ -188,6 +194,7 @@ export class CliRigs {
         ...(options.codex ? { codex: codexBlock(options.codex) } : {}),
         ...(options.droidAcp ? { 'droid-acp': { enabled: true, ...options.droidAcp } } : {}),
         ...(options.acp ? { acp: { enabled: true, ...options.acp } } : {}),
+        ...(options.gemini ? { gemini: geminiBlock(options.gemini) } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));
@@ -323,6 +330,21 @@ function codexBlock(options: { baseUrl: string } & Record<string, unknown>): Rec
     enabled: true,
     cli: { source: 'managed', version: CODEX_TEST_VERSION },
     model: CODEX_TEST_MODEL,
+    autonomy: 'low',
+    endpoint: { baseUrl, apiKey: RIG_API_KEY },
+    ...rest,
+  };
+}
+
+/** The Gemini CLI version the conformance tests drive (installed by the global setup). */
+export const GEMINI_TEST_VERSION = '0.61.0';
+
+function geminiBlock(options: { baseUrl: string } & Record<string, unknown>): Record<string, unknown> {
+  const { baseUrl, ...rest } = options;
+  return {
+    enabled: true,
+    cli: { source: 'managed', version: GEMINI_TEST_VERSION },
+    model: 'scripted',
     autonomy: 'low',
     endpoint: { baseUrl, apiKey: RIG_API_KEY },
     ...rest,
