@@ -2,13 +2,21 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { AcpConfigSchema, DroidAcpBlockSchema, GeminiConfigSchema } from '../../../adapters/acp/index.js';
 import { ClaudeConfigSchema } from '../../../adapters/claude-code/config.js';
 import { CodexConfigSchema } from '../../../adapters/codex/config.js';
 import { DroidConfigSchema, customModelId } from '../../../adapters/droid/config.js';
 import { collectSecrets, configJsonSchema, createConfigSchema, parseConfigText } from '../../../core/config/index.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../one-works.yaml.example', import.meta.url));
-const schema = createConfigSchema({ droid: DroidConfigSchema, 'claude-code': ClaudeConfigSchema, codex: CodexConfigSchema });
+const schema = createConfigSchema({
+  droid: DroidConfigSchema,
+  'claude-code': ClaudeConfigSchema,
+  codex: CodexConfigSchema,
+  'droid-acp': DroidAcpBlockSchema,
+  gemini: GeminiConfigSchema,
+  acp: AcpConfigSchema,
+});
 const text = await readFile(EXAMPLE, 'utf8');
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; items?: JsonSchema };
