@@ -4,7 +4,10 @@ import { z } from 'zod';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { probeAcp } from './probe.js';
-import { ACP_API, type AcpAgentProfile, AcpSession } from './session.js';
+import { ACP_API, type AcpAgentProfile, AcpSession, acpProtocolVersion } from './session.js';
+
+/** The version recorded for an agent by command (not pinned, not known before it runs). */
+export const UNPINNED_VERSION = '0.0.0';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -133,8 +136,15 @@ export function acpCommandAdapter(name: string): Adapter<AcpConfig> {
           `ACP agent ${name}: ${agent.command} is not an executable${isAbsolute(agent.command) ? '' : ' on PATH'} (adapters.acp.agents.${name}.command)`,
         );
       }
-      // An agent by command is not pinned: One Works cannot know its version before it runs.
-      return { source: 'path', binaryPath, version: 'unknown', range: '*', expected: undefined };
+      // An agent by command is not pinned: One Works cannot know its version before it runs, so
+      // it is recorded as 0.0.0 with the range `*`; what One Works expects of it is ACP v1.
+      return {
+        source: 'path',
+        binaryPath,
+        version: UNPINNED_VERSION,
+        range: '*',
+        expected: { apiVersion: ACP_API, protocolVersion: acpProtocolVersion(1), qualifiedBy: 'table' },
+      };
     },
     open: (config, spec, io) => new AcpSession(profile(name, config, agentOf(config, name)), spec, io),
     probe: (config, cli, launch, workdir): Promise<ProbeResult> =>

@@ -13,7 +13,7 @@ import { configuredCredentials } from '../droid/launch.js';
 import { workspaceAllowlist } from '../droid/native-permissions.js';
 import { composeDroidSettings, droidSettingsEnv } from '../droid/settings.js';
 import { probeAcp } from './probe.js';
-import { ACP_API, type AcpAgentProfile, AcpSession } from './session.js';
+import { ACP_API, type AcpAgentProfile, AcpSession, acpProtocolVersion } from './session.js';
 
 /**
  * The `adapters.droid-acp` block of one-works.yaml: only `enabled` (and `policy`, which core
@@ -100,7 +100,7 @@ export const droidAcpAdapter: Adapter<DroidAcpConfig> = {
       ...(ctx.install === undefined ? {} : { install: ctx.install }),
     });
     // The same binary; its ACP mode announces ACP protocol version 1 (observed on 0.225.2).
-    return { ...cli, expected: { apiVersion: ACP_API, protocolVersion: String(1), qualifiedBy: 'table' } };
+    return { ...cli, expected: { apiVersion: ACP_API, protocolVersion: acpProtocolVersion(1), qualifiedBy: 'table' } };
   },
   open: (config, spec, io) => new AcpSession(droidProfile(config), spec, io),
   probe: (config, cli, launch, workdir): Promise<ProbeResult> =>

@@ -11,7 +11,7 @@ import {
 } from '../../core/adapter.js';
 import { resolveCli } from '../../core/install/resolve-cli.js';
 import { probeAcp } from './probe.js';
-import { ACP_API, type AcpAgentProfile, AcpSession } from './session.js';
+import { ACP_API, type AcpAgentProfile, AcpSession, acpProtocolVersion } from './session.js';
 
 /**
  * Gemini CLI (`@google/gemini-cli`) as an ACP agent: `gemini --acp`. The package is a JavaScript
@@ -226,7 +226,7 @@ export const geminiAdapter: Adapter<GeminiConfig> = {
       binaryPath: located.binaryPath,
       version: located.version,
       range: config.cli.range,
-      expected: { apiVersion: ACP_API, protocolVersion: '1', qualifiedBy: 'table' },
+      expected: { apiVersion: ACP_API, protocolVersion: acpProtocolVersion(1), qualifiedBy: 'table' },
       ...(located.package ? { package: located.package } : {}),
     };
   },

@@ -1,7 +1,7 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { LaunchSpec, ProbeResult, ResolvedCli, SeedFile, ThrowawayLauncher } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
-import { ACP_API } from './session.js';
+import { ACP_API, acpProtocolVersion } from './session.js';
 import { transportStream } from './stream.js';
 
 /**
@@ -43,7 +43,7 @@ export async function probeAcp(
       cliVersion: cli.version,
       binaryPath: cli.binaryPath,
       apiVersion: ACP_API,
-      protocolVersion: String(init.protocolVersion),
+      protocolVersion: acpProtocolVersion(init.protocolVersion),
       details: {
         agent: init.agentInfo?.name,
         agentVersion: init.agentInfo?.version,

@@ -22,6 +22,14 @@ import { acpPermissionTool, type CommandSource } from './tools.js';
 export const ACP_API = 'acp';
 
 /**
+ * An ACP protocol version (an integer on the wire) as One Works records protocol versions
+ * (semver, so `adapters probe` and the lock file compare it like any other): 1 → `1.0.0`.
+ */
+export function acpProtocolVersion(version: number | string): string {
+  return `${String(version)}.0.0`;
+}
+
+/**
  * What differs between ACP agents: how the agent is launched and isolated (seed files, env),
  * the native mode that leaves every decision to One Works, the auth method to use, and the
  * deadlines. Everything else is the protocol's.
@@ -199,7 +207,7 @@ export class AcpSession implements AdapterSession {
       this.#profile.startupTimeoutMs,
     );
     this.info.apiVersion = ACP_API;
-    this.info.protocolVersion = String(init.protocolVersion);
+    this.info.protocolVersion = acpProtocolVersion(init.protocolVersion);
     const method = this.#profile.authMethod;
     if (method && init.authMethods?.some((m) => m.id === method)) {
       await deadline('authenticate', conn.authenticate({ methodId: method }), this.#profile.requestTimeoutMs);

@@ -75,7 +75,7 @@ describe('droid-acp: droid in ACP mode, end to end', () => {
       adapter: 'droid-acp',
       resumed: false,
       apiVersion: 'acp',
-      protocolVersion: '1',
+      protocolVersion: '1.0.0',
     });
     const calls = events.filter((e) => e.type === 'tool.call');
     expect(calls.map((e) => e.phase)).toEqual(['input', 'running']);
