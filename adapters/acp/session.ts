@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import * as acp from '@agentclientprotocol/sdk';
-import type {
-  AdapterSession,
-  ChildChannel,
-  ChildExit,
-  LaunchSpec,
-  PermissionAsk,
-  SeedFile,
-  SessionIO,
-  SessionSpec,
-  TurnInput,
+import {
+  type AdapterSession,
+  type ChildChannel,
+  type ChildExit,
+  type LaunchSpec,
+  PERMISSION_CHOICES,
+  type PermissionAsk,
+  type PermissionChoice,
+  permissionChoice,
+  type SeedFile,
+  type SessionIO,
+  type SessionSpec,
+  type TurnInput,
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
@@ -328,14 +331,17 @@ export class AcpSession implements AdapterSession {
     const { facts, drafts } = this.#projector.sight(params.toolCall as unknown as Record<string, unknown>);
     for (const draft of drafts) this.#io.emit(draft);
     const tool = acpPermissionTool(facts, this.#spec.workspace, this.#profile.commandSource);
-    const offered = params.options.map((o) => o.optionId);
-    const ask: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: offered };
+    // One Works' answers: allow once, allow for the session (One Works records that approval; the
+    // agent still gets its allow_once option) and deny; the allows only when allow_once is offered.
+    const canAllow = params.options.some((o) => o.kind === 'allow_once');
+    const choices: PermissionChoice[] = canAllow ? [...PERMISSION_CHOICES] : ['deny'];
+    const ask: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: choices };
     this.#io.emit({
       type: 'permission.requested',
       key: `permission.requested:${requestId}`,
       requestId,
       tools: [{ toolUseId: tool.toolUseId, name: tool.name, kind: tool.kind as never, label: tool.label }],
-      options: offered,
+      options: choices,
     });
     const decision = await this.#io
       .decide(ask)
@@ -347,7 +353,8 @@ export class AcpSession implements AdapterSession {
       key: `permission.decided:${requestId}`,
       requestId,
       decision: allowed ? 'allow' : 'deny',
-      option: chosen?.optionId ?? 'cancelled',
+      option: allowed ? permissionChoice(decision) : 'deny',
+      nativeOption: chosen?.optionId ?? 'cancelled',
       by: decision.by,
       ...(decision.reason ? { reason: decision.reason } : {}),
       ...('channel' in decision && decision.channel ? { channel: decision.channel } : {}),

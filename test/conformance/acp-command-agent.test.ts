@@ -60,7 +60,11 @@ describe('acp:<name>: an ACP agent by command', () => {
     expect(events.filter((e) => e.type === 'tool.call').map((e) => [e.toolUseId, e.phase, e.label])).toEqual([
       ['tc-unseen-1', 'input', 'execute: touch unseen.txt'],
     ]);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'allow', option: 'yes' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({
+      decision: 'allow',
+      option: 'allow-once',
+      nativeOption: 'yes',
+    });
     expect(events.filter((e) => e.type === 'tool.result')).toEqual([
       expect.objectContaining({ toolUseId: 'tc-unseen-1', isError: false, output: 'wrote unseen.txt', closedBy: 'agent' }),
     ]);
@@ -72,7 +76,7 @@ describe('acp:<name>: an ACP agent by command', () => {
     expect(existsSync(join(rig.workspace, 'unseen.txt'))).toBe(false);
     const [id] = await rig.sessionIds();
     const events = await rig.readEvents(id!);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', option: 'no' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', option: 'deny', nativeOption: 'no' });
     expect(events.filter((e) => e.type === 'tool.result')).toEqual([expect.objectContaining({ toolUseId: 'tc-unseen-1', isError: true })]);
   });
 

@@ -85,9 +85,14 @@ describe('droid-acp: droid in ACP mode, end to end', () => {
     // droid asked (its native mode leaves every command to One Works); the policy chose droid's own allow-once option.
     expect(events.find((e) => e.type === 'permission.requested')).toMatchObject({
       tools: [expect.objectContaining({ toolUseId: 'call_acp_run_1', kind: 'execute' })],
-      options: ['proceed_once', 'proceed_always', 'cancel'],
+      options: ['allow-once', 'allow-session', 'deny'],
     });
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'allow', option: 'proceed_once', by: 'policy' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({
+      decision: 'allow',
+      option: 'allow-once',
+      nativeOption: 'proceed_once',
+      by: 'policy',
+    });
     expect(events.filter((e) => e.type === 'assistant.message').map((e) => e.text)).toEqual(['Writing the file.The file is written.']);
 
     // The model got the command's output back under the same id.
@@ -127,7 +132,7 @@ describe('droid-acp: droid in ACP mode, end to end', () => {
     expect(
       events.find((e) => e.type === 'permission.decided'),
       result.stderr,
-    ).toMatchObject({ decision: 'deny', option: 'cancel' });
+    ).toMatchObject({ decision: 'deny', option: 'deny', nativeOption: 'cancel' });
     expect(existsSync(join(rig.workspace, 'denied.txt'))).toBe(false);
     // droid marks the call failed and ends the turn without asking the model again.
     expect(events.filter((e) => e.type === 'tool.result')).toEqual([

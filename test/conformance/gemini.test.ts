@@ -73,7 +73,12 @@ describe('gemini: Gemini CLI over ACP, end to end', () => {
     expect(calls[0]).toMatchObject({ phase: 'input', kind: 'execute', label: `execute: ${COMMAND}` });
     const results = events.filter((e) => e.type === 'tool.result');
     expect(results).toEqual([expect.objectContaining({ toolUseId: calls[0]!.toolUseId, isError: false, closedBy: 'agent' })]);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'allow', option: 'proceed_once', by: 'policy' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({
+      decision: 'allow',
+      option: 'allow-once',
+      nativeOption: 'proceed_once',
+      by: 'policy',
+    });
 
     const steps = model.requests.filter((r) => r.kind === 'step');
     expect(steps).toHaveLength(2);
@@ -99,7 +104,7 @@ describe('gemini: Gemini CLI over ACP, end to end', () => {
     expect(
       events.find((e) => e.type === 'permission.decided'),
       result.stderr,
-    ).toMatchObject({ decision: 'deny', option: 'cancel' });
+    ).toMatchObject({ decision: 'deny', option: 'deny', nativeOption: 'cancel' });
     expect(existsSync(join(rig.workspace, 'denied.txt'))).toBe(false);
     // Gemini tells the model the call was cancelled; the model's answer ends the turn.
     const steps = model.requests.filter((r) => r.kind === 'step');
