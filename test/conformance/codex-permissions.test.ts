@@ -35,7 +35,11 @@ describe('codex: permissions', () => {
     expect(events.find((e) => e.type === 'permission.requested')).toMatchObject({
       tools: [{ toolUseId: 'call_esc_1', kind: 'execute', label: 'execute: touch escalated.txt' }],
     });
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', option: 'deny', nativeOption: 'decline' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({
+      decision: 'deny',
+      option: 'deny',
+      nativeOption: 'decline',
+    });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_esc_1', isError: true });
     // Codex told the model the command was declined, and the turn still completed.
     const second = model.requests.filter((r) => r.kind === 'step')[1];
@@ -55,7 +59,12 @@ describe('codex: permissions', () => {
     expect(await readFile(join(rig.workspace, 'keep.txt'), 'utf8')).toBe('still here');
     const [id] = await rig.sessionIds();
     const events = await rig.readEvents(id!);
-    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({ decision: 'deny', by: 'policy', option: 'deny', nativeOption: 'decline' });
+    expect(events.find((e) => e.type === 'permission.decided')).toMatchObject({
+      decision: 'deny',
+      by: 'policy',
+      option: 'deny',
+      nativeOption: 'decline',
+    });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ toolUseId: 'call_rm_1', isError: true });
     expect((events.find((e) => e.type === 'tool.result') as { output: string }).output).toMatch(/^declined/);
   });

@@ -34,6 +34,7 @@ describe('configJsonSchema', () => {
       'requestTimeoutMs',
       'drainFallbackMs',
       'interruptGraceMs',
+      'fallback',
       'systemPrompt',
       'rules',
       'skills',

@@ -78,6 +78,7 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30_000,
       drainFallbackMs: 3000,
       interruptGraceMs: 5000,
+      fallback: 'oneshot',
       rules: [],
       skills: [],
       disableBuiltinSkills: false,
