@@ -284,6 +284,12 @@ export interface AdapterSession {
   ready?(timeoutMs: number): Promise<boolean>;
   /** Optional: the pid of the agent process while it runs (for memory accounting), else undefined. */
   agentPid?(): number | undefined;
+  /**
+   * Optional, for prewarming: starts the agent and negotiates the session (spawn, handshake,
+   * settings) without a prompt, so that the first `prompt` finds it running; rejects (and
+   * leaves the session closed) when the start fails. Without it, an agent is never prewarmed.
+   */
+  start?(): Promise<void>;
   /** Facts negotiated with the child, once started. */
   readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
 }

@@ -262,6 +262,16 @@ export class DroidSession implements AdapterSession {
     return this.#child && !this.#exit ? this.#child.pid : undefined;
   }
 
+  /** Starts droid and negotiates the session without a prompt (prewarming); a failed start closes it. */
+  async start(): Promise<void> {
+    try {
+      await this.#start();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
   async interrupt(): Promise<void> {
     // A one-shot droid has no interrupt request: the process is stopped.
     if (this.#mode === 'oneshot') return this.#oneShot.stop('cancel');

@@ -98,6 +98,15 @@ export const OrchestratorSchema = z
       .min(1)
       .default(2048)
       .describe('Resident memory of the warm agents together at most, in MB; the least recently used is closed first.'),
+    prewarm: z
+      .number()
+      .int()
+      .min(0)
+      .max(8)
+      .default(0)
+      .describe(
+        'Agents kept started and negotiated ahead of the next new session like the most recent one (same adapter, workspace and settings; no worktree, title or labels), so that its `run` skips spawn and handshake; each one not used within keepWarmMs is closed (0: none).',
+      ),
   })
   .prefault({})
   .describe('Admission and timing limits.');

@@ -20,6 +20,8 @@ export const OrchestratorLimitsSchema = AdmissionLimitsSchema.extend({
   maxWarmAgents: z.number().int().min(0).optional(),
   /** Resident memory of the warm agents together at most, in bytes (default: no budget). */
   maxWarmMemoryBytes: z.number().int().positive().optional(),
+  /** Agents kept started ahead of new sessions like the most recent one (default 0); each waits keepWarmMs. */
+  prewarm: z.number().int().min(0).max(8).optional(),
 });
 export type OrchestratorLimits = z.infer<typeof OrchestratorLimitsSchema>;
 
@@ -92,6 +94,8 @@ export interface OrchestratorDeps {
    * `listAsks` and `answerAsk` serve it. Without it there are no open asks.
    */
   asks?: AskBoard | undefined;
+  /** Where the orchestrator records what happens outside any session (prewarmed agents started and closed). */
+  log?: ((message: string) => void) | undefined;
   /** Resident memory of an agent process tree, for `maxWarmMemoryBytes` (default: read from /proc). */
   measureRss?: ((pid: number) => Promise<number | undefined>) | undefined;
 }

@@ -329,6 +329,36 @@ export class SessionRunner {
     return !this.#closed && this.#adapterSession.ready !== undefined;
   }
 
+  /** True when the adapter can start its agent ahead of a prompt (`start`) and tell it is live (`ready`): it may be prewarmed. */
+  get canPrewarm(): boolean {
+    return this.keepsWarm && this.#adapterSession.start !== undefined;
+  }
+
+  /**
+   * Prewarming: starts the agent and negotiates its session without a turn, and waits until
+   * the events of the start are handed to the store. Rejects when the adapter cannot start
+   * ahead of a prompt or the start fails (the agent is then closed).
+   */
+  async start(): Promise<void> {
+    if (this.#closed || !this.#adapterSession.start) {
+      throw new OneWorksError('internal', `the ${this.#rt.adapter.name} adapter cannot start an agent ahead of a prompt`);
+    }
+    await this.#adapterSession.start();
+    await this.#sink.flush();
+  }
+
+  /**
+   * A prewarmed runner, claimed by a new session: its copy of the record becomes the session's
+   * (settings, policy, labels) as the orchestrator recorded it. Only before its first turn, and
+   * only for its own session id.
+   */
+  adopt(record: SessionRecord): void {
+    if (record.id !== this.#record.id || this.#record.runs.length > 0) {
+      throw new OneWorksError('internal', `runner of session ${this.#record.id} cannot adopt the record of ${record.id}`);
+    }
+    this.#record = { ...record, ...(this.#record.nativeSessionId ? { nativeSessionId: this.#record.nativeSessionId } : {}) };
+  }
+
   /** The agent process's pid while it runs (when the adapter tells), for memory accounting. */
   agentPid(): number | undefined {
     return this.#closed ? undefined : this.#adapterSession.agentPid?.();

@@ -63,6 +63,7 @@ describe('loadConfig', () => {
       keepWarmMs: 300_000,
       maxWarmAgents: 4,
       maxWarmMemoryMb: 2048,
+      prewarm: 0,
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({
