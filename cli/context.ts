@@ -4,24 +4,24 @@ import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.j
 import { createPrepareServices } from '../core/install/services.js';
 import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
-import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
-import { codexAdapter } from '../adapters/codex/index.js';
-import { droidAdapter } from '../adapters/droid/index.js';
+import { ClaudeConfigSchema } from '../adapters/claude-code/config.js';
+import { CodexConfigSchema } from '../adapters/codex/config.js';
+import { DroidConfigSchema } from '../adapters/droid/config.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
 
-/** The one place where adapters are wired into the runtime: a plain map. */
-// biome-ignore lint/suspicious/noExplicitAny: adapters of different config types share one map; each parses its own block
-export const ADAPTERS: Record<string, Adapter<any>> = {
-  droid: droidAdapter,
-  'claude-code': claudeCodeAdapter,
-  codex: codexAdapter,
-};
+/**
+ * The adapters' YAML blocks, by adapter name: the configuration needs only these. The adapters
+ * themselves (cli/adapter-table.ts, each with the same `configSchema`) load with the commands
+ * that use them.
+ */
+const ADAPTER_CONFIG_SCHEMAS = { droid: DroidConfigSchema, 'claude-code': ClaudeConfigSchema, codex: CodexConfigSchema };
 
-export const CONFIG_SCHEMA = createConfigSchema(
-  Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, adapter.configSchema])),
-);
+/** The names of the adapters in the tree. */
+export const ADAPTER_NAMES: readonly string[] = Object.keys(ADAPTER_CONFIG_SCHEMAS);
+
+export const CONFIG_SCHEMA = createConfigSchema(ADAPTER_CONFIG_SCHEMAS);
 
 export type OneWorksConfig = ReturnType<(typeof CONFIG_SCHEMA)['parse']>;
 
@@ -58,7 +58,21 @@ export interface CliContext {
   progress: (report: ProgressReport) => void;
 }
 
-export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
+/** How a command's context is made. */
+export interface ContextOptions {
+  /**
+   * Whether the command uses adapters (`ctx.adapter`), default true. Commands that only read
+   * the state and talk to the orchestrator pass false and start faster: no adapter code loads.
+   */
+  adapters?: boolean;
+}
+
+export async function createContext(
+  globals: GlobalOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ContextOptions = {},
+): Promise<CliContext> {
+  const table = options.adapters === false ? undefined : (await import('./adapter-table.js')).ADAPTERS;
   const cwd = process.cwd();
   const out = new Output({ json: Boolean(globals.json) });
   const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
@@ -84,15 +98,12 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     env,
     cwd,
     adapter(name) {
-      const adapter = ADAPTERS[name];
-      if (!adapter) {
-        throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
-      }
-      return adapter;
+      assertKnown(name);
+      if (!table) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
+      return table[name]!;
     },
     adapterConfig(name) {
-      if (!ADAPTERS[name])
-        throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${Object.keys(ADAPTERS).join(', ')}`);
+      assertKnown(name);
       const block = (config.adapters as Record<string, unknown>)[name];
       if (!isEnabled(block)) {
         throw new OneWorksError(
@@ -102,7 +113,7 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
       }
       return block;
     },
-    enabledAdapters: () => Object.keys(ADAPTERS).filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])),
+    enabledAdapters: () => ADAPTER_NAMES.filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])),
     defaultAdapter: config.defaults.adapter ?? 'droid',
     async lockEntries(name) {
       const lock = await readLock(lockPath);
@@ -111,6 +122,11 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     services: createPrepareServices(),
     progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }),
   };
+}
+
+function assertKnown(name: string): void {
+  if (!ADAPTER_NAMES.includes(name))
+    throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${ADAPTER_NAMES.join(', ')}`);
 }
 
 // A block with `enabled: false` (the default of adapters other than droid) is left alone entirely.
