@@ -215,3 +215,22 @@ describe('checkCliVersion', () => {
     expect(error.data).toMatchObject({ exitCode: 2, stderr: 'broken' });
   });
 });
+
+describe('resolveDroidCli with reuseVersionCheck (run, send, the orchestrator)', () => {
+  it('asks a binary its version once and reuses the answer until the file changes', async () => {
+    const marker = path.join(root, 'asked');
+    const droid = await fakeDroid(bin, '0.225.1', `echo x >> ${marker}\n`);
+    const asked = async () => (await readFile(marker, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const reusing = { ...context(), reuseVersionCheck: true };
+    expect((await resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing)).version).toBe('0.225.1');
+    expect((await resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing)).version).toBe('0.225.1');
+    expect(await asked()).toBe(1);
+    // Without the option (doctor, probes) the binary is always asked.
+    await resolveDroidCli({ source: 'path', path: droid, ...pinned }, context());
+    expect(await asked()).toBe(2);
+    // Replaced in place by another version: asked again, and the new answer is checked against the range.
+    await fakeDroid(bin, '0.215.0', `echo x >> ${marker}\n`);
+    await rejection(resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing), 'unsupported_cli_version');
+    expect(await asked()).toBe(3);
+  });
+});
