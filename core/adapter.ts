@@ -69,6 +69,13 @@ export interface PrepareContext {
   signal?: AbortSignal;
   /** When false, a managed version that is not installed yet is an error instead of a download. */
   install?: boolean;
+  /**
+   * When true, a `--version` answer this machine recorded for the same binary file (same device,
+   * inode, size, modification and change times; core/install/version-stamp.ts) is used instead
+   * of starting the CLI again: for commands that run turns (run, send, the orchestrator), never
+   * for doctor or probes. A replaced or upgraded binary is always checked again.
+   */
+  reuseVersionCheck?: boolean;
 }
 
 /** A launch description: core/process spawns it, with an allowlisted environment. */

@@ -41,6 +41,7 @@ export const claudeCodeAdapter: Adapter<ClaudeConfig> = {
         ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         ...(ctx.install === undefined ? {} : { install: ctx.install }),
+        ...(ctx.reuseVersionCheck ? { reuseVersionCheck: true } : {}),
       },
     );
     const table = lookupClaudeVersion(located.version);

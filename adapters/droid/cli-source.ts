@@ -1,4 +1,5 @@
 import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
+import { fileIdentity, rememberVersion, rememberedVersion } from '../../core/install/version-stamp.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
@@ -37,6 +38,8 @@ export interface ResolveCliContext {
   platform?: PlatformFacts;
   /** When false, a managed version that is not in the cache is `cli_not_found` instead of a download. */
   install?: boolean;
+  /** Reuse a recorded `--version` answer of the same binary file (PrepareContext.reuseVersionCheck). */
+  reuseVersionCheck?: boolean;
 }
 
 const VERSION_TIMEOUT_MS = 15_000;
@@ -55,8 +58,16 @@ export async function resolveDroidCli(cli: DroidCliSelection, ctx: ResolveCliCon
   }
   const pinnedBy = range === defaultRange(cli.version) ? `adapters.droid.cli.version ${cli.version}` : `adapters.droid.cli.range ${range}`;
   const located = await locateBinary(cli, ctx);
-  ctx.onProgress?.({ phase: 'check', message: `checking ${located.binaryPath} --version` });
-  const version = await checkCliVersion(located.binaryPath, range, { services: ctx.services, pinnedBy, env: ctx.env, signal: ctx.signal });
+  const identity = ctx.reuseVersionCheck ? await fileIdentity(located.binaryPath) : undefined;
+  const remembered = ctx.reuseVersionCheck ? await rememberedVersion(ctx.cacheDir, located.binaryPath) : undefined;
+  let version: string;
+  if (remembered !== undefined && semver.satisfies(remembered, range)) {
+    version = remembered;
+  } else {
+    ctx.onProgress?.({ phase: 'check', message: `checking ${located.binaryPath} --version` });
+    version = await checkCliVersion(located.binaryPath, range, { services: ctx.services, pinnedBy, env: ctx.env, signal: ctx.signal });
+    if (ctx.reuseVersionCheck) await rememberVersion(ctx.cacheDir, located.binaryPath, version, identity);
+  }
   return {
     source: cli.source,
     binaryPath: located.binaryPath,

@@ -36,6 +36,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
       ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.install === undefined ? {} : { install: ctx.install }),
+      ...(ctx.reuseVersionCheck ? { reuseVersionCheck: true } : {}),
     }),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,

@@ -47,6 +47,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
           cacheDir: ctx.cacheDir,
           lock: await ctx.lockEntries(adapterName),
           onProgress: () => undefined,
+          reuseVersionCheck: true,
         }))();
       prepared.set(adapterName, cli);
       cli.catch(() => prepared.delete(adapterName));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import semver from 'semver';
 import type { CliSource, FetchOptions, PrepareServices, ProgressReport, RegistryConfig } from '../adapter.js';
 import { OneWorksError } from '../errors.js';
+import { fileIdentity, rememberVersion, rememberedVersion } from './version-stamp.js';
 
 /**
  * One CLI resolver for every adapter: finds (or installs, for `managed`) the binary a `cli`
@@ -49,6 +50,8 @@ export interface ResolveCliOptions {
   registry?: RegistryConfig;
   fetchOptions?: FetchOptions;
   install?: boolean;
+  /** Reuse a recorded `--version` answer of the same binary file (PrepareContext.reuseVersionCheck). */
+  reuseVersionCheck?: boolean;
 }
 
 export interface LocatedCli {
@@ -67,6 +70,11 @@ const VERSION_MAX_OUTPUT_BYTES = 64 * 1024;
 export async function resolveCli(cli: CliSelection, descriptor: CliDescriptor, options: ResolveCliOptions): Promise<LocatedCli> {
   const key = `adapters.${descriptor.adapter}.cli`;
   const located = await locate(cli, descriptor, options, key);
+  const identity = options.reuseVersionCheck ? await fileIdentity(located.binaryPath) : undefined;
+  const remembered = options.reuseVersionCheck ? await rememberedVersion(options.cacheDir, located.binaryPath) : undefined;
+  if (remembered !== undefined && semver.satisfies(remembered, cli.range)) {
+    return { binaryPath: located.binaryPath, version: remembered, ...(located.package ? { package: located.package } : {}) };
+  }
   options.onProgress?.({ phase: 'check', message: `checking ${located.binaryPath} --version` });
   const home = await mkdtemp(path.join(tmpdir(), 'one-works-version-'));
   let output: Awaited<ReturnType<PrepareServices['runCommand']>>;
@@ -100,6 +108,7 @@ export async function resolveCli(cli: CliSelection, descriptor: CliDescriptor, o
       { data: { binaryPath: located.binaryPath, version, range: cli.range } },
     );
   }
+  if (options.reuseVersionCheck) await rememberVersion(options.cacheDir, located.binaryPath, version, identity);
   return { binaryPath: located.binaryPath, version, ...(located.package ? { package: located.package } : {}) };
 }
 
