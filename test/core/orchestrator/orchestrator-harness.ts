@@ -45,7 +45,10 @@ export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
   limits?: Partial<OrchestratorLimits>;
   /** Replaces deps callbacks, e.g. `defaultsFor` or a fake catalog as `modelsFor`. */
   deps?: Partial<
-    Pick<OrchestratorDeps, 'defaultsFor' | 'modelsFor' | 'catalogIsAdvisory' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss' | 'log'>
+    Pick<
+      OrchestratorDeps,
+      'defaultsFor' | 'modelsFor' | 'catalogIsAdvisory' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss' | 'log'
+    >
   >;
 }
 
