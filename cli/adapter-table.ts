@@ -2,6 +2,9 @@ import type { Adapter } from '../core/adapter.js';
 import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
 import { codexAdapter } from '../adapters/codex/index.js';
 import { droidAdapter } from '../adapters/droid/index.js';
+import { processAdapter } from '../adapters/process-runner/index.js';
+
+export { harnessAdapter } from '../adapters/process-runner/index.js';
 
 /**
  * The one place where adapters are wired into the runtime: a plain map. Loaded by
@@ -14,4 +17,5 @@ export const ADAPTERS: Record<string, Adapter<any>> = {
   droid: droidAdapter,
   'claude-code': claudeCodeAdapter,
   codex: codexAdapter,
+  process: processAdapter,
 };

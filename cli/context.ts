@@ -7,6 +7,7 @@ import { OneWorksError } from '../core/errors.js';
 import { ClaudeConfigSchema } from '../adapters/claude-code/config.js';
 import { CodexConfigSchema } from '../adapters/codex/config.js';
 import { DroidConfigSchema } from '../adapters/droid/config.js';
+import { harnessName, type ProcessConfig, ProcessConfigSchema } from '../adapters/process-runner/config.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
@@ -16,7 +17,12 @@ import { createProgressRenderer } from './progress.js';
  * themselves (cli/adapter-table.ts, each with the same `configSchema`) load with the commands
  * that use them.
  */
-const ADAPTER_CONFIG_SCHEMAS = { droid: DroidConfigSchema, 'claude-code': ClaudeConfigSchema, codex: CodexConfigSchema };
+const ADAPTER_CONFIG_SCHEMAS = {
+  droid: DroidConfigSchema,
+  'claude-code': ClaudeConfigSchema,
+  codex: CodexConfigSchema,
+  process: ProcessConfigSchema,
+};
 
 /** The names of the adapters in the tree. */
 export const ADAPTER_NAMES: readonly string[] = Object.keys(ADAPTER_CONFIG_SCHEMAS);
@@ -72,7 +78,7 @@ export async function createContext(
   env: NodeJS.ProcessEnv = process.env,
   options: ContextOptions = {},
 ): Promise<CliContext> {
-  const table = options.adapters === false ? undefined : (await import('./adapter-table.js')).ADAPTERS;
+  const tables = options.adapters === false ? undefined : await import('./adapter-table.js');
   const cwd = process.cwd();
   const out = new Output({ json: Boolean(globals.json) });
   const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
@@ -85,6 +91,35 @@ export async function createContext(
   const implicitApproval = loaded.path === undefined;
   const approvedRoots = implicitApproval ? [cwd] : config.workspaces.approved.map(approvedRootPath);
   const lockPath = join(loaded.path ? dirname(loaded.path) : cwd, 'one-works.lock');
+  const processBlock = (): ProcessConfig & { policy?: unknown } => (config.adapters as Record<string, unknown>).process as ProcessConfig;
+  const harnesses = new Map<string, Adapter<unknown>>();
+  const knownAdapters = (): string[] => [
+    ...ADAPTER_NAMES.filter((name) => name !== 'process'),
+    ...Object.keys(processBlock().harnesses).map((h) => `process:${h}`),
+  ];
+  // A harness's block, with the process block's policy: its adapter config.
+  const harnessBlock = (harness: string): unknown => {
+    const block = processBlock();
+    const entry = Object.hasOwn(block.harnesses, harness) ? block.harnesses[harness] : undefined;
+    if (!entry) {
+      const declared = Object.keys(block.harnesses);
+      throw new OneWorksError(
+        'usage',
+        `unknown harness "${harness}": declare it under adapters.process.harnesses in ${loaded.path ?? 'one-works.yaml'}${declared.length > 0 ? ` (declared: ${declared.join(', ')})` : ''}`,
+      );
+    }
+    if (!isEnabled(block)) {
+      throw new OneWorksError(
+        'usage',
+        `adapter "process" is not enabled; set adapters.process.enabled: true in ${loaded.path ?? 'one-works.yaml'}`,
+      );
+    }
+    return { ...entry, ...(block.policy === undefined ? {} : { policy: block.policy }) };
+  };
+  const assertKnown = (name: string): void => {
+    if (!ADAPTER_NAMES.includes(name))
+      throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${knownAdapters().join(', ')}`);
+  };
   return {
     config,
     configPath: loaded.path,
@@ -98,11 +133,23 @@ export async function createContext(
     env,
     cwd,
     adapter(name) {
+      const harness = harnessName(name);
+      if (harness !== undefined) {
+        harnessBlock(harness);
+        if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
+        const known = harnesses.get(harness);
+        if (known) return known;
+        const adapter = tables.harnessAdapter(harness);
+        harnesses.set(harness, adapter);
+        return adapter;
+      }
       assertKnown(name);
-      if (!table) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
-      return table[name]!;
+      if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
+      return tables.ADAPTERS[name]!;
     },
     adapterConfig(name) {
+      const harness = harnessName(name);
+      if (harness !== undefined) return harnessBlock(harness);
       assertKnown(name);
       const block = (config.adapters as Record<string, unknown>)[name];
       if (!isEnabled(block)) {
@@ -113,7 +160,11 @@ export async function createContext(
       }
       return block;
     },
-    enabledAdapters: () => ADAPTER_NAMES.filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])),
+    // The process adapter is listed as its harnesses (`process:<name>`), each an adapter of its own.
+    enabledAdapters: () =>
+      ADAPTER_NAMES.filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])).flatMap((name) =>
+        name === 'process' ? Object.keys(processBlock().harnesses).map((h) => `process:${h}`) : [name],
+      ),
     defaultAdapter: config.defaults.adapter ?? 'droid',
     async lockEntries(name) {
       const lock = await readLock(lockPath);
@@ -122,11 +173,6 @@ export async function createContext(
     services: createPrepareServices(),
     progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }),
   };
-}
-
-function assertKnown(name: string): void {
-  if (!ADAPTER_NAMES.includes(name))
-    throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${ADAPTER_NAMES.join(', ')}`);
 }
 
 // A block with `enabled: false` (the default of adapters other than droid) is left alone entirely.

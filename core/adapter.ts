@@ -87,6 +87,22 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** Values in `env` (and elsewhere) that are secrets; registered with the redactor before spawn. */
   secrets: string[];
+  /** Cap on one line the child writes on stdout, in bytes; a longer line reaches `transport.onerror`. Default: the codec's. */
+  maxLineBytes?: number;
+}
+
+/** One short command run inside the session sandbox (see {@link SessionIO.exec}). */
+export interface SandboxCommand {
+  command: string;
+  args: readonly string[];
+  /** Working directory (the workspace, or a directory inside it). */
+  cwd: string;
+  /** Wall-clock limit in ms; on expiry the command's process group is killed. */
+  timeoutMs: number;
+  /** Cap on each of stdout and stderr. */
+  maxOutputBytes: number;
+  /** Cancels the command (its process group is killed). */
+  signal?: AbortSignal;
 }
 
 /** A file the adapter seeds into the session HOME before launch (path relative to HOME). */
@@ -241,6 +257,13 @@ export interface SessionIO {
    * record (`mode`), where `sessions`, the live view and MCP show it. Outside a turn it does nothing.
    */
   setTurnMode?(mode: string): Promise<void>;
+  /**
+   * Optional: runs one short command for the agent inside the session sandbox (the allowlisted
+   * environment with the session HOME, bubblewrap when the config says so, its own process
+   * group), for adapters whose tools One Works executes itself. Output is redacted. Resolves
+   * for any exit; rejects with `spawn_failed` when the command cannot start.
+   */
+  exec?(command: SandboxCommand): Promise<RunCommandResult>;
 }
 
 /** A turn's effective settings; `undefined` model or effort: the agent's own default. */

@@ -6,7 +6,7 @@ import { Redactor } from '../redact.js';
 import { prepareSessionHome } from '../sandbox/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';
 import { EventSink, type EventListener } from './event-sink.js';
-import { launchInSandbox } from './launch.js';
+import { execInSandbox, launchInSandbox, type LaunchContext } from './launch.js';
 import { worktreeMounts } from '../worktree/git-mounts.js';
 import { RENAME_TIMEOUT_MS, renameBounded } from './rename-native.js';
 
@@ -76,6 +76,16 @@ export class SessionRunner {
     this.#redactor = redactor;
     // The settings of the turn about to run (pending) win over the previous run's: droid applies them at start.
     const last = record.pending ?? record.runs.at(-1);
+    const launchContext = async (): Promise<LaunchContext> => ({
+      stateDir: rt.stateDir,
+      ...(record.worktree && rt.sandbox === 'bwrap' ? await worktreeMounts(record.worktree) : {}),
+      sessionId: record.id,
+      redactor,
+      parentEnv: rt.parentEnv ?? process.env,
+      ...(rt.stopGraceMs === undefined ? {} : { stopGraceMs: rt.stopGraceMs }),
+      ...(rt.sandbox === undefined ? {} : { sandbox: rt.sandbox }),
+      ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
+    });
     this.#adapterSession = rt.adapter.open(
       rt.adapterConfig,
       {
@@ -102,21 +112,8 @@ export class SessionRunner {
           if (added.length > 0) await this.#update({ sessionAllows: [...(this.#record.sessionAllows ?? []), ...added] });
           return decision;
         },
-        launch: async (launch, seed) =>
-          launchInSandbox(
-            {
-              stateDir: rt.stateDir,
-              ...(record.worktree && rt.sandbox === 'bwrap' ? await worktreeMounts(record.worktree) : {}),
-              sessionId: record.id,
-              redactor,
-              parentEnv: rt.parentEnv ?? process.env,
-              ...(rt.stopGraceMs === undefined ? {} : { stopGraceMs: rt.stopGraceMs }),
-              ...(rt.sandbox === undefined ? {} : { sandbox: rt.sandbox }),
-              ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
-            },
-            launch,
-            seed,
-          ),
+        launch: async (launch, seed) => launchInSandbox(await launchContext(), launch, seed),
+        exec: async (command) => execInSandbox(await launchContext(), command),
         redactor,
         setNativeSessionId: async (nativeSessionId) => {
           await this.#update({ nativeSessionId });
