@@ -51,6 +51,8 @@ export interface CliRigOptions {
    * RIG_API_KEY), merged (shallow) with these keys.
    */
   claude?: { baseUrl: string } & Record<string, unknown>;
+  /** The `adapters.process` block (harnesses), as given. */
+  process?: Record<string, unknown>;
   /**
    * Adds an enabled `adapters.codex` block (managed CODEX_TEST_VERSION from the conformance
    * cache, model "scripted-model", endpoint = this scripted Responses base URL with
@@ -179,6 +181,7 @@ export class CliRigs {
         },
         ...(options.claude ? { 'claude-code': claudeBlock(options.claude) } : {}),
         ...(options.codex ? { codex: codexBlock(options.codex) } : {}),
+        ...(options.process ? { process: options.process } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));
