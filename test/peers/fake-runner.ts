@@ -1,0 +1,62 @@
+import { createInterface } from 'node:readline';
+
+// A deliberately broken RunnerFrame runner for fault tests (started with `node --import tsx`).
+// argv[2] names the fault; every other frame is answered like a well-behaved runner would:
+//   oversized      on prompt: one 5 MiB event line, then silence
+//   unknown-field  on prompt: an event frame with a field the schema does not know
+//   unknown-id     on prompt: a reply to an id One Works never sent
+//   crash          on prompt: a delta, then exit 3 mid-turn
+//   silent-open    never answers open
+//   (none)         answers a prompt with "fake reply"
+
+const fault = process.argv[2] ?? 'none';
+
+function write(frame: unknown): void {
+  process.stdout.write(`${JSON.stringify(frame)}\n`);
+}
+
+interface Frame {
+  attachment: string;
+  id: string;
+  turn?: string;
+  method?: string;
+}
+
+function onPrompt(frame: Frame): void {
+  const head = { attachment: frame.attachment, turn: frame.turn };
+  switch (fault) {
+    case 'oversized':
+      write({ ...head, event: 'assistant.delta', data: { text: 'x'.repeat(5 * 1024 * 1024) } });
+      return;
+    case 'unknown-field':
+      write({ ...head, event: 'assistant.delta', data: { text: 'hi' }, extra: true });
+      return;
+    case 'unknown-id':
+      write({ ...head, id: 'no-such-request', result: { stop_reason: 'stop' } });
+      return;
+    case 'crash':
+      write({ ...head, event: 'assistant.delta', data: { text: 'partial' } });
+      process.stderr.write('fake runner: crashing on purpose\n');
+      process.exit(3);
+      return;
+    default:
+      write({ ...head, event: 'assistant.message', data: { text: 'fake reply', stop_reason: 'stop' } });
+      write({ ...head, id: frame.id, result: { stop_reason: 'stop' } });
+  }
+}
+
+createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    const frame = JSON.parse(line) as Frame;
+    switch (frame.method) {
+      case 'open':
+        if (fault !== 'silent-open') write({ attachment: frame.attachment, id: frame.id, result: { resumed: false } });
+        return;
+      case 'prompt':
+        onPrompt(frame);
+        return;
+      default:
+        write({ attachment: frame.attachment, id: frame.id, ...(frame.turn ? { turn: frame.turn } : {}), result: {} });
+    }
+  })
+  .on('close', () => process.exit(0));
