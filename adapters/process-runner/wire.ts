@@ -154,6 +154,12 @@ export function decodeRunnerMessage(raw: unknown): { ok: true; message: RunnerMe
   return { ok: true, message: { kind, frame: parsed.data } as RunnerMessage };
 }
 
+// A JSON Schema of `schema` without its own `$schema` line (it sits under the document's `$defs`).
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'output'): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
+  return rest;
+}
+
 /** The published JSON Schema of both directions (what `runner-frame.schema.json` holds). */
 export function runnerFrameJsonSchema(): Record<string, unknown> {
   return {
@@ -161,11 +167,11 @@ export function runnerFrameJsonSchema(): Record<string, unknown> {
     title: `RunnerFrame ${RUNNER_PROTOCOL_VERSION}`,
     description: `One Works process-runner protocol: one JSON object a line, at most ${MAX_LINE_BYTES} bytes; unknown fields are errors.`,
     $defs: {
-      input: z.toJSONSchema(RunnerInputSchema, { io: 'input' }),
-      output: z.toJSONSchema(RunnerOutputSchema, { io: 'input' }),
-      openResult: z.toJSONSchema(OpenResultSchema),
-      promptResult: z.toJSONSchema(PromptResultSchema),
-      checkpointResult: z.toJSONSchema(CheckpointResultSchema),
+      input: jsonSchemaOf(RunnerInputSchema, 'input'),
+      output: jsonSchemaOf(RunnerOutputSchema, 'input'),
+      openResult: jsonSchemaOf(OpenResultSchema),
+      promptResult: jsonSchemaOf(PromptResultSchema),
+      checkpointResult: jsonSchemaOf(CheckpointResultSchema),
     },
   };
 }

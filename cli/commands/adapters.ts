@@ -84,7 +84,8 @@ function describe(cli: ResolvedCli): Record<string, unknown> {
 async function listAdapters(ctx: CliContext): Promise<number> {
   let failed = false;
   for (const name of ctx.enabledAdapters()) {
-    const block = (ctx.adapterConfig(name) as { cli: CliBlock }).cli;
+    // A process harness has no cli block: its command is its CLI.
+    const block = (ctx.adapterConfig(name) as { cli?: CliBlock }).cli ?? { source: 'path', version: '-' };
     try {
       const cli = await prepare(ctx, name, ctx.adapterConfig(name), false);
       ctx.out.result(
