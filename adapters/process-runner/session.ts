@@ -14,9 +14,11 @@ import {
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
+import { type CheckpointManifest, readLatest, recordCheckpoint, restoreIfEmpty } from './checkpoint.js';
 import type { HarnessConfig } from './config.js';
 import { prepareCall, toolDefinitions, toolsOf, type ToolOutcome } from './tools.js';
 import {
+  CheckpointResultSchema,
   decodeRunnerMessage,
   type EventFrame,
   MAX_CONCURRENT_TOOL_CALLS,
@@ -32,6 +34,9 @@ import {
 
 /** Where a session's native directory lies inside its HOME (`<home>/runner/<native id>`). */
 export const RUNNER_DIR = 'runner';
+
+/** Where One Works keeps a session's checkpoints: next to its HOME (`<session dir>/runner-checkpoints/<native id>`), out of the runner's reach. */
+export const CHECKPOINT_DIR = 'runner-checkpoints';
 
 interface Pending {
   method: string;
@@ -76,6 +81,8 @@ export class RunnerSession implements AdapterSession {
   #closing: Promise<void> | undefined;
   #broken = false;
   #launches = 0;
+  #dir: string | undefined;
+  #lastCheckpoint: CheckpointManifest | undefined;
   readonly info: AdapterSession['info'] = {};
 
   constructor(adapterName: string, config: HarnessConfig, spec: SessionSpec, io: SessionIO) {
@@ -165,7 +172,19 @@ export class RunnerSession implements AdapterSession {
       await this.#io.setNativeSessionId(this.#attachment);
     }
     const dir = path.join(this.#spec.home, RUNNER_DIR, this.#attachment);
+    this.#dir = dir;
+    // A native directory that is gone or empty (a fresh disk, a wiped HOME) is restored from the latest checkpoint.
+    const restored = resuming ? await restoreIfEmpty(this.#checkpointStore(), dir) : undefined;
+    if (restored) {
+      this.#io.emit({
+        type: 'log',
+        key: `checkpoint.restored:${this.#epoch}:${this.#launches}`,
+        level: 'info',
+        message: `restored the runner's directory from the checkpoint of run ${restored.runId} (${restored.files.length} files)`,
+      });
+    }
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    this.#lastCheckpoint = await readLatest(this.#checkpointStore());
     const child = await this.#io.launch(this.#launchSpec(), []);
     this.#launches += 1;
     this.#child = child;
@@ -408,7 +427,44 @@ export class RunnerSession implements AdapterSession {
       return;
     }
     const interrupted = result.data.stop_reason === 'interrupted';
-    this.#settle(turn, interrupted ? 'interrupted' : 'completed', interrupted ? 'cancelled' : 'completed');
+    void this.#checkpointThenSettle(turn, interrupted ? 'interrupted' : 'completed', interrupted ? 'cancelled' : 'completed');
+  }
+
+  #checkpointStore(): string {
+    return path.join(path.dirname(this.#spec.home), CHECKPOINT_DIR, this.#attachment as string);
+  }
+
+  // Called only once the prompt settled: the runner names its files, One Works verifies and records them.
+  async #checkpointThenSettle(turn: LiveTurn, status: TurnOutcome['status'], reason: string): Promise<void> {
+    try {
+      const reply = await this.#request({ method: METHODS.checkpoint, params: {} }, this.#config.requestTimeoutMs);
+      if ('error' in reply) throw new OneWorksError('peer_error', `checkpoint failed (${reply.error.code}): ${reply.error.message}`);
+      const result = CheckpointResultSchema.safeParse(reply.result);
+      if (!result.success)
+        throw new OneWorksError('protocol_error', `invalid checkpoint result: ${result.error.issues[0]?.message ?? 'bad shape'}`);
+      const manifest = await recordCheckpoint({
+        dir: this.#dir as string,
+        store: this.#checkpointStore(),
+        runId: turn.runId,
+        files: result.data.files,
+        previous: this.#lastCheckpoint,
+        hasSecret: (text) => this.#io.redactor.redact(text) !== text,
+      });
+      this.#lastCheckpoint = manifest;
+      const bytes = manifest.files.reduce((sum, file) => sum + file.size, 0);
+      this.#io.emit({
+        type: 'log',
+        key: `checkpoint:${turn.runId}:${this.#epoch}`,
+        level: 'info',
+        message: `checkpoint of run ${turn.runId}: ${manifest.files.length} files, ${bytes} bytes`,
+      });
+      this.#settle(turn, status, reason);
+    } catch (error) {
+      if (this.#turn !== turn) return;
+      const message = error instanceof Error ? error.message : String(error);
+      if (this.#child) this.#protocolFailure(this.#child, message);
+      else this.#failTurn(turn.runId, message);
+    }
   }
 
   #settle(turn: LiveTurn, status: TurnOutcome['status'], reason: string): void {

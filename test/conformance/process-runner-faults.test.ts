@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
@@ -31,15 +33,22 @@ async function runFault(fault: string, harness: Record<string, unknown> = {}) {
   const events = await rig.closedEvents(id!);
   const errors = events.filter((e) => e.type === 'error').map((e) => `${e.code}: ${e.message}`);
   const left = await waitForNoProcesses(() => rig.processes(), AGENT_CLOSE_MS);
-  return { result, record, errors, left };
+  return { rig, result, record, errors, left };
 }
 
 describe('process runner: protocol faults', () => {
   it('a well-behaved fake completes (the control case)', async () => {
-    const { result, record, left } = await runFault('none');
+    const { rig, result, record, left } = await runFault('none');
     expect(result.exitCode, result.stderr).toBe(0);
     expect(record.runs[0]).toMatchObject({ status: 'completed', text: 'fake reply' });
     expect(left).toEqual([]);
+    // Its checkpoint was verified and recorded outside the session HOME.
+    const checkpoint = join(rig.stateDir, 'sessions', record.id, 'runner-checkpoints', record.nativeSessionId!, 'r1');
+    expect(await readFile(join(checkpoint, 'files', 'state.txt'), 'utf8')).toBe('state');
+    expect(JSON.parse(await readFile(join(checkpoint, 'manifest.json'), 'utf8'))).toMatchObject({
+      runId: 'r1',
+      files: [{ path: 'state.txt', size: 5 }],
+    });
   });
 
   it('a 5 MiB line: the turn fails with runner_error naming the 4 MiB cap', async () => {
@@ -81,6 +90,24 @@ describe('process runner: protocol faults', () => {
     expect(result.exitCode).not.toBe(0);
     expect(record.runs[0]).toMatchObject({ status: 'failed', reason: 'request_timeout' });
     expect(errors.join('\n')).toContain('process:fake did not answer open within 1500 ms');
+    expect(left).toEqual([]);
+  });
+
+  it('a checkpoint naming a path outside its directory: the turn fails with runner_error, nothing is recorded', async () => {
+    const { rig, result, record, errors, left } = await runFault('checkpoint-outside');
+    expect(result.exitCode).not.toBe(0);
+    const store = join(rig.stateDir, 'sessions', record.id, 'runner-checkpoints', record.nativeSessionId!);
+    await expect(readFile(join(store, 'latest.json'))).rejects.toThrow();
+    expect(record.runs[0]).toMatchObject({ status: 'failed', reason: 'runner_error' });
+    expect(errors.join('\n')).toContain('checkpoint refused: "../escape.txt" is not a relative path inside the runner\'s directory');
+    expect(left).toEqual([]);
+  });
+
+  it('a checkpoint with a wrong size: the turn fails with runner_error naming both sizes', async () => {
+    const { result, record, errors, left } = await runFault('checkpoint-size');
+    expect(result.exitCode).not.toBe(0);
+    expect(record.runs[0]).toMatchObject({ status: 'failed', reason: 'runner_error' });
+    expect(errors.join('\n')).toContain('checkpoint refused: "state.txt" has 5 bytes, the runner said 7');
     expect(left).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
@@ -138,5 +138,33 @@ describe('process runner: the reference runner', () => {
     expect(model.requests.length).toBe(before + 1);
     const messages = chatMessages(model.requests.at(-1)!).map((m) => `${String(m.role)}:${String(m.content)}`);
     expect(messages.slice(1)).toEqual(['user:remember BRAVO-2', 'assistant:First answer: ALPHA-1.', 'user:what did I ask?']);
+  });
+
+  it('checkpoint fidelity: a native directory restored from the checkpoint gives the model the same context', async () => {
+    const { rig, model } = await referenceRig(rigs, [{ text: 'First answer: ALPHA-1.' }, { text: 'Second answer.' }]);
+    const first = await rig.run(['run', '--adapter', ADAPTER, '--workspace', rig.workspace, 'remember BRAVO-2']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = await rig.sessionIds();
+    await rig.closedEvents(id!);
+    const record = await rig.readSession(id!);
+    const checkpoint = join(rig.stateDir, 'sessions', id!, 'runner-checkpoints', record.nativeSessionId!, 'r1');
+    const saved = await readFile(join(checkpoint, 'files', 'conversation.jsonl'), 'utf8');
+    expect(saved.split('\n').filter(Boolean)).toHaveLength(2);
+    // The runner's directory is lost (a fresh disk): One Works restores it before opening.
+    const dir = join(rig.sessionHome(id!), 'runner', record.nativeSessionId!);
+    await rm(dir, { recursive: true });
+
+    const second = await rig.run(['send', id!, 'what did I ask?']);
+    expect(second.exitCode, second.stderr).toBe(0);
+    const events = await rig.closedEvents(id!, 2);
+    expect(events.find((e) => e.type === 'log' && e.message.startsWith('restored the runner'))).toBeDefined();
+    const messages = chatMessages(model.requests.at(-1)!).map((m) => `${String(m.role)}:${String(m.content)}`);
+    expect(messages.slice(1)).toEqual(['user:remember BRAVO-2', 'assistant:First answer: ALPHA-1.', 'user:what did I ask?']);
+    // The second checkpoint extends the first (append-only).
+    const next = await readFile(
+      join(rig.stateDir, 'sessions', id!, 'runner-checkpoints', record.nativeSessionId!, 'r2', 'files', 'conversation.jsonl'),
+      'utf8',
+    );
+    expect(next.startsWith(saved)).toBe(true);
   });
 });

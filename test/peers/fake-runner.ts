@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 // A deliberately broken RunnerFrame runner for fault tests (started with `node --import tsx`).
@@ -7,6 +9,8 @@ import { createInterface } from 'node:readline';
 //   unknown-id     on prompt: a reply to an id One Works never sent
 //   crash          on prompt: a delta, then exit 3 mid-turn
 //   silent-open    never answers open
+//   checkpoint-outside   a checkpoint naming ../escape.txt
+//   checkpoint-size      a checkpoint claiming 7 bytes for a 5-byte file
 //   (none)         answers a prompt with "fake reply"
 
 const fault = process.argv[2] ?? 'none';
@@ -20,6 +24,15 @@ interface Frame {
   id: string;
   turn?: string;
   method?: string;
+  params?: { dir?: string };
+}
+
+let dir = '';
+
+function checkpointFiles(): Array<{ path: string; size: number }> {
+  if (fault === 'checkpoint-outside') return [{ path: '../escape.txt', size: 1 }];
+  writeFileSync(join(dir, 'state.txt'), 'state');
+  return [{ path: 'state.txt', size: fault === 'checkpoint-size' ? 7 : 5 }];
 }
 
 function onPrompt(frame: Frame): void {
@@ -50,7 +63,11 @@ createInterface({ input: process.stdin })
     const frame = JSON.parse(line) as Frame;
     switch (frame.method) {
       case 'open':
+        dir = frame.params?.dir ?? '';
         if (fault !== 'silent-open') write({ attachment: frame.attachment, id: frame.id, result: { resumed: false } });
+        return;
+      case 'checkpoint':
+        write({ attachment: frame.attachment, id: frame.id, result: { files: checkpointFiles() } });
         return;
       case 'prompt':
         onPrompt(frame);
