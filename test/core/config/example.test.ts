@@ -5,10 +5,11 @@ import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml
 import { ClaudeConfigSchema } from '../../../adapters/claude-code/config.js';
 import { CodexConfigSchema } from '../../../adapters/codex/config.js';
 import { DroidConfigSchema, customModelId } from '../../../adapters/droid/config.js';
+import { ProcessConfigSchema } from '../../../adapters/process-runner/config.js';
 import { collectSecrets, configJsonSchema, createConfigSchema, parseConfigText } from '../../../core/config/index.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../one-works.yaml.example', import.meta.url));
-const schema = createConfigSchema({ droid: DroidConfigSchema, 'claude-code': ClaudeConfigSchema, codex: CodexConfigSchema });
+const schema = createConfigSchema({ droid: DroidConfigSchema, 'claude-code': ClaudeConfigSchema, codex: CodexConfigSchema, process: ProcessConfigSchema });
 const text = await readFile(EXAMPLE, 'utf8');
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; items?: JsonSchema };
