@@ -110,4 +110,15 @@ describe('process runner: protocol faults', () => {
     expect(errors.join('\n')).toContain('checkpoint refused: "state.txt" has 5 bytes, the runner said 7');
     expect(left).toEqual([]);
   });
+
+  it('32 concurrent tool calls are served; a 33rd open at once fails the turn with runner_error', async () => {
+    // Each call runs `sleep 1`, so all of them are open together however the lines are chunked.
+    const ok = await runFault('tools-32', { autonomy: 'high' });
+    expect(ok.result.exitCode, ok.result.stderr).toBe(0);
+    expect(ok.record.runs[0]).toMatchObject({ status: 'completed', text: 'all tools done' });
+    const over = await runFault('tools-33', { autonomy: 'high' });
+    expect(over.record.runs[0]).toMatchObject({ status: 'failed', reason: 'runner_error' });
+    expect(over.errors.join('\n')).toContain('more than 32 concurrent tool calls');
+    expect([...ok.left, ...over.left]).toEqual([]);
+  });
 });

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 //   silent-open    never answers open
 //   checkpoint-outside   a checkpoint naming ../escape.txt
 //   checkpoint-size      a checkpoint claiming 7 bytes for a 5-byte file
+//   tools-<n>      on prompt: n `sleep 1` commands at once, in one write; replies once all n results are back
 //   (none)         answers a prompt with "fake reply"
 
 const fault = process.argv[2] ?? 'none';
@@ -28,6 +29,8 @@ interface Frame {
 }
 
 let dir = '';
+let toolsPending = 0;
+let promptFrame: Frame | undefined;
 
 function checkpointFiles(): Array<{ path: string; size: number }> {
   if (fault === 'checkpoint-outside') return [{ path: '../escape.txt', size: 1 }];
@@ -37,6 +40,21 @@ function checkpointFiles(): Array<{ path: string; size: number }> {
 
 function onPrompt(frame: Frame): void {
   const head = { attachment: frame.attachment, turn: frame.turn };
+  if (fault.startsWith('tools-')) {
+    const count = Number(fault.slice('tools-'.length));
+    toolsPending = count;
+    promptFrame = frame;
+    const calls = Array.from({ length: count }, (_, i) =>
+      JSON.stringify({
+        ...head,
+        id: `t${i}`,
+        method: 'tool.call',
+        params: { id: `c${i}`, name: 'run_command', arguments: { command: 'sleep 1' } },
+      }),
+    );
+    process.stdout.write(`${calls.join('\n')}\n`);
+    return;
+  }
   switch (fault) {
     case 'oversized':
       write({ ...head, event: 'assistant.delta', data: { text: 'x'.repeat(5 * 1024 * 1024) } });
@@ -60,7 +78,15 @@ function onPrompt(frame: Frame): void {
 
 createInterface({ input: process.stdin })
   .on('line', (line) => {
-    const frame = JSON.parse(line) as Frame;
+    const frame = JSON.parse(line) as Frame & { result?: unknown };
+    if (frame.method === undefined && frame.result !== undefined) {
+      toolsPending -= 1;
+      if (toolsPending === 0 && promptFrame) {
+        write({ attachment: promptFrame.attachment, turn: promptFrame.turn, event: 'assistant.message', data: { text: 'all tools done' } });
+        write({ attachment: promptFrame.attachment, turn: promptFrame.turn, id: promptFrame.id, result: { stop_reason: 'stop' } });
+      }
+      return;
+    }
     switch (frame.method) {
       case 'open':
         dir = frame.params?.dir ?? '';
