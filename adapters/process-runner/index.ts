@@ -76,7 +76,7 @@ export function harnessAdapter(name: string): Adapter<HarnessConfig> {
     },
     open: (config, spec, io) => new RunnerSession(adapterName, { ...config, command: spec.cli.binaryPath }, spec, io),
     diagnose: (config) => [
-      { name: `${adapterName} command`, ok: true, config: true, detail: [config.command, ...config.args].join(' ') },
+      { name: `${adapterName} command`, ok: true, detail: [config.command, ...config.args].join(' ') },
       config.provider.apiKey
         ? { name: `${adapterName} provider`, ok: true, detail: `${config.provider.baseUrl ?? '(no base URL)'} (key not shown)` }
         : { name: `${adapterName} provider`, ok: true, warn: true, detail: 'no apiKey: the runner gets no credentials' },

@@ -61,8 +61,7 @@ describe('process harnesses in the CLI context', () => {
   it('prepare finds the command, and refuses one that is not executable', async () => {
     const ctx = await context(YAML);
     const adapter = ctx.adapter('process:mine');
-    const prepare = (config: unknown) =>
-      adapter.prepare(config, { services: ctx.services, cacheDir: '/nonexistent', lock: new Map() });
+    const prepare = (config: unknown) => adapter.prepare(config, { services: ctx.services, cacheDir: '/nonexistent', lock: new Map() });
     await expect(prepare(ctx.adapterConfig('process:mine'))).resolves.toMatchObject({ binaryPath: '/usr/bin/env', source: 'path' });
     await expect(prepare({ ...(ctx.adapterConfig('process:mine') as object), command: 'no-such-runner-xyz' })).rejects.toThrow(
       /no-such-runner-xyz.*not an executable file on PATH/,

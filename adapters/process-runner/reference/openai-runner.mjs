@@ -155,7 +155,8 @@ async function prompt(request) {
     return reply(request, { result: { stop_reason: 'max_steps' } });
   } catch (error) {
     if (turn.abort.signal.aborted) return reply(request, { result: { stop_reason: 'interrupted' } });
-    return reply(request, { error: { code: 'provider_error', message: String(error?.message ?? error) } });
+    const cause = error?.cause?.message ? `: ${error.cause.message}` : '';
+    return reply(request, { error: { code: 'provider_error', message: `${String(error?.message ?? error)}${cause}` } });
   } finally {
     state.turn = undefined;
   }
