@@ -14,17 +14,19 @@ export const HARNESS = 'ref';
 /**
  * A rig whose `adapters.process` declares the reference runner as `ref` (node + openai-runner.mjs)
  * against a scripted chat-completions model, with RIG_API_KEY as the provider key, merged with
- * `harness` (shallow); the process block also gets `policy` when given.
+ * `harness` (shallow); the process block also gets `policy` when given, the rig `orchestrator` overrides.
  */
 export async function referenceRig(
   rigs: CliRigs,
   steps: Step[],
   harness: Record<string, unknown> = {},
   policy?: Record<string, unknown>,
+  orchestrator?: Record<string, unknown>,
 ): Promise<{ rig: CliRig; model: ScriptedModel }> {
   const model = await rigs.model({ steps, strict: true });
   const rig = await rigs.create({
     baseUrl: 'http://127.0.0.1:9',
+    ...(orchestrator ? { orchestrator } : {}),
     process: {
       ...(policy ? { policy } : {}),
       harnesses: {
