@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type AdapterCapabilities, type ResolvedCli } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { type HarnessConfig, HarnessSchema, type ProcessConfig, ProcessConfigSchema } from './config.js';
+import { probeRunner } from './probe.js';
 import { RunnerSession } from './session.js';
 import { RUNNER_PROTOCOL_VERSION } from './wire.js';
 
@@ -75,6 +76,7 @@ export function harnessAdapter(name: string): Adapter<HarnessConfig> {
       };
     },
     open: (config, spec, io) => new RunnerSession(adapterName, { ...config, command: spec.cli.binaryPath }, spec, io),
+    probe: (config, cli, launch, workdir) => probeRunner(config, cli, launch, workdir),
     diagnose: (config) => [
       { name: `${adapterName} command`, ok: true, detail: [config.command, ...config.args].join(' ') },
       config.provider.apiKey
