@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, type CliRig } from '../support/one-works-cli.js';
@@ -57,5 +59,11 @@ describe('process runner: interrupt', () => {
     const roles = chatMessages(model.requests.at(-1)!).map((m) => m.role);
     // system, the first prompt, the tool call, its (interrupted) result, the new prompt.
     expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+    // The interrupted turn was checkpointed too, and the next checkpoint extends it (append-only).
+    const native = (await rig.readSession(id!)).nativeSessionId!;
+    const store = join(rig.stateDir, 'sessions', id!, 'runner-checkpoints', native);
+    const interrupted = await readFile(join(store, 'r1', 'files', 'conversation.jsonl'), 'utf8');
+    expect(interrupted.split('\n').filter(Boolean)).toHaveLength(3);
+    expect((await readFile(join(store, 'r2', 'files', 'conversation.jsonl'), 'utf8')).startsWith(interrupted)).toBe(true);
   });
 });
