@@ -67,4 +67,12 @@ describe('process harnesses in the CLI context', () => {
       /no-such-runner-xyz.*not an executable file on PATH/,
     );
   });
+
+  it('defaults.adapter may name a harness (process:<name>); an unknown adapter there is still refused', async () => {
+    const ctx = await context(`defaults: { adapter: "process:mine" }\n${YAML}`);
+    expect(ctx.defaultAdapter).toBe('process:mine');
+    await expect(context(`defaults: { adapter: "codex" }\n${YAML}`)).rejects.toThrow(
+      /expected one of droid, claude-code, process \(or <adapter>:<name>\)/,
+    );
+  });
 });
