@@ -55,7 +55,7 @@ describe('process harnesses in the CLI context', () => {
   it('an unknown harness is a usage error naming the declared ones', async () => {
     const ctx = await context(YAML);
     expect(() => ctx.adapter('process:other')).toThrow(/unknown harness "other".*declared: mine/);
-    expect(() => ctx.adapter('nope')).toThrow(/known adapters: droid, claude-code, process:mine/);
+    expect(() => ctx.adapter('nope')).toThrow(/known adapters: droid, claude-code, codex, process:mine/);
   });
 
   it('prepare finds the command, and refuses one that is not executable', async () => {
@@ -71,8 +71,8 @@ describe('process harnesses in the CLI context', () => {
   it('defaults.adapter may name a harness (process:<name>); an unknown adapter there is still refused', async () => {
     const ctx = await context(`defaults: { adapter: "process:mine" }\n${YAML}`);
     expect(ctx.defaultAdapter).toBe('process:mine');
-    await expect(context(`defaults: { adapter: "codex" }\n${YAML}`)).rejects.toThrow(
-      /expected one of droid, claude-code, process \(or <adapter>:<name>\)/,
+    await expect(context(`defaults: { adapter: "gemini" }\n${YAML}`)).rejects.toThrow(
+      /expected one of droid, claude-code, codex, process \(or <adapter>:<name>\)/,
     );
   });
 });

@@ -9,7 +9,12 @@ import { ProcessConfigSchema } from '../../../adapters/process-runner/config.js'
 import { collectSecrets, configJsonSchema, createConfigSchema, parseConfigText } from '../../../core/config/index.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../one-works.yaml.example', import.meta.url));
-const schema = createConfigSchema({ droid: DroidConfigSchema, 'claude-code': ClaudeConfigSchema, codex: CodexConfigSchema, process: ProcessConfigSchema });
+const schema = createConfigSchema({
+  droid: DroidConfigSchema,
+  'claude-code': ClaudeConfigSchema,
+  codex: CodexConfigSchema,
+  process: ProcessConfigSchema,
+});
 const text = await readFile(EXAMPLE, 'utf8');
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; items?: JsonSchema };
