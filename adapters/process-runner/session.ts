@@ -6,6 +6,7 @@ import {
   type ChildChannel,
   type ChildExit,
   type LaunchSpec,
+  PERMISSION_CHOICES,
   type PermissionAsk,
   permissionChoice,
   type SessionIO,
@@ -388,7 +389,7 @@ export class RunnerSession implements AdapterSession {
   // The policy's answer: true, or the reason of a denial.
   async #decide(key: string, tool: PermissionAsk['tools'][number]): Promise<true | string> {
     const requestId = `perm:${key}`;
-    const ask: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: ['allow-once', 'allow-session', 'deny'] };
+    const ask: PermissionAsk = { requestId, kind: 'tool', tools: [tool], options: [...PERMISSION_CHOICES] };
     this.#io.emit({
       type: 'permission.requested',
       key: `permission.requested:${requestId}`,
@@ -399,13 +400,15 @@ export class RunnerSession implements AdapterSession {
     const decision = await this.#io
       .decide(ask)
       .catch((error: Error) => ({ decision: 'deny', by: 'policy', reason: `decision failed: ${error.message}` }) as const);
-    const allow = decision.decision === 'allow';
+    // One Works runs the tool itself: the choice is the answer, there is no native one to map it to.
+    const choice = permissionChoice(decision);
+    const allow = choice !== 'deny';
     this.#io.emit({
       type: 'permission.decided',
       key: `permission.decided:${requestId}`,
       requestId,
       decision: allow ? 'allow' : 'deny',
-      option: permissionChoice(decision),
+      option: choice,
       by: decision.by,
       ...(decision.reason ? { reason: decision.reason } : {}),
       ...('channel' in decision && decision.channel ? { channel: decision.channel } : {}),

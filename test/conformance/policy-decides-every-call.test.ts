@@ -150,7 +150,7 @@ const claudeCode: PolicyConformanceAdapter = {
 
 const processRunner: PolicyConformanceAdapter = {
   name: 'process:ref',
-  options: { allow: 'allow', deny: 'deny' },
+  options: { allow: 'allow-once', deny: 'deny' },
   model: async (rigs, calls) => {
     // The reference runner relays the model's calls to One Works' built-in workspace tools.
     const steps: Step[] = calls.map((call) => {
