@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.js';
+import type { Adapter, LockedVersion, PrepareServices, ProgressReport } from '../core/adapter.js';
 import { createPrepareServices } from '../core/install/services.js';
 import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
@@ -57,7 +57,7 @@ export interface CliContext {
   enabledAdapters(): string[];
   /** `defaults.adapter`, else droid. */
   defaultAdapter: string;
-  lockEntries(name: string): Promise<Map<string, { protocolVersion: string; apiVersion: string; integrity?: string }>>;
+  lockEntries(name: string): Promise<Map<string, LockedVersion>>;
   /** The runtime services adapters resolve their CLIs with. */
   services: PrepareServices;
   /** Renders install progress on a TTY; silent in --json mode or without a TTY. */

@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { benchClaudeCode } from './claude-code.js';
 import { benchPipeline } from './pipeline.js';
-import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
 import { droidCustomModel, startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
@@ -70,10 +70,12 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const cli = await resolveDroidCli(
-    { source: 'managed', version: '0.225.2' },
-    { services: createPrepareServices(), cacheDir: CACHE, lock: new Map(), env: process.env },
-  );
+  const services = createPrepareServices();
+  const cli = await services.resolveCli({ source: 'managed', version: '0.225.2' }, DROID_CLI, {
+    services,
+    cacheDir: CACHE,
+    lock: new Map(),
+  });
   const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
   const model = await startScriptedModel({ steps: textSteps(10_000) });
   try {
