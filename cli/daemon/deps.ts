@@ -85,6 +85,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       };
     },
     adapterNames: () => ctx.enabledAdapters(),
+    defaultAdapter: ctx.defaultAdapter,
     importerFor: (adapterName) => {
       block(adapterName);
       return ctx.adapter(adapterName).importer;

@@ -52,6 +52,8 @@ export interface OrchestratorDeps {
   defaultsFor(adapter: string): AdapterDefaults;
   /** The configured adapters' names, for `info()` (default: none listed). */
   adapterNames?(): string[];
+  /** The adapter a client that names none gets (the host's `defaults.adapter`), for `info()`; absent: none. */
+  defaultAdapter?: string | undefined;
   /**
    * The live catalog's models of an adapter (TTL-cached by the host), which acceptance checks
    * models and efforts against and takes default efforts from. Resolves `undefined` when the

@@ -66,6 +66,8 @@ export interface CliRigOptions {
    * the native session in a new agent process).
    */
   orchestrator?: Record<string, unknown>;
+  /** The top-level `defaults` block (e.g. `{ adapter: 'claude-code' }`); absent by default. */
+  defaults?: Record<string, unknown>;
 }
 
 /** `orchestrator.idleExitMs` of a rig: short, so that an auto-started server does not outlive its test. */
@@ -170,6 +172,7 @@ export class CliRigs {
       workspaces: { approved: [rig.workspace] },
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, askTimeoutMs: 0, keepWarmMs: 0, ...options.orchestrator },
+      ...(options.defaults ? { defaults: options.defaults } : {}),
       adapters: {
         droid: {
           cli: options.cli ?? { source: 'managed', version: '0.225.2' },

@@ -22,6 +22,7 @@ describe('configJsonSchema', () => {
 
   it('has the droid keys with their defaults and enums', () => {
     expect(Object.keys(droid.properties ?? {})).toEqual([
+      'enabled',
       'cli',
       'model',
       'effort',

@@ -67,6 +67,7 @@ describe('loadConfig', () => {
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({
+      enabled: true,
       cli: { source: 'managed', version: '0.225.2', range: '>=0.225.0 <0.226.0' },
       model: 'inherit',
       effort: 'high',
