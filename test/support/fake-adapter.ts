@@ -60,6 +60,8 @@ export interface FakeStep {
   ask?: Omit<PermissionAsk, 'requestId'>;
   /** Never ends by itself: waits for `interrupt()` (or `close()`), then ends `interrupted`. */
   hang?: boolean;
+  /** Replies after this many ms; an interrupt (or close) before then ends the turn `interrupted`. */
+  delayMs?: number;
   /** Ends `failed` with this reason. */
   fail?: string;
 }
@@ -191,11 +193,13 @@ class FakeSession implements AdapterSession {
       });
       if (decision.decision === 'deny') return { status: 'failed', reason: 'denied', text: '', usage: { reported: false } };
     }
-    if (step.hang) {
-      await new Promise<void>((resolve) => {
-        this.#interrupt = resolve;
+    if (step.hang || step.delayMs !== undefined) {
+      const interrupted = await new Promise<boolean>((resolve) => {
+        this.#interrupt = () => resolve(true);
+        if (!step.hang) setTimeout(() => resolve(false), step.delayMs).unref();
       });
-      return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
+      this.#interrupt = undefined;
+      if (interrupted) return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
     }
     if (step.fail) return { status: 'failed', reason: step.fail, text: '', usage: { reported: false } };
     const text = step.text ?? `reply to ${input.text}`;
