@@ -6,6 +6,7 @@ import {
   type AdapterSession,
   type CliDescriptor,
   type PermissionAsk,
+  permissionChoice,
   type PermissionDecision,
   type ResolvedCli,
   type SessionIO,
@@ -188,7 +189,7 @@ class FakeSession implements AdapterSession {
         key: `permission:${requestId}:decided`,
         requestId,
         decision: decision.decision,
-        option: decision.decision === 'allow' ? 'allow_once' : 'deny',
+        option: permissionChoice(decision),
         by: decision.by,
       });
       if (decision.decision === 'deny') return { status: 'failed', reason: 'denied', text: '', usage: { reported: false } };

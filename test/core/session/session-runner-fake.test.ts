@@ -27,7 +27,7 @@ async function setup(
 const ASK: Omit<PermissionAsk, 'requestId'> = {
   kind: 'tool',
   tools: [{ toolUseId: 't1', name: 'Shell', kind: 'execute', label: 'rm -rf build', command: 'rm -rf build', input: {} }],
-  options: ['allow_once', 'deny'],
+  options: ['allow-once', 'deny'],
 };
 
 describe('SessionRunner on the fake adapter', () => {
