@@ -533,8 +533,12 @@ export interface Adapter<Config = unknown> {
   readonly contractVersion: typeof ADAPTER_CONTRACT_VERSION;
   readonly name: string;
   readonly configSchema: z.ZodType<Config>;
-  /** What the adapter declares about its CLI; `prepare` hands it to `ctx.services.resolveCli`. */
-  readonly cli: CliDescriptor;
+  /**
+   * What the adapter declares about its CLI; `prepare` hands it to `ctx.services.resolveCli`.
+   * Absent for an adapter that runs a command the user names (a process runner), which has no
+   * managed install.
+   */
+  readonly cli?: CliDescriptor;
   /**
    * Checks the version facts a probe read off the CLI against the facts recorded for its version
    * (`undefined`: an unqualified version, not in the table nor the lock). Returns the problems in

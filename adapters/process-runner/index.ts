@@ -1,6 +1,12 @@
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
-import { ADAPTER_CONTRACT_VERSION, type Adapter, type AdapterCapabilities, type ResolvedCli } from '../../core/adapter.js';
+import {
+  ADAPTER_CONTRACT_VERSION,
+  type Adapter,
+  type AdapterCapabilities,
+  type ResolvedCli,
+  type VersionFacts,
+} from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { type HarnessConfig, HarnessSchema, type ProcessConfig, ProcessConfigSchema } from './config.js';
 import { probeRunner } from './probe.js';
@@ -20,6 +26,18 @@ const CAPABILITIES: AdapterCapabilities = {
 };
 
 /**
+ * A runner announces the protocol it speaks in its reply to `open` (the probe reads it): it must
+ * be the one this adapter implements.
+ */
+function checkRunnerFacts(announced: VersionFacts): string[] {
+  const problems: string[] = [];
+  if (announced.api !== RUNNER_API) problems.push(`the runner speaks ${JSON.stringify(announced.api ?? null)}, not ${RUNNER_API}`);
+  if (announced.protocolVersion !== RUNNER_PROTOCOL_VERSION)
+    problems.push(`the runner's protocol version is ${JSON.stringify(announced.protocolVersion ?? null)}, not ${RUNNER_PROTOCOL_VERSION}`);
+  return problems;
+}
+
+/**
  * The `process` entry of the adapter map: it only carries the `adapters.process` block (its
  * harnesses). Sessions run under `process:<name>`, see {@link harnessAdapter}; using `process`
  * itself is a usage error that names them.
@@ -28,7 +46,7 @@ export const processAdapter: Adapter<ProcessConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'process',
   configSchema: ProcessConfigSchema,
-  apiVersion: RUNNER_API,
+  checkVersionFacts: checkRunnerFacts,
   capabilities: CAPABILITIES,
   prepare(config) {
     const names = Object.keys(config.harnesses);
@@ -57,7 +75,7 @@ export function harnessAdapter(name: string): Adapter<HarnessConfig> {
     contractVersion: ADAPTER_CONTRACT_VERSION,
     name: adapterName,
     configSchema: HarnessSchema,
-    apiVersion: RUNNER_API,
+    checkVersionFacts: checkRunnerFacts,
     capabilities: CAPABILITIES,
     async prepare(config): Promise<ResolvedCli> {
       const binaryPath = await findCommand(config.command, process.env.PATH ?? '');
@@ -72,7 +90,7 @@ export function harnessAdapter(name: string): Adapter<HarnessConfig> {
         binaryPath,
         version: RUNNER_PROTOCOL_VERSION,
         range: RUNNER_PROTOCOL_VERSION,
-        expected: { apiVersion: RUNNER_API, protocolVersion: RUNNER_PROTOCOL_VERSION, qualifiedBy: 'table' },
+        expected: { facts: { api: RUNNER_API, protocolVersion: RUNNER_PROTOCOL_VERSION }, qualifiedBy: 'table' },
       };
     },
     open: (config, spec, io) => new RunnerSession(adapterName, { ...config, command: spec.cli.binaryPath }, spec, io),

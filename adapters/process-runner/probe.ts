@@ -65,8 +65,7 @@ export async function probeRunner(
     return {
       cliVersion: cli.version,
       binaryPath: cli.binaryPath,
-      apiVersion: 'runner-frame',
-      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      facts: { api: 'runner-frame', protocolVersion: RUNNER_PROTOCOL_VERSION },
       details: { resumed },
     };
   } catch (error) {

@@ -19,7 +19,7 @@ describe('process runner: probe and doctor', () => {
     const { rig, model } = await referenceRig(rigs, []);
     const probe = await rig.run(['--json', 'adapters', 'probe', `process:${HARNESS}`]);
     expect(probe.exitCode, probe.stderr).toBe(0);
-    expect(JSON.parse(probe.stdout)).toMatchObject({ announced: { apiVersion: 'runner-frame', protocolVersion: '1.0.0' } });
+    expect(JSON.parse(probe.stdout)).toMatchObject({ announced: { api: 'runner-frame', protocolVersion: '1.0.0' } });
     const doctor = await rig.run(['doctor']);
     expect(doctor.stdout).toMatch(/ok\s+process:ref protocol: announced API runner-frame \/ protocol 1\.0\.0/);
     expect(model.requests).toEqual([]);
