@@ -15,22 +15,29 @@ type LoadCommandModule = () => Promise<CommandModule>;
 // `sessions` carries subcommands from three modules (asks: `sessions resolve`; housekeeping:
 // `sessions archive|rm` and `adapters prune`), so sessions, asks, answer and adapters load together.
 async function loadSessionCommands(): Promise<CommandModule> {
-  const [adapters, sessions, asks, housekeeping] = await Promise.all([
-    import('./commands/adapters.js'),
+  const [sessions, asks, housekeeping] = await Promise.all([
     import('./commands/sessions.js'),
     import('./commands/asks.js'),
     import('./commands/housekeeping.js'),
   ]);
   return (program, run) => {
-    adapters.registerAdapterCommands(program, run);
     asks.registerAskCommands(program, sessions.registerSessionCommands(program, run), run);
-    housekeeping.registerHousekeepingCommands(program, run);
+    housekeeping.registerSessionHousekeeping(program, run);
+  };
+}
+
+async function loadAdapterCommands(): Promise<CommandModule> {
+  const [adapters, housekeeping] = await Promise.all([import('./commands/adapters.js'), import('./commands/housekeeping.js')]);
+  return (program, run) => {
+    adapters.registerAdapterCommands(program, run);
+    housekeeping.registerAdapterHousekeeping(program, run);
   };
 }
 
 const COMMAND_TABLE: ReadonlyArray<{ names: readonly string[]; load: LoadCommandModule }> = [
   { names: ['config'], load: async () => (await import('./commands/config.js')).registerConfigCommands },
-  { names: ['adapters', 'sessions', 'events', 'asks', 'answer'], load: loadSessionCommands },
+  { names: ['adapters'], load: loadAdapterCommands },
+  { names: ['sessions', 'events', 'asks', 'answer'], load: loadSessionCommands },
   { names: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommand },
   { names: ['models', 'tools'], load: async () => (await import('./commands/catalog.js')).registerCatalogCommands },
   { names: ['run', 'send'], load: async () => (await import('./commands/run.js')).registerRunCommands },

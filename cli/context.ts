@@ -1,69 +1,45 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Adapter, PrepareServices, ProgressReport } from '../core/adapter.js';
+import type { Adapter, LockedVersion, PrepareServices, ProgressReport } from '../core/adapter.js';
 import { createPrepareServices } from '../core/install/services.js';
 import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
-import { claudeCodeAdapter } from '../adapters/claude-code/index.js';
-import { codexAdapter } from '../adapters/codex/index.js';
-import {
-  AcpConfigSchema,
-  acpAgentName,
-  acpCommandAdapter,
-  DroidAcpBlockSchema,
-  droidAcpAdapter,
-  geminiAdapter,
-} from '../adapters/acp/index.js';
-import { droidAdapter } from '../adapters/droid/index.js';
+import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GeminiConfigSchema } from '../adapters/acp/config.js';
+import { ClaudeConfigSchema } from '../adapters/claude-code/config.js';
+import { CodexConfigSchema } from '../adapters/codex/config.js';
+import { DroidConfigSchema } from '../adapters/droid/config.js';
+import { harnessName, type ProcessConfig, ProcessConfigSchema } from '../adapters/process-runner/config.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
 
-/** The one place where adapters are wired into the runtime: a plain map. */
-// biome-ignore lint/suspicious/noExplicitAny: adapters of different config types share one map; each parses its own block
-export const ADAPTERS: Record<string, Adapter<any>> = {
-  droid: droidAdapter,
-  'claude-code': claudeCodeAdapter,
-  codex: codexAdapter,
-  'droid-acp': droidAcpAdapter,
-  gemini: geminiAdapter,
+/**
+ * The adapters' YAML blocks, by adapter name: the configuration needs only these. The adapters
+ * themselves (cli/adapter-table.ts, each with the same `configSchema`) load with the commands
+ * that use them.
+ */
+const ADAPTER_CONFIG_SCHEMAS = {
+  droid: DroidConfigSchema,
+  'claude-code': ClaudeConfigSchema,
+  codex: CodexConfigSchema,
+  process: ProcessConfigSchema,
+  'droid-acp': DroidAcpBlockSchema,
+  gemini: GeminiConfigSchema,
+  /** ACP agents declared by command; each runs as the adapter `acp:<name>` (there is no adapter `acp`). */
+  acp: AcpConfigSchema,
 };
+
+/** The names of the adapters in the tree (`acp` is a block of agents, each `acp:<name>`). */
+export const ADAPTER_NAMES: readonly string[] = Object.keys(ADAPTER_CONFIG_SCHEMAS).filter((name) => name !== 'acp');
 
 /**
  * Adapters that run another adapter's CLI the same way and read that adapter's block: their own
  * YAML block holds only `enabled` (and `policy`); `adapterConfig` hands them the other block,
  * enabled, with their own policy when they have one.
  */
-const DERIVED_BLOCKS: Record<string, { from: string; schema: (typeof ADAPTERS)[string]['configSchema'] }> = {
-  'droid-acp': { from: 'droid', schema: DroidAcpBlockSchema },
-};
+const DERIVED_BLOCKS: Record<string, { from: string }> = { 'droid-acp': { from: 'droid' } };
 
-/**
- * `adapters.acp` declares ACP agents by command; each runs as the adapter `acp:<name>` (see
- * resolveAdapter), there is no adapter called `acp` itself.
- */
-const ACP_BLOCK = 'acp';
-
-export const CONFIG_SCHEMA = createConfigSchema({
-  ...Object.fromEntries(Object.entries(ADAPTERS).map(([name, adapter]) => [name, DERIVED_BLOCKS[name]?.schema ?? adapter.configSchema])),
-  [ACP_BLOCK]: AcpConfigSchema,
-});
-
-const commandAdapters = new Map<string, Adapter<unknown>>();
-
-/** An adapter by name: one of ADAPTERS, or `acp:<name>` for an ACP agent declared by command. */
-// biome-ignore lint/suspicious/noExplicitAny: see ADAPTERS
-export function resolveAdapter(name: string): Adapter<any> | undefined {
-  if (ADAPTERS[name]) return ADAPTERS[name];
-  const agent = acpAgentName(name);
-  if (agent === undefined) return undefined;
-  let adapter = commandAdapters.get(agent);
-  if (!adapter) {
-    adapter = acpCommandAdapter(agent) as Adapter<unknown>;
-    commandAdapters.set(agent, adapter);
-  }
-  return adapter;
-}
+export const CONFIG_SCHEMA = createConfigSchema(ADAPTER_CONFIG_SCHEMAS);
 
 export type OneWorksConfig = ReturnType<(typeof CONFIG_SCHEMA)['parse']>;
 
@@ -93,14 +69,28 @@ export interface CliContext {
   enabledAdapters(): string[];
   /** `defaults.adapter`, else droid. */
   defaultAdapter: string;
-  lockEntries(name: string): Promise<Map<string, { protocolVersion: string; apiVersion: string; integrity?: string }>>;
+  lockEntries(name: string): Promise<Map<string, LockedVersion>>;
   /** The runtime services adapters resolve their CLIs with. */
   services: PrepareServices;
   /** Renders install progress on a TTY; silent in --json mode or without a TTY. */
   progress: (report: ProgressReport) => void;
 }
 
-export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
+/** How a command's context is made. */
+export interface ContextOptions {
+  /**
+   * Whether the command uses adapters (`ctx.adapter`), default true. Commands that only read
+   * the state and talk to the orchestrator pass false and start faster: no adapter code loads.
+   */
+  adapters?: boolean;
+}
+
+export async function createContext(
+  globals: GlobalOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ContextOptions = {},
+): Promise<CliContext> {
+  const tables = options.adapters === false ? undefined : await import('./adapter-table.js');
   const cwd = process.cwd();
   const out = new Output({ json: Boolean(globals.json) });
   const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
@@ -113,6 +103,50 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
   const implicitApproval = loaded.path === undefined;
   const approvedRoots = implicitApproval ? [cwd] : config.workspaces.approved.map(approvedRootPath);
   const lockPath = join(loaded.path ? dirname(loaded.path) : cwd, 'one-works.lock');
+  const processBlock = (): ProcessConfig & { policy?: unknown } => (config.adapters as Record<string, unknown>).process as ProcessConfig;
+  const harnesses = new Map<string, Adapter<unknown>>();
+  const acpAgents = new Map<string, Adapter<unknown>>();
+  const acpBlock = (): { enabled?: boolean; agents?: Record<string, unknown> } | undefined =>
+    (config.adapters as Record<string, unknown>).acp as { enabled?: boolean; agents?: Record<string, unknown> } | undefined;
+  const knownAdapters = (): string[] => [
+    ...ADAPTER_NAMES.filter((name) => name !== 'process'),
+    ...Object.keys(processBlock().harnesses).map((h) => `process:${h}`),
+    ...Object.keys(acpBlock()?.agents ?? {}).map((agent) => `acp:${agent}`),
+  ];
+  // A harness's block, with the process block's policy: its adapter config.
+  const harnessBlock = (harness: string): unknown => {
+    const block = processBlock();
+    const entry = Object.hasOwn(block.harnesses, harness) ? block.harnesses[harness] : undefined;
+    if (!entry) {
+      const declared = Object.keys(block.harnesses);
+      throw new OneWorksError(
+        'usage',
+        `unknown harness "${harness}": declare it under adapters.process.harnesses in ${loaded.path ?? 'one-works.yaml'}${declared.length > 0 ? ` (declared: ${declared.join(', ')})` : ''}`,
+      );
+    }
+    if (!isEnabled(block)) {
+      throw new OneWorksError(
+        'usage',
+        `adapter "process" is not enabled; set adapters.process.enabled: true in ${loaded.path ?? 'one-works.yaml'}`,
+      );
+    }
+    return { ...entry, ...(block.policy === undefined ? {} : { policy: block.policy }) };
+  };
+  // The `adapters.acp` block for an agent declared in it (`acp:<name>`).
+  const acpAgentBlock = (name: string, agent: string): unknown => {
+    const acp = acpBlock();
+    if (acp?.enabled !== true || !acp.agents?.[agent]) {
+      throw new OneWorksError(
+        'usage',
+        `adapter "${name}" is not configured; declare adapters.acp.agents.${agent} and set adapters.acp.enabled: true in ${loaded.path ?? 'one-works.yaml'}`,
+      );
+    }
+    return acp;
+  };
+  const assertKnown = (name: string): void => {
+    if (!ADAPTER_NAMES.includes(name))
+      throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${knownAdapters().join(', ')}`);
+  };
   return {
     config,
     configPath: loaded.path,
@@ -126,34 +160,37 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
     env,
     cwd,
     adapter(name) {
-      const adapter = resolveAdapter(name);
-      if (!adapter) {
-        throw new OneWorksError(
-          'usage',
-          `unknown adapter "${name}"; known adapters: ${[...Object.keys(ADAPTERS), 'acp:<name>'].join(', ')}`,
-        );
+      const harness = harnessName(name);
+      if (harness !== undefined) {
+        harnessBlock(harness);
+        if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
+        const known = harnesses.get(harness);
+        if (known) return known;
+        const adapter = tables.harnessAdapter(harness);
+        harnesses.set(harness, adapter);
+        return adapter;
       }
-      return adapter;
-    },
-    adapterConfig(name) {
-      if (!resolveAdapter(name))
-        throw new OneWorksError(
-          'usage',
-          `unknown adapter "${name}"; known adapters: ${[...Object.keys(ADAPTERS), 'acp:<name>'].join(', ')}`,
-        );
-      const blocks = config.adapters as Record<string, Record<string, unknown> | undefined>;
       const agent = acpAgentName(name);
       if (agent !== undefined) {
-        const acp = blocks[ACP_BLOCK] as { enabled?: boolean; agents?: Record<string, unknown> } | undefined;
-        if (acp?.enabled !== true || !acp.agents?.[agent]) {
-          throw new OneWorksError(
-            'usage',
-            `adapter "${name}" is not configured; declare adapters.acp.agents.${agent} and set adapters.acp.enabled: true in ${loaded.path ?? 'one-works.yaml'}`,
-          );
-        }
-        return acp;
+        acpAgentBlock(name, agent);
+        if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
+        const known = acpAgents.get(agent);
+        if (known) return known;
+        const adapter = tables.acpCommandAdapter(agent) as Adapter<unknown>;
+        acpAgents.set(agent, adapter);
+        return adapter;
       }
-      const block = blocks[name];
+      assertKnown(name);
+      if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
+      return tables.ADAPTERS[name]!;
+    },
+    adapterConfig(name) {
+      const harness = harnessName(name);
+      if (harness !== undefined) return harnessBlock(harness);
+      const agent = acpAgentName(name);
+      if (agent !== undefined) return acpAgentBlock(name, agent);
+      assertKnown(name);
+      const block = (config.adapters as Record<string, unknown>)[name];
       if (!isEnabled(block)) {
         throw new OneWorksError(
           'usage',
@@ -162,14 +199,20 @@ export async function createContext(globals: GlobalOptions, env: NodeJS.ProcessE
       }
       const derived = DERIVED_BLOCKS[name];
       if (!derived) return block;
+      const blocks = config.adapters as Record<string, Record<string, unknown> | undefined>;
       const base = blocks[derived.from] ?? {};
-      return { ...base, enabled: true, policy: block?.policy ?? base.policy };
+      return { ...base, enabled: true, policy: (block as { policy?: unknown } | undefined)?.policy ?? base.policy };
     },
+    // The process adapter is listed as its harnesses (`process:<name>`), each an adapter of its
+    // own; the ACP agents declared by command as `acp:<name>`.
     enabledAdapters: () => {
-      const blocks = config.adapters as Record<string, unknown>;
-      const acp = blocks[ACP_BLOCK] as { enabled?: boolean; agents?: Record<string, unknown> } | undefined;
-      const agents = acp?.enabled === true ? Object.keys(acp.agents ?? {}).map((agent) => `acp:${agent}`) : [];
-      return [...Object.keys(ADAPTERS).filter((name) => isEnabled(blocks[name])), ...agents];
+      const agents = acpBlock()?.enabled === true ? Object.keys(acpBlock()?.agents ?? {}).map((agent) => `acp:${agent}`) : [];
+      return [
+        ...ADAPTER_NAMES.filter((name) => isEnabled((config.adapters as Record<string, unknown>)[name])).flatMap((name) =>
+          name === 'process' ? Object.keys(processBlock().harnesses).map((h) => `process:${h}`) : [name],
+        ),
+        ...agents,
+      ];
     },
     defaultAdapter: config.defaults.adapter ?? 'droid',
     async lockEntries(name) {

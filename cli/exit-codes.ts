@@ -33,6 +33,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   install_not_found: EXIT.cli,
   install_integrity: EXIT.cli,
   install_failed: EXIT.cli,
+  install_has_dependencies: EXIT.cli,
   unsupported_platform: EXIT.cli,
   cli_not_found: EXIT.cli,
   unsupported_cli_version: EXIT.cli,

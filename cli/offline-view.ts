@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { loggedOutcomes, recoveredRecord } from '../core/session/index.js';
+import { loggedOutcomes, recoveredRecord } from '../core/session/recover.js';
 import { isOwnerAlive, OWNER_FILE, readOwner, type SessionRecord, type Store } from '../core/store/index.js';
 
 /**

@@ -13,12 +13,20 @@ import type { Transport } from './transport/transport.js';
  */
 
 /** Version of this contract; bumped on breaking changes (cf. vercel/ai `specificationVersion`). */
-export const ADAPTER_CONTRACT_VERSION = 2 as const;
+export const ADAPTER_CONTRACT_VERSION = 3 as const;
 
 export type Autonomy = 'off' | 'low' | 'medium' | 'high';
 
 /** Where the CLI binary came from. */
 export type CliSource = 'managed' | 'system' | 'path';
+
+/**
+ * Version facts of a CLI: what the adapter's qualified-version table (or the project's lock
+ * file, after an upgrade probe) records for a version, and what a probe reads off the running
+ * CLI. Each adapter defines its keys (droid: `apiVersion` and `protocolVersion`; Claude Code: the
+ * `claudeCodeVersion` it announces) and checks them itself (`Adapter.checkVersionFacts`).
+ */
+export type VersionFacts = Readonly<Record<string, string>>;
 
 /** A resolved and verified CLI binary. */
 export interface ResolvedCli {
@@ -29,10 +37,68 @@ export interface ResolvedCli {
   version: string;
   /** The semver range it had to satisfy. */
   range: string;
-  /** Protocol facts recorded for this version, from the adapter's table or the project's lock. */
-  expected: { apiVersion: string; protocolVersion: string; qualifiedBy: 'table' | 'lock' } | undefined;
+  /** Version facts recorded for this version, from the adapter's table or the project's lock. */
+  expected: { facts: VersionFacts; qualifiedBy: 'table' | 'lock' } | undefined;
   /** Managed installs: the package that carried the binary and its verified `dist.integrity`. */
   package?: { name: string; integrity: string; fromCache: boolean };
+}
+
+/** The `adapters.<name>.cli` block every adapter shares. */
+export interface CliSelection {
+  source: CliSource;
+  /** The pinned version (exact semver). */
+  version: string;
+  /** Absolute binary path; used by `source: path`. */
+  path?: string | undefined;
+  /** Range the binary must satisfy; default `>=M.m.0 <M.(m+1).0` of `version`. */
+  range?: string | undefined;
+}
+
+/** The npm package that carries a CLI binary for one platform. */
+export interface CliPackage {
+  name: string;
+  /** A build for x64 CPUs without AVX2, when the CLI publishes one. */
+  baseline?: string;
+}
+
+/** What decides the platform package. */
+export interface PlatformTarget {
+  platform: NodeJS.Platform;
+  arch: string;
+  /** Linux only: the C library; `undefined` elsewhere. */
+  libc: 'glibc' | 'musl' | undefined;
+  /** False only when AVX2 is known to be missing; undefined (unknown) picks the regular build. */
+  hasAvx2: boolean | undefined;
+}
+
+/**
+ * What an adapter declares about its CLI so that core's one resolver (`PrepareServices.resolveCli`)
+ * can find, install and check it: no adapter resolves its own binary.
+ */
+export interface CliDescriptor {
+  /** The adapter name: the `adapters.<name>.cli` key, the cache folder `<cache>/cli/<name>/<version>`, `adapters install <name>`. */
+  adapter: string;
+  /** How messages name the CLI, e.g. `droid`, `claude`. */
+  displayName: string;
+  /** The executable looked up on PATH for `source: system` (`.exe` is added on Windows). */
+  executable: string;
+  /**
+   * The platform packages by `<platform>-<arch>` (glibc, or no libc distinction) and
+   * `<platform>-<arch>-musl`. On a musl Linux the `-musl` entry is taken when the CLI publishes
+   * one, else the plain entry.
+   */
+  packages: Readonly<Record<string, CliPackage>>;
+  /** The binary's path inside its platform package, e.g. `bin/droid`. */
+  binPath(platform: NodeJS.Platform, arch: string): string;
+  /**
+   * The version of the platform package carrying CLI `version`, when it differs (Codex publishes
+   * `@openai/codex@<version>-linux-x64`). Default: the CLI version itself.
+   */
+  packageVersion?(version: string, target: PlatformTarget): string;
+  /** The version in the `--version` output (its first line), or undefined. */
+  parseVersion(stdout: string): string | undefined;
+  /** The qualified-version table: the facts recorded for a version, or undefined when it is not qualified. */
+  versionFacts(version: string): VersionFacts | undefined;
 }
 
 /** Progress of a long preparation step (a download), for TTY rendering. */
@@ -54,9 +120,22 @@ export interface PrepareServices {
   isInstalled(dir: string, packageName: string, version: string): Promise<boolean>;
   readNpmConfig(options: ReadNpmConfigOptions): Promise<RegistryConfig>;
   runCommand(file: string, args: readonly string[], options: RunCommandOptions): Promise<RunCommandResult>;
+  /**
+   * The one CLI resolver: finds (or installs, for `managed`) the binary `selection` names, runs
+   * its `--version` with only PATH and a throwaway HOME, checks the range, and fills `expected`
+   * from the descriptor's table, else the lock. Errors: `cli_not_found`, `unsupported_cli_version`,
+   * `probe_failed`, `unsupported_platform`, `config_invalid`, and the installer's `install_*` codes.
+   */
+  resolveCli(selection: CliSelection, descriptor: CliDescriptor, ctx: PrepareContext): Promise<ResolvedCli>;
 }
 
 export type { FetchOptions, RegistryConfig };
+
+/** A version's entry in the project's lock file (`one-works.lock`), as `prepare` reads it. */
+export interface LockedVersion {
+  facts: VersionFacts;
+  integrity?: string | undefined;
+}
 
 /** Everything `prepare` needs from the runtime. */
 export interface PrepareContext {
@@ -64,11 +143,25 @@ export interface PrepareContext {
   /** `<cache>` root (default $XDG_CACHE_HOME/one-works). */
   cacheDir: string;
   /** Recorded probe results from the project's lock file, keyed by CLI version. */
-  lock: ReadonlyMap<string, { protocolVersion: string; apiVersion: string; integrity?: string }>;
+  lock: ReadonlyMap<string, LockedVersion>;
   onProgress?: (report: ProgressReport) => void;
   signal?: AbortSignal;
   /** When false, a managed version that is not installed yet is an error instead of a download. */
   install?: boolean;
+  /** The user's environment: PATH for `system` and `--version`, npm settings for `managed`. Default: process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Registry settings; default: read from `env` and the `.npmrc` files of the cwd and home. */
+  registry?: RegistryConfig;
+  fetchOptions?: FetchOptions;
+  /** The platform to pick the package for; default: this machine. */
+  platform?: PlatformTarget;
+  /**
+   * When true, a `--version` answer this machine recorded for the same binary file (same device,
+   * inode, size, modification and change times; core/install/version-stamp.ts) is used instead
+   * of starting the CLI again: for commands that run turns (run, send, the orchestrator), never
+   * for doctor or probes. A replaced or upgraded binary is always checked again.
+   */
+  reuseVersionCheck?: boolean;
 }
 
 /** A launch description: core/process spawns it, with an allowlisted environment. */
@@ -80,6 +173,22 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** Values in `env` (and elsewhere) that are secrets; registered with the redactor before spawn. */
   secrets: string[];
+  /** Cap on one line the child writes on stdout, in bytes; a longer line reaches `transport.onerror`. Default: the codec's. */
+  maxLineBytes?: number;
+}
+
+/** One short command run inside the session sandbox (see {@link SessionIO.exec}). */
+export interface SandboxCommand {
+  command: string;
+  args: readonly string[];
+  /** Working directory (the workspace, or a directory inside it). */
+  cwd: string;
+  /** Wall-clock limit in ms; on expiry the command's process group is killed. */
+  timeoutMs: number;
+  /** Cap on each of stdout and stderr. */
+  maxOutputBytes: number;
+  /** Cancels the command (its process group is killed). */
+  signal?: AbortSignal;
 }
 
 /** A file the adapter seeds into the session HOME before launch (path relative to HOME). */
@@ -234,6 +343,13 @@ export interface SessionIO {
    * record (`mode`), where `sessions`, the live view and MCP show it. Outside a turn it does nothing.
    */
   setTurnMode?(mode: string): Promise<void>;
+  /**
+   * Optional: runs one short command for the agent inside the session sandbox (the allowlisted
+   * environment with the session HOME, bubblewrap when the config says so, its own process
+   * group), for adapters whose tools One Works executes itself. Output is redacted. Resolves
+   * for any exit; rejects with `spawn_failed` when the command cannot start.
+   */
+  exec?(command: SandboxCommand): Promise<RunCommandResult>;
 }
 
 /** A turn's effective settings; `undefined` model or effort: the agent's own default. */
@@ -284,6 +400,12 @@ export interface AdapterSession {
   ready?(timeoutMs: number): Promise<boolean>;
   /** Optional: the pid of the agent process while it runs (for memory accounting), else undefined. */
   agentPid?(): number | undefined;
+  /**
+   * Optional, for prewarming: starts the agent and negotiates the session (spawn, handshake,
+   * settings) without a prompt, so that the first `prompt` finds it running; rejects (and
+   * leaves the session closed) when the start fails. Without it, an agent is never prewarmed.
+   */
+  start?(): Promise<void>;
   /** Facts negotiated with the child, once started. */
   readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
 }
@@ -292,8 +414,8 @@ export interface AdapterSession {
 export interface ProbeResult {
   cliVersion: string;
   binaryPath: string;
-  apiVersion: string | undefined;
-  protocolVersion: string | undefined;
+  /** The version facts the CLI announced (keys the adapter defines; a fact not announced is absent). */
+  facts: VersionFacts;
   /** Other facts worth showing (native session id, model count, …). */
   details: Record<string, unknown>;
 }
@@ -412,10 +534,18 @@ export interface Adapter<Config = unknown> {
   readonly name: string;
   readonly configSchema: z.ZodType<Config>;
   /**
-   * The API version a probe must find announced (droid: its Factory API `1.0.0`; Claude Code:
-   * `stream-json`, the protocol family, since it announces only its own version). Default `1.0.0`.
+   * What the adapter declares about its CLI; `prepare` hands it to `ctx.services.resolveCli`.
+   * Absent for an adapter that runs a command the user names (a process runner), which has no
+   * managed install.
    */
-  readonly apiVersion?: string;
+  readonly cli?: CliDescriptor;
+  /**
+   * Checks the version facts a probe read off the CLI against the facts recorded for its version
+   * (`undefined`: an unqualified version, not in the table nor the lock). Returns the problems in
+   * words a person can act on; empty when they match. `adapters probe|upgrade` and `doctor` ask
+   * this, never a fixed version.
+   */
+  checkVersionFacts(announced: VersionFacts, expected: ResolvedCli['expected'], cliVersion: string): string[];
   /** What the CLI can do (see AdapterCapabilities); optional for adapters written before contract 2. */
   readonly capabilities?: AdapterCapabilities;
   /** Resolves and verifies the CLI binary the config selects (installing it when managed). */

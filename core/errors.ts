@@ -15,6 +15,11 @@ export const ERROR_CODES = {
   INSTALL_NOT_FOUND: 'install_not_found',
   /** The downloaded tarball did not match `dist.integrity`. */
   INSTALL_INTEGRITY: 'install_integrity',
+  /**
+   * The pinned package declares runtime `dependencies`: the installer unpacks one package and runs
+   * no install step, so it would be installed half-working; refused before any download.
+   */
+  INSTALL_HAS_DEPENDENCIES: 'install_has_dependencies',
   /** Network or registry failure while installing. */
   INSTALL_FAILED: 'install_failed',
   /** No platform package carries a binary for this OS/arch. */

@@ -1,54 +1,13 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { z } from 'zod';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
+import { type AcpAgent, type AcpConfig, AcpConfigSchema, acpAgentName } from './config.js';
 import { probeAcp } from './probe.js';
-import { ACP_API, type AcpAgentProfile, AcpSession, acpProtocolVersion } from './session.js';
+import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
 
 /** The version recorded for an agent by command (not pinned, not known before it runs). */
 export const UNPINNED_VERSION = '0.0.0';
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** One ACP agent declared by command: `adapters.acp.agents.<name>`. */
-export const AcpAgentSchema = z.strictObject({
-  command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
-  args: z.array(z.string()).default([]).describe('Its arguments (e.g. [acp]).'),
-  env: z
-    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-    .default({})
-    .describe('Extra environment variables (not secrets; use credentials for keys).'),
-  credentials: z
-    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-    .default([])
-    .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
-  authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
-});
-export type AcpAgent = z.output<typeof AcpAgentSchema>;
-
-/** The `adapters.acp` block: ACP agents by command, run as `--adapter acp:<name>`. */
-export const AcpConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use the ACP agents declared here (as acp:<name>).'),
-  agents: z
-    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a name of letters, digits, "_" and "-"'), AcpAgentSchema)
-    .default({})
-    .describe('ACP agents by name; run one with --adapter acp:<name>.'),
-  model: z.string().min(1).default('inherit').describe('Default model, set through the agent\'s "model" config option when offered.'),
-  effort: z.string().min(1).optional().describe('Default effort, set through a "thought_level" config option when offered.'),
-  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
-  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
-  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
-  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
-});
-export type AcpConfig = z.output<typeof AcpConfigSchema>;
-
-/** `acp:<name>` → `<name>`; undefined for any other adapter name. */
-export function acpAgentName(adapter: string): string | undefined {
-  const match = /^acp:(.+)$/.exec(adapter);
-  return match?.[1];
-}
 
 function agentOf(config: AcpConfig, name: string): AcpAgent {
   const agent = config.agents[name];
@@ -118,7 +77,7 @@ export function acpCommandAdapter(name: string): Adapter<AcpConfig> {
     contractVersion: ADAPTER_CONTRACT_VERSION,
     name: `acp:${name}`,
     configSchema: AcpConfigSchema,
-    apiVersion: ACP_API,
+    checkVersionFacts: checkAcpFacts,
     capabilities: {
       resume: 'load',
       perTurnSettings: false,
@@ -143,7 +102,7 @@ export function acpCommandAdapter(name: string): Adapter<AcpConfig> {
         binaryPath,
         version: UNPINNED_VERSION,
         range: '*',
-        expected: { apiVersion: ACP_API, protocolVersion: acpProtocolVersion(1), qualifiedBy: 'table' },
+        expected: { facts: ACP_FACTS, qualifiedBy: 'table' },
       };
     },
     open: (config, spec, io) => new AcpSession(profile(name, config, agentOf(config, name)), spec, io),
@@ -188,3 +147,5 @@ export function acpCommandAdapter(name: string): Adapter<AcpConfig> {
     },
   };
 }
+
+export { type AcpAgent, type AcpConfig, AcpConfigSchema, acpAgentName };

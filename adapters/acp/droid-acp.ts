@@ -7,23 +7,14 @@ import {
   type SeedFile,
   type SessionSpec,
 } from '../../core/adapter.js';
-import { resolveDroidCli } from '../droid/cli-source.js';
+import { DROID_CLI } from '../droid/cli-source.js';
 import { type DroidConfig, DroidConfigSchema } from '../droid/config.js';
 import { configuredCredentials } from '../droid/launch.js';
 import { workspaceAllowlist } from '../droid/native-permissions.js';
 import { composeDroidSettings, droidSettingsEnv } from '../droid/settings.js';
+import { DroidAcpBlockSchema } from './config.js';
 import { probeAcp } from './probe.js';
-import { ACP_API, type AcpAgentProfile, AcpSession, acpProtocolVersion } from './session.js';
-
-/**
- * The `adapters.droid-acp` block of one-works.yaml: only `enabled` (and `policy`, which core
- * adds). Everything else (CLI, model, customModels, env, credentials, MCP servers) is the
- * `adapters.droid` block's, so the two droid transports run the same droid the same way and can
- * be compared side by side; cli/context.ts hands the adapter that block (see DERIVED_BLOCKS).
- */
-export const DroidAcpBlockSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use droid in ACP mode; it reads the adapters.droid block for everything else.'),
-});
+import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
 
 /** What the droid-acp adapter is given: the droid block, enabled. */
 export const DroidAcpConfigSchema = DroidConfigSchema.extend({
@@ -80,7 +71,8 @@ export const droidAcpAdapter: Adapter<DroidAcpConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'droid-acp',
   configSchema: DroidAcpConfigSchema,
-  apiVersion: ACP_API,
+  cli: DROID_CLI,
+  checkVersionFacts: checkAcpFacts,
   capabilities: {
     resume: 'load',
     perTurnSettings: false,
@@ -90,17 +82,9 @@ export const droidAcpAdapter: Adapter<DroidAcpConfig> = {
     oneTurnPerProcess: false,
   },
   async prepare(config, ctx) {
-    const cli = await resolveDroidCli(config.cli, {
-      services: ctx.services,
-      cacheDir: ctx.cacheDir,
-      lock: new Map(),
-      env: process.env,
-      ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.install === undefined ? {} : { install: ctx.install }),
-    });
+    const cli = await ctx.services.resolveCli(config.cli, DROID_CLI, { ...ctx, lock: new Map() });
     // The same binary; its ACP mode announces ACP protocol version 1 (observed on 0.225.2).
-    return { ...cli, expected: { apiVersion: ACP_API, protocolVersion: acpProtocolVersion(1), qualifiedBy: 'table' } };
+    return { ...cli, expected: { facts: ACP_FACTS, qualifiedBy: 'table' } };
   },
   open: (config, spec, io) => new AcpSession(droidProfile(config), spec, io),
   probe: (config, cli, launch, workdir): Promise<ProbeResult> =>
@@ -130,3 +114,5 @@ export const droidAcpAdapter: Adapter<DroidAcpConfig> = {
     },
   ],
 };
+
+export { DroidAcpBlockSchema };

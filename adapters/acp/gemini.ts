@@ -1,103 +1,23 @@
 import path from 'node:path';
 import semver from 'semver';
-import { z } from 'zod';
 import {
   ADAPTER_CONTRACT_VERSION,
   type Adapter,
+  type CliDescriptor,
   type LaunchSpec,
   type ProbeResult,
   type SeedFile,
   type SessionSpec,
 } from '../../core/adapter.js';
-import { resolveCli } from '../../core/install/resolve-cli.js';
+import { GEMINI_API_KEY_AUTH, GEMINI_BUNDLE, GEMINI_DEFAULT_PIN, GEMINI_PACKAGE, type GeminiConfig, GeminiConfigSchema } from './config.js';
 import { probeAcp } from './probe.js';
-import { ACP_API, type AcpAgentProfile, AcpSession, acpProtocolVersion } from './session.js';
+import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
 
 /**
  * Gemini CLI (`@google/gemini-cli`) as an ACP agent: `gemini --acp`. The package is a JavaScript
  * bundle with no runtime dependencies; One Works installs it (managed) and runs the bundle with
  * the Node that runs One Works itself, never a `node` found on PATH.
  */
-
-/** The Gemini CLI version One Works pins by default (qualified by test/conformance/gemini.test.ts). */
-export const GEMINI_DEFAULT_PIN = '0.61.0';
-export const GEMINI_PACKAGE = '@google/gemini-cli';
-/** The bundle inside the package. */
-export const GEMINI_BUNDLE = 'bundle/gemini.js';
-/** The auth method for an API key (and a BYOK endpoint), called with ACP `authenticate`. */
-export const GEMINI_API_KEY_AUTH = 'gemini-api-key';
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
-
-function minorRange(pin: string): string {
-  const parsed = semver.parse(pin);
-  return parsed ? `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0` : pin;
-}
-
-export const GeminiConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
-  cli: z
-    .strictObject({
-      source: z
-        .enum(['managed', 'system', 'path'])
-        .default('managed')
-        .describe('managed: installed by One Works; system: gemini on PATH; path: cli.path.'),
-      version: z
-        .string()
-        .refine((v) => semver.valid(v) === v, { message: `expected an exact semver version such as ${GEMINI_DEFAULT_PIN}` })
-        .default(GEMINI_DEFAULT_PIN)
-        .describe('The pinned CLI version (exact semver).'),
-      path: z
-        .string()
-        .refine((v) => v.startsWith('/'), { message: 'expected an absolute path' })
-        .optional()
-        .describe('Absolute path of gemini.js (or a gemini executable); only with source: path.'),
-      range: z
-        .string()
-        .refine((v) => semver.validRange(v) !== null, { message: 'expected a valid semver range' })
-        .optional()
-        .describe("Semver range the CLI must satisfy; default: the pin's minor line."),
-    })
-    .superRefine((cli, ctx) => {
-      if (cli.source === 'path' && cli.path === undefined)
-        ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path"' });
-      if (cli.source !== 'path' && cli.path !== undefined)
-        ctx.addIssue({ code: 'custom', path: ['path'], message: 'only allowed when source is "path"' });
-    })
-    .transform((cli) => ({ ...cli, range: cli.range ?? minorRange(cli.version) }))
-    .prefault({})
-    .describe('Which Gemini CLI to run.'),
-  model: z.string().min(1).default('inherit').describe('Default model (gemini -m); "inherit" keeps the CLI default.'),
-  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  env: z
-    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-    .default({})
-    .describe('Extra variables for the gemini process.'),
-  passEnv: z
-    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-    .default([])
-    .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-  credentials: z
-    .strictObject({
-      GEMINI_API_KEY: secret('Gemini API key; default: $GEMINI_API_KEY.').meta({ env: 'GEMINI_API_KEY' }).optional(),
-      GOOGLE_API_KEY: secret('Google API key; default: $GOOGLE_API_KEY.').meta({ env: 'GOOGLE_API_KEY' }).optional(),
-    })
-    .prefault({})
-    .describe('Credentials passed to gemini, only those set; nothing else from the environment is.'),
-  endpoint: z
-    .strictObject({
-      baseUrl: z.url().describe('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
-      apiKey: secret('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
-    })
-    .optional()
-    .describe('Bring your own endpoint.'),
-  startupTimeoutMs: z.number().int().positive().default(90_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
-  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
-  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
-  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
-});
-export type GeminiConfig = z.output<typeof GeminiConfigSchema>;
 
 /** Where Gemini CLI keeps its state inside the session HOME. */
 export const GEMINI_HOME_DIRS = { home: '.gemini-home', tmp: '.gemini-tmp' } as const;
@@ -189,11 +109,28 @@ export function parseGeminiVersion(stdout: string): string | undefined {
   return match?.[1] && semver.valid(match[1]) ? match[1] : undefined;
 }
 
+/**
+ * Gemini CLI for core's one resolver: one JavaScript package for every platform (the bundle runs
+ * on the Node that runs One Works), the bundle as its binary.
+ */
+const GEMINI_CLI: CliDescriptor = {
+  adapter: 'gemini',
+  displayName: 'gemini',
+  executable: 'gemini',
+  packages: Object.fromEntries(
+    ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64', 'win32-arm64'].map((key) => [key, { name: GEMINI_PACKAGE }]),
+  ),
+  binPath: () => GEMINI_BUNDLE,
+  parseVersion: parseGeminiVersion,
+  versionFacts: (version) => (version === GEMINI_DEFAULT_PIN ? ACP_FACTS : undefined),
+};
+
 export const geminiAdapter: Adapter<GeminiConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'gemini',
   configSchema: GeminiConfigSchema,
-  apiVersion: ACP_API,
+  cli: GEMINI_CLI,
+  checkVersionFacts: checkAcpFacts,
   capabilities: {
     resume: 'load',
     perTurnSettings: false,
@@ -203,32 +140,9 @@ export const geminiAdapter: Adapter<GeminiConfig> = {
     oneTurnPerProcess: false,
   },
   async prepare(config, ctx) {
-    const located = await resolveCli(
-      config.cli,
-      {
-        adapter: 'gemini',
-        executable: 'gemini',
-        platformPackage: () => GEMINI_PACKAGE,
-        binPath: GEMINI_BUNDLE,
-        parseVersion: parseGeminiVersion,
-      },
-      {
-        services: ctx.services,
-        cacheDir: ctx.cacheDir,
-        env: process.env,
-        ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-        ...(ctx.install === undefined ? {} : { install: ctx.install }),
-      },
-    );
-    return {
-      source: config.cli.source,
-      binaryPath: located.binaryPath,
-      version: located.version,
-      range: config.cli.range,
-      expected: { apiVersion: ACP_API, protocolVersion: acpProtocolVersion(1), qualifiedBy: 'table' },
-      ...(located.package ? { package: located.package } : {}),
-    };
+    const cli = await ctx.services.resolveCli(config.cli, GEMINI_CLI, { ...ctx, lock: new Map() });
+    // Every Gemini CLI version is held to ACP v1 (what 0.61.0 announces).
+    return { ...cli, expected: { facts: ACP_FACTS, qualifiedBy: 'table' } };
   },
   open: (config, spec, io) =>
     new AcpSession(
@@ -259,3 +173,5 @@ export const geminiAdapter: Adapter<GeminiConfig> = {
       : { name: 'gemini endpoint', ok: true, detail: 'Gemini API default' },
   ],
 };
+
+export { GEMINI_API_KEY_AUTH, GEMINI_BUNDLE, GEMINI_DEFAULT_PIN, GEMINI_PACKAGE, type GeminiConfig, GeminiConfigSchema };

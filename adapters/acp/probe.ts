@@ -42,8 +42,7 @@ export async function probeAcp(
     return {
       cliVersion: cli.version,
       binaryPath: cli.binaryPath,
-      apiVersion: ACP_API,
-      protocolVersion: acpProtocolVersion(init.protocolVersion),
+      facts: { api: ACP_API, protocolVersion: acpProtocolVersion(init.protocolVersion) },
       details: {
         agent: init.agentInfo?.name,
         agentVersion: init.agentInfo?.version,

@@ -32,6 +32,16 @@ export function acpProtocolVersion(version: number | string): string {
   return `${String(version)}.0.0`;
 }
 
+/** The version facts every ACP agent is held to: the ACP API at protocol version 1. */
+export const ACP_FACTS: Readonly<Record<string, string>> = { api: ACP_API, protocolVersion: '1.0.0' };
+
+/** Checks what an ACP agent announced at initialize against ACP v1. */
+export function checkAcpFacts(announced: Readonly<Record<string, string>>): string[] {
+  return announced.protocolVersion === ACP_FACTS.protocolVersion
+    ? []
+    : [`the agent speaks ACP protocol ${JSON.stringify(announced.protocolVersion ?? null)}, not ${ACP_FACTS.protocolVersion}`];
+}
+
 /**
  * What differs between ACP agents: how the agent is launched and isolated (seed files, env),
  * the native mode that leaves every decision to One Works, the auth method to use, and the

@@ -1,11 +1,10 @@
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult } from '../../core/adapter.js';
-import { resolveCli } from '../../core/install/resolve-cli.js';
 import { claudeCatalog } from './catalog.js';
 import { type ClaudeConfig, ClaudeConfigSchema } from './config.js';
 import { CLAUDE_ASK_TOOLS } from './launch.js';
 import { probeClaude } from './probe.js';
 import { ClaudeSession } from './session.js';
-import { CLAUDE_API, claudeBinPath, claudePlatformPackage, detectMusl, lookupClaudeVersion, parseClaudeVersion } from './versions.js';
+import { CLAUDE_CLI, checkClaudeFacts } from './versions.js';
 
 const CREDENTIALS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'] as const;
 
@@ -14,7 +13,8 @@ export const claudeCodeAdapter: Adapter<ClaudeConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'claude-code',
   configSchema: ClaudeConfigSchema,
-  apiVersion: CLAUDE_API,
+  cli: CLAUDE_CLI,
+  checkVersionFacts: checkClaudeFacts,
   capabilities: {
     resume: 'respawn',
     // The model changes in the running process (set_model); a new effort restarts it (canApplySettings).
@@ -24,41 +24,7 @@ export const claudeCodeAdapter: Adapter<ClaudeConfig> = {
     authoritativeCatalog: false,
     oneTurnPerProcess: false,
   },
-  async prepare(config, ctx) {
-    const located = await resolveCli(
-      config.cli,
-      {
-        adapter: 'claude-code',
-        executable: process.platform === 'win32' ? 'claude.exe' : 'claude',
-        platformPackage: () => claudePlatformPackage(process.platform, process.arch, detectMusl()),
-        binPath: claudeBinPath(process.platform),
-        parseVersion: parseClaudeVersion,
-      },
-      {
-        services: ctx.services,
-        cacheDir: ctx.cacheDir,
-        env: process.env,
-        ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-        ...(ctx.install === undefined ? {} : { install: ctx.install }),
-      },
-    );
-    const table = lookupClaudeVersion(located.version);
-    const locked = ctx.lock.get(located.version);
-    return {
-      source: config.cli.source,
-      binaryPath: located.binaryPath,
-      version: located.version,
-      range: config.cli.range,
-      // Claude Code announces only its own version (`claude_code_version`): that is its protocol fact.
-      expected: table
-        ? { apiVersion: CLAUDE_API, protocolVersion: located.version, qualifiedBy: 'table' }
-        : locked
-          ? { apiVersion: locked.apiVersion, protocolVersion: locked.protocolVersion, qualifiedBy: 'lock' }
-          : undefined,
-      ...(located.package ? { package: located.package } : {}),
-    };
-  },
+  prepare: (config, ctx) => ctx.services.resolveCli(config.cli, CLAUDE_CLI, ctx),
   open: (config, spec, io) => new ClaudeSession(config, spec, io),
   probe: (config, cli, launch, workdir): Promise<ProbeResult> => probeClaude(config, cli, launch, workdir),
   diagnose: (config) => [

@@ -2,7 +2,6 @@ import type { ProbeResult, ResolvedCli, ThrowawayLauncher } from '../../core/ada
 import { OneWorksError } from '../../core/errors.js';
 import type { ClaudeConfig } from './config.js';
 import { describeClaudeLaunch } from './launch.js';
-import { CLAUDE_API } from './versions.js';
 import { controlRequest } from './wire.js';
 
 /**
@@ -50,8 +49,7 @@ export async function probeClaude(
     return {
       cliVersion: cli.version,
       binaryPath: cli.binaryPath,
-      apiVersion: version ? CLAUDE_API : undefined,
-      protocolVersion: version,
+      facts: version ? { claudeCodeVersion: version } : {},
       details: {
         permissionMode: response.current_permission_mode,
         models: Array.isArray(response.models) ? response.models.length : 0,

@@ -1,15 +1,11 @@
-import { existsSync } from 'node:fs';
 import semver from 'semver';
-import { OneWorksError } from '../../core/errors.js';
+import type { CliDescriptor, ResolvedCli, VersionFacts } from '../../core/adapter.js';
 
 /**
  * The qualified-version table of the Claude Code CLI and its npm platform packages. The native
  * binary is run directly from the platform package (`claude` at the package root, 2.1.333); the
  * wrapper `@anthropic-ai/claude-code` and its postinstall are never used.
  */
-
-/** The protocol family the adapter speaks: the "API" of its version facts (Claude Code announces only its own version). */
-export const CLAUDE_API = 'stream-json';
 
 /** Version facts a CLI line is known to announce: `claude_code_version` on `system/init`. */
 export interface ClaudeVersionFacts {
@@ -22,43 +18,25 @@ const CONTROL_SUBTYPES = ['initialize', 'can_use_tool', 'interrupt', 'set_model'
 /** Observed facts per CLI minor line. */
 const FACTS_BY_MINOR: ReadonlyMap<string, ClaudeVersionFacts> = new Map([['2.1', { controlSubtypes: CONTROL_SUBTYPES }]]);
 
-/** Platform packages by `<platform>-<arch>[-musl]`. */
-const PLATFORM_PACKAGES: Readonly<Record<string, string>> = {
-  'linux-x64': '@anthropic-ai/claude-code-linux-x64',
-  'linux-x64-musl': '@anthropic-ai/claude-code-linux-x64-musl',
-  'linux-arm64': '@anthropic-ai/claude-code-linux-arm64',
-  'linux-arm64-musl': '@anthropic-ai/claude-code-linux-arm64-musl',
-  'darwin-x64': '@anthropic-ai/claude-code-darwin-x64',
-  'darwin-arm64': '@anthropic-ai/claude-code-darwin-arm64',
-  'win32-x64': '@anthropic-ai/claude-code-win32-x64',
-  'win32-arm64': '@anthropic-ai/claude-code-win32-arm64',
+/** What the adapter declares about the claude CLI; core's resolver finds, installs and checks it. */
+export const CLAUDE_CLI: CliDescriptor = {
+  adapter: 'claude-code',
+  displayName: 'claude',
+  executable: 'claude',
+  packages: {
+    'linux-x64': { name: '@anthropic-ai/claude-code-linux-x64' },
+    'linux-x64-musl': { name: '@anthropic-ai/claude-code-linux-x64-musl' },
+    'linux-arm64': { name: '@anthropic-ai/claude-code-linux-arm64' },
+    'linux-arm64-musl': { name: '@anthropic-ai/claude-code-linux-arm64-musl' },
+    'darwin-x64': { name: '@anthropic-ai/claude-code-darwin-x64' },
+    'darwin-arm64': { name: '@anthropic-ai/claude-code-darwin-arm64' },
+    'win32-x64': { name: '@anthropic-ai/claude-code-win32-x64' },
+    'win32-arm64': { name: '@anthropic-ai/claude-code-win32-arm64' },
+  },
+  binPath: (platform) => (platform === 'win32' ? 'claude.exe' : 'claude'),
+  parseVersion: parseClaudeVersion,
+  versionFacts: (version) => (lookupClaudeVersion(version) ? { claudeCodeVersion: version } : undefined),
 };
-
-/** True on a musl libc Linux (Alpine): its dynamic loader is present. */
-export function detectMusl(platform: NodeJS.Platform = process.platform, arch: string = process.arch): boolean {
-  if (platform !== 'linux') return false;
-  const loader = arch === 'arm64' ? '/lib/ld-musl-aarch64.so.1' : '/lib/ld-musl-x86_64.so.1';
-  return existsSync(loader);
-}
-
-/** The npm package carrying the claude binary for a platform; `unsupported_platform` otherwise. */
-export function claudePlatformPackage(platform: NodeJS.Platform, arch: string, musl: boolean): string {
-  const key = `${platform}-${arch}${musl ? '-musl' : ''}`;
-  const name = PLATFORM_PACKAGES[key];
-  if (!name) {
-    throw new OneWorksError(
-      'unsupported_platform',
-      `Claude Code is not published for ${key}; supported: ${Object.keys(PLATFORM_PACKAGES).join(', ')}. Use adapters.claude-code.cli.source: path`,
-      { data: { platform, arch, musl } },
-    );
-  }
-  return name;
-}
-
-/** The binary's path inside its platform package. */
-export function claudeBinPath(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'claude.exe' : 'claude';
-}
 
 /** `2.1.333 (Claude Code)` → `2.1.333`. */
 export function parseClaudeVersion(stdout: string): string | undefined {
@@ -71,4 +49,22 @@ export function lookupClaudeVersion(version: string): ClaudeVersionFacts | undef
   const parsed = semver.parse(version);
   if (!parsed || parsed.prerelease.length > 0) return undefined;
   return FACTS_BY_MINOR.get(`${parsed.major}.${parsed.minor}`);
+}
+
+/**
+ * Claude Code's version facts are what it announces: `claude_code_version` (on `system/init` and
+ * in the `initialize` answer), as `claudeCodeVersion`. It must be the version the binary printed
+ * for `--version`, and the recorded one when the version is qualified.
+ */
+export function checkClaudeFacts(announced: VersionFacts, expected: ResolvedCli['expected'], cliVersion: string): string[] {
+  const version = announced.claudeCodeVersion;
+  if (!version || !semver.valid(version)) return [`claude_code_version ${JSON.stringify(version ?? null)} is missing or malformed`];
+  if (version !== cliVersion) return [`claude_code_version ${version}, but the binary printed ${cliVersion} for --version`];
+  const recorded = expected?.facts.claudeCodeVersion;
+  if (expected && recorded !== version) {
+    return [
+      `claude_code_version ${version}, but the ${expected.qualifiedBy === 'table' ? 'built-in table' : 'lock file'} records ${recorded ?? '(none)'} for ${cliVersion}`,
+    ];
+  }
+  return [];
 }

@@ -1,59 +1,19 @@
-import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
-import { resolveCli } from '../../core/install/resolve-cli.js';
+import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult } from '../../core/adapter.js';
 import { codexCatalog } from './catalog.js';
 import { type CodexConfig, CodexConfigSchema } from './config.js';
 import { probeCodex } from './probe.js';
 import { CodexSession } from './session.js';
-import { CODEX_API, CODEX_PACKAGE, codexBinPath, codexPackageVersion, lookupCodexVersion, parseCodexVersion } from './versions.js';
+import { CODEX_CLI, checkCodexFacts } from './versions.js';
 
 const CREDENTIALS = ['OPENAI_API_KEY', 'CODEX_API_KEY'] as const;
-
-// The one place the Codex adapter uses the generic CLI resolver (managed / system / path, range check).
-async function resolveCodexCli(config: CodexConfig, ctx: Parameters<Adapter<CodexConfig>['prepare']>[1]): Promise<ResolvedCli> {
-  const located = await resolveCli(
-    config.cli,
-    {
-      adapter: 'codex',
-      executable: process.platform === 'win32' ? 'codex.exe' : 'codex',
-      platformPackage: () => {
-        codexPackageVersion(config.cli.version);
-        return CODEX_PACKAGE;
-      },
-      packageVersion: (version) => codexPackageVersion(version),
-      binPath: codexBinPath(),
-      parseVersion: parseCodexVersion,
-    },
-    {
-      services: ctx.services,
-      cacheDir: ctx.cacheDir,
-      env: process.env,
-      ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.install === undefined ? {} : { install: ctx.install }),
-    },
-  );
-  const locked = ctx.lock.get(located.version);
-  return {
-    source: config.cli.source,
-    binaryPath: located.binaryPath,
-    version: located.version,
-    range: config.cli.range,
-    // Codex announces only its own version (in the app-server's user agent): that is its protocol fact.
-    expected: lookupCodexVersion(located.version)
-      ? { apiVersion: CODEX_API, protocolVersion: located.version, qualifiedBy: 'table' }
-      : locked
-        ? { apiVersion: locked.apiVersion, protocolVersion: locked.protocolVersion, qualifiedBy: 'lock' }
-        : undefined,
-    ...(located.package ? { package: located.package } : {}),
-  };
-}
 
 /** The Codex adapter: `codex app-server` over JSON-RPC (stdio). */
 export const codexAdapter: Adapter<CodexConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'codex',
   configSchema: CodexConfigSchema,
-  apiVersion: CODEX_API,
+  cli: CODEX_CLI,
+  checkVersionFacts: checkCodexFacts,
   capabilities: {
     resume: 'respawn',
     perTurnSettings: true,
@@ -71,7 +31,7 @@ export const codexAdapter: Adapter<CodexConfig> = {
         'Codex runs commands it considers read-only (ls, cat, grep, …) without asking under its "untrusted" approval policy, the strictest it has; they run inside its own workspace-write sandbox',
     },
   ],
-  prepare: resolveCodexCli,
+  prepare: (config, ctx) => ctx.services.resolveCli(config.cli, CODEX_CLI, ctx),
   open: (config, spec, io) => new CodexSession(config, spec, io),
   probe: (config, cli, launch, workdir): Promise<ProbeResult> => probeCodex(config, cli, launch, workdir),
   diagnose: (config) => [

@@ -1,7 +1,6 @@
-import type { ProbeResult, ResolvedCli, ThrowawayLauncher } from '../../core/adapter.js';
+import type { ProbeResult, ResolvedCli, ThrowawayLauncher, VersionFacts } from '../../core/adapter.js';
 import { versionFromUserAgent, withThrowawayAppServer } from './app-server-client.js';
 import type { CodexConfig } from './config.js';
-import { CODEX_API } from './versions.js';
 
 /**
  * Starts `codex app-server` in a throwaway HOME with no credentials and no endpoint, sends
@@ -14,8 +13,7 @@ export function probeCodex(config: CodexConfig, cli: ResolvedCli, launch: Throwa
     return {
       cliVersion: cli.version,
       binaryPath: cli.binaryPath,
-      apiVersion: version ? CODEX_API : undefined,
-      protocolVersion: version,
+      facts: (version ? { codexVersion: version } : {}) as VersionFacts,
       details: { userAgent: init.userAgent },
     };
   });

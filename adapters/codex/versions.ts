@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import semver from 'semver';
+import type { CliDescriptor, ResolvedCli, VersionFacts } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 
 /**
@@ -87,4 +88,38 @@ export function lookupCodexVersion(version: string): CodexVersionFacts | undefin
   const parsed = semver.parse(version);
   if (!parsed || parsed.prerelease.length > 0) return undefined;
   return FACTS_BY_MINOR.get(`${parsed.major}.${parsed.minor}`);
+}
+
+/**
+ * What the adapter declares about the codex CLI: one package name (`@openai/codex`) whose
+ * platform builds are prerelease versions (`0.171.0-linux-x64`, static musl builds on Linux), the
+ * binary under `vendor/<target triple>/bin/`. Core's resolver finds, installs and checks it.
+ */
+export const CODEX_CLI: CliDescriptor = {
+  adapter: 'codex',
+  displayName: 'codex',
+  executable: 'codex',
+  packages: Object.fromEntries(Object.keys(PLATFORMS).map((key) => [key, { name: CODEX_PACKAGE }])),
+  binPath: (platform, arch) => codexBinPath(platform, arch),
+  packageVersion: (version, target) => codexPackageVersion(version, target.platform, target.arch),
+  parseVersion: parseCodexVersion,
+  versionFacts: (version) => (lookupCodexVersion(version) ? { codexVersion: version } : undefined),
+};
+
+/**
+ * Codex's version facts are what its app-server announces: the version in its user agent, as
+ * `codexVersion`. It must be the version the binary printed for `--version` and, for a qualified
+ * version, the recorded one.
+ */
+export function checkCodexFacts(announced: VersionFacts, expected: ResolvedCli['expected'], cliVersion: string): string[] {
+  const version = announced.codexVersion;
+  if (!version || !semver.valid(version)) return [`codex version ${JSON.stringify(version ?? null)} is missing or malformed`];
+  if (version !== cliVersion) return [`codex announces ${version}, but the binary printed ${cliVersion} for --version`];
+  const recorded = expected?.facts.codexVersion;
+  if (expected && recorded !== version) {
+    return [
+      `codex ${version}, but the ${expected.qualifiedBy === 'table' ? 'built-in table' : 'lock file'} records ${recorded ?? '(none)'} for ${cliVersion}`,
+    ];
+  }
+  return [];
 }

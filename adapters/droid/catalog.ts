@@ -32,7 +32,7 @@ export async function listDroidCatalog(
   const child = await launch(describeDroidLaunch(config, cli, { cwd: workdir, settings }), settings.files);
   const conn = createConnection(
     child.transport,
-    createDroidEnvelope({ protocolVersion: cli.expected?.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),
+    createDroidEnvelope({ protocolVersion: cli.expected?.facts.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),
     { defaultTimeoutMs: config.requestTimeoutMs, idPrefix: 'catalog-' },
   );
   try {

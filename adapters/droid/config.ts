@@ -201,6 +201,10 @@ export const DroidMcpServerSchema = z
   });
 
 export const DroidConfigSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Use this adapter (default: true); a disabled adapter is never probed, installed or reported.'),
   cli: DroidCliSchema.prefault({}).describe('Which droid binary to run.'),
   model: z.string().min(1).default('inherit').describe('Default model of new sessions; "inherit" keeps droid\'s own default.'),
   effort: z.enum(DROID_EFFORTS).default('high').describe('Default reasoning effort of new sessions.'),

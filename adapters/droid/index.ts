@@ -1,7 +1,7 @@
 import { ADAPTER_CONTRACT_VERSION, type Adapter } from '../../core/adapter.js';
 import { droidCatalog } from './catalog.js';
 import { droidImporter } from './import/index.js';
-import { resolveDroidCli } from './cli-source.js';
+import { DROID_CLI } from './cli-source.js';
 import { DroidConfigSchema, type DroidConfig } from './config.js';
 import { droidConfigNotes, droidEndpointNotes } from './diagnose.js';
 
@@ -11,13 +11,15 @@ import { DROID_LIMITATIONS } from './native-permissions.js';
 import { probeDroid } from './probe.js';
 import { skippedPlugins } from './session-params.js';
 import { DroidSession } from './session.js';
+import { checkDroidFacts } from './versions.js';
 
 /** The droid adapter: Factory's `droid` CLI over its native stream-jsonrpc protocol. */
 export const droidAdapter: Adapter<DroidConfig> = {
   contractVersion: ADAPTER_CONTRACT_VERSION,
   name: 'droid',
   configSchema: DroidConfigSchema,
-  apiVersion: '1.0.0',
+  cli: DROID_CLI,
+  checkVersionFacts: checkDroidFacts,
   // Steering is interrupt-and-resume by the orchestrator, not a message into the live turn.
   capabilities: {
     resume: 'load',
@@ -27,16 +29,7 @@ export const droidAdapter: Adapter<DroidConfig> = {
     authoritativeCatalog: true,
     oneTurnPerProcess: false,
   },
-  prepare: (config, ctx) =>
-    resolveDroidCli(config.cli, {
-      services: ctx.services,
-      cacheDir: ctx.cacheDir,
-      lock: ctx.lock,
-      env: process.env,
-      ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.install === undefined ? {} : { install: ctx.install }),
-    }),
+  prepare: (config, ctx) => ctx.services.resolveCli(config.cli, DROID_CLI, ctx),
   open: (config, spec, io) => new DroidSession(config, spec, io),
   probe: probeDroid,
   diagnoseOnline: droidEndpointNotes,

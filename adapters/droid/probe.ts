@@ -19,7 +19,7 @@ export async function probeDroid(config: DroidConfig, cli: ResolvedCli, launch: 
   const child = await launch(describeDroidLaunch(config, cli, { cwd: workdir, settings, credentials: false }), settings.files);
   const conn = createConnection(
     child.transport,
-    createDroidEnvelope({ protocolVersion: cli.expected?.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),
+    createDroidEnvelope({ protocolVersion: cli.expected?.facts.protocolVersion ?? DEFAULT_PROTOCOL_FOR_PROBE }),
     { defaultTimeoutMs: config.startupTimeoutMs, idPrefix: 'probe-' },
   );
   let announced: { apiVersion?: string | undefined; protocolVersion?: string | undefined } | undefined;
@@ -40,8 +40,10 @@ export async function probeDroid(config: DroidConfig, cli: ResolvedCli, launch: 
     return {
       cliVersion: cli.version,
       binaryPath: cli.binaryPath,
-      apiVersion: announced?.apiVersion,
-      protocolVersion: announced?.protocolVersion,
+      facts: {
+        ...(announced?.apiVersion ? { apiVersion: announced.apiVersion } : {}),
+        ...(announced?.protocolVersion ? { protocolVersion: announced.protocolVersion } : {}),
+      },
       details: { availableModels: init.availableModels?.length ?? 0 },
     };
   } catch (error) {

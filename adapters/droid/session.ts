@@ -25,6 +25,7 @@ import { NATIVE_AUTONOMY, workspaceAllowlist } from './native-permissions.js';
 import { composeDroidSettings, type ComposedSettings } from './settings.js';
 import { isTransportFailure, OBSERVED_TYPES } from './degrade.js';
 import { ONESHOT_NOTE, OneShotTurns } from './oneshot-turn.js';
+import { droidProtocolFacts } from './versions.js';
 
 const API_VERSION = '1.0.0';
 
@@ -262,6 +263,16 @@ export class DroidSession implements AdapterSession {
     return this.#child && !this.#exit ? this.#child.pid : undefined;
   }
 
+  /** Starts droid and negotiates the session without a prompt (prewarming); a failed start closes it. */
+  async start(): Promise<void> {
+    try {
+      await this.#start();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
   async interrupt(): Promise<void> {
     // A one-shot droid has no interrupt request: the process is stopped.
     if (this.#mode === 'oneshot') return this.#oneShot.stop('cancel');
@@ -305,7 +316,7 @@ export class DroidSession implements AdapterSession {
   }
 
   async #doStart(): Promise<void> {
-    const expected = this.#spec.cli.expected;
+    const expected = droidProtocolFacts(this.#spec.cli.expected?.facts);
     if (!expected) {
       throw new OneWorksError(
         'protocol_mismatch',

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import semver from 'semver';
-import type { ProbeResult, ResolvedCli } from '../../core/adapter.js';
+import type { Adapter, ProbeResult, ResolvedCli } from '../../core/adapter.js';
 import { collectSecrets, recordProbe, setYamlValue } from '../../core/config/index.js';
 import { OneWorksError } from '../../core/errors.js';
 import { probeCli } from '../../core/session/index.js';
 import { CONFIG_SCHEMA, createContext, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { formatVersionFacts } from '../version-facts.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 
 interface CliBlock {
@@ -30,7 +31,7 @@ export function registerAdapterCommands(program: Command, run: (body: CommandBod
 
   adapters
     .command('list')
-    .description("show each adapter's selected CLI: source, path, version, protocol and qualification")
+    .description("show each enabled adapter's selected CLI: source, path, version, version facts and qualification")
     .action(withCtx((ctx) => listAdapters(ctx)));
   adapters
     .command('which')
@@ -75,8 +76,7 @@ function describe(cli: ResolvedCli): Record<string, unknown> {
     path: cli.binaryPath,
     version: cli.version,
     range: cli.range,
-    apiVersion: cli.expected?.apiVersion ?? null,
-    protocolVersion: cli.expected?.protocolVersion ?? null,
+    facts: cli.expected?.facts ?? null,
     status: qualification(cli),
   };
 }
@@ -84,13 +84,14 @@ function describe(cli: ResolvedCli): Record<string, unknown> {
 async function listAdapters(ctx: CliContext): Promise<number> {
   let failed = false;
   for (const name of ctx.enabledAdapters()) {
-    const block = (ctx.adapterConfig(name) as { cli: CliBlock }).cli;
+    // A process harness has no cli block: its command is its CLI.
+    const block = (ctx.adapterConfig(name) as { cli?: CliBlock }).cli ?? { source: 'path', version: '-' };
     try {
       const cli = await prepare(ctx, name, ctx.adapterConfig(name), false);
       ctx.out.result(
         { adapter: name, ...describe(cli) },
         () =>
-          `${name}  ${cli.source}  ${cli.version}  protocol ${cli.expected?.protocolVersion ?? '?'}  ${qualification(cli)}\n  ${cli.binaryPath}`,
+          `${name}  ${cli.source}  ${cli.version}  ${cli.expected ? formatVersionFacts(cli.expected.facts) : 'facts unknown'}  ${qualification(cli)}\n  ${cli.binaryPath}`,
       );
     } catch (error) {
       failed = true;
@@ -128,17 +129,9 @@ async function installAdapter(ctx: CliContext, name: string): Promise<number> {
   return EXIT.ok;
 }
 
-function compare(cli: ResolvedCli, probe: ProbeResult, apiVersion: string): { ok: boolean; problems: string[] } {
-  const problems: string[] = [];
-  if (!probe.apiVersion) problems.push('no API version announced');
-  else if (probe.apiVersion !== apiVersion) problems.push(`API version ${probe.apiVersion}, expected ${apiVersion}`);
-  if (!probe.protocolVersion || !semver.valid(probe.protocolVersion))
-    problems.push(`protocol version ${JSON.stringify(probe.protocolVersion ?? null)} is missing or malformed`);
-  else if (cli.expected && cli.expected.protocolVersion !== probe.protocolVersion) {
-    problems.push(
-      `protocol ${probe.protocolVersion}, but the ${cli.expected.qualifiedBy === 'table' ? 'built-in table' : 'lock file'} records ${cli.expected.protocolVersion} for ${cli.version}`,
-    );
-  }
+// The adapter checks its own version facts; One Works never assumes one CLI's versions.
+function compare(adapter: Adapter<unknown>, cli: ResolvedCli, probe: ProbeResult): { ok: boolean; problems: string[] } {
+  const problems = adapter.checkVersionFacts(probe.facts, cli.expected, cli.version);
   return { ok: problems.length === 0, problems };
 }
 
@@ -146,12 +139,12 @@ async function probeAdapter(ctx: CliContext, name: string): Promise<number> {
   const config = ctx.adapterConfig(name);
   const cli = await prepare(ctx, name, config, true);
   const probe = await probeCli(ctx.adapter(name), config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
-  const verdict = compare(cli, probe, ctx.adapter(name).apiVersion ?? '1.0.0');
+  const verdict = compare(ctx.adapter(name), cli, probe);
   ctx.out.result(
     {
       adapter: name,
       ...describe(cli),
-      announced: { apiVersion: probe.apiVersion ?? null, protocolVersion: probe.protocolVersion ?? null },
+      announced: probe.facts,
       details: probe.details,
       ok: verdict.ok,
       problems: verdict.problems,
@@ -159,8 +152,8 @@ async function probeAdapter(ctx: CliContext, name: string): Promise<number> {
     () =>
       [
         `${name} ${cli.version} (${cli.source}) at ${cli.binaryPath}`,
-        `  announced: API ${probe.apiVersion ?? '(none)'}, protocol ${probe.protocolVersion ?? '(none)'}`,
-        `  expected:  ${cli.expected ? `API ${cli.expected.apiVersion}, protocol ${cli.expected.protocolVersion} (${qualification(cli)})` : 'unknown version: not in the table or one-works.lock'}`,
+        `  announced: ${formatVersionFacts(probe.facts)}`,
+        `  expected:  ${cli.expected ? `${formatVersionFacts(cli.expected.facts)} (${qualification(cli)})` : 'unknown version: not in the table or one-works.lock'}`,
         verdict.ok
           ? cli.expected
             ? '  match'
@@ -189,14 +182,13 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
   const config = { ...current, cli: cliBlock };
   const cli = await prepare(ctx, name, config, true);
   const probe = await probeCli(ctx.adapter(name), config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
-  const verdict = compare(cli, probe, ctx.adapter(name).apiVersion ?? '1.0.0');
+  const verdict = compare(ctx.adapter(name), cli, probe);
   if (!verdict.ok) {
     throw new OneWorksError('probe_failed', `upgrade to ${name} ${version} refused, nothing changed: ${verdict.problems.join('; ')}`);
   }
   // Only after a passing probe: the lock first (so the new pin is never unqualified), then the YAML.
   await recordProbe(ctx.lockPath, name, cli.version, {
-    apiVersion: probe.apiVersion!,
-    protocolVersion: probe.protocolVersion!,
+    facts: { ...probe.facts },
     ...(cli.package ? { integrity: cli.package.integrity, package: cli.package.name } : {}),
     probedAt: new Date().toISOString(),
   });
@@ -208,13 +200,13 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
       adapter: name,
       from: current.cli.version,
       to: version,
-      protocolVersion: probe.protocolVersion,
+      facts: probe.facts,
       config: ctx.configPath,
       lock: ctx.lockPath,
     },
     () =>
       [
-        `${name} upgraded ${current.cli.version} → ${version} (protocol ${probe.protocolVersion})`,
+        `${name} upgraded ${current.cli.version} → ${version} (${formatVersionFacts(probe.facts)})`,
         `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${movedRange ? ` (range set to ${minorRange(version)}: the old one excluded the new pin)` : ''}`,
         `  ${ctx.lockPath}: probe recorded`,
       ].join('\n'),

@@ -5,7 +5,7 @@ import { AutonomySchema } from '../../core/store/index.js';
 import { OneWorksError } from '../../core/errors.js';
 import { compareTable } from '../compare/compare-table.js';
 import { runCompare, type CompareEntry, type CompareReport } from '../compare/run-compare.js';
-import { ADAPTERS, createContext, type CliContext } from '../context.js';
+import { ADAPTER_NAMES, createContext, type CliContext } from '../context.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
@@ -38,7 +38,7 @@ export function registerCompareCommand(program: Command, run: (body: CommandBody
     .argument('<prompt>', 'what to ask every agent')
     .option(
       '--adapters <names>',
-      `comma-separated adapters (default: every adapter the config enables; known: ${Object.keys(ADAPTERS).join(', ')})`,
+      `comma-separated adapters (default: every adapter the config enables; known: ${ADAPTER_NAMES.join(', ')})`,
     )
     .option('--models <ids>', 'comma-separated models of one adapter (one session per model)')
     .option('--check <command>', 'a shell command run in each worktree afterwards, under the same sandbox (e.g. "npm test")')

@@ -12,6 +12,7 @@ import { FileStore } from '../../core/store/index.js';
 import { CONFIG_SCHEMA, createContext, type CliContext } from '../context.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { serverStatus } from './server.js';
+import { formatVersionFacts } from '../version-facts.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 
 interface Check {
@@ -101,7 +102,7 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
     });
     if (!cli.expected) {
       checks.push({
-        name: `${name} protocol`,
+        name: `${name} version facts`,
         ok: false,
         detail: `${cli.version} is not qualified (table) or probed (one-works.lock); run \`one-works adapters upgrade ${name} ${cli.version}\``,
         exit: EXIT.agent,
@@ -110,16 +111,16 @@ async function adapterChecks(ctx: CliContext): Promise<Check[]> {
     }
     try {
       const probe = await probeCli(adapter, config, cli, collectSecrets(CONFIG_SCHEMA, ctx.config));
-      const ok = probe.apiVersion === cli.expected.apiVersion && probe.protocolVersion === cli.expected.protocolVersion;
+      const problems = adapter.checkVersionFacts(probe.facts, cli.expected, cli.version);
       checks.push({
-        name: `${name} protocol`,
-        ok,
-        detail: `announced API ${probe.apiVersion ?? '(none)'} / protocol ${probe.protocolVersion ?? '(none)'}; expected ${cli.expected.apiVersion} / ${cli.expected.protocolVersion} (${cli.expected.qualifiedBy})`,
+        name: `${name} version facts`,
+        ok: problems.length === 0,
+        detail: `announced ${formatVersionFacts(probe.facts)}; expected ${formatVersionFacts(cli.expected.facts)} (${cli.expected.qualifiedBy})${problems.length > 0 ? `: ${problems.join('; ')}` : ''}`,
         exit: EXIT.agent,
       });
     } catch (error) {
       checks.push({
-        name: `${name} protocol`,
+        name: `${name} version facts`,
         ok: false,
         detail: error instanceof Error ? error.message : String(error),
         exit: isOneWorksError(error) ? exitCodeFor(error.code) : EXIT.agent,

@@ -10,20 +10,25 @@ import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { openStore } from '../state.js';
 
-/**
- * Housekeeping that people look for: `sessions archive|rm SESSION` and `adapters prune`. Added
- * to the `sessions` and `adapters` command groups, which must be registered first.
- */
-export function registerHousekeepingCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
-  const group = (name: string): Command => {
-    const found = program.commands.find((c) => c.name() === name);
-    if (!found) throw new Error(`register the ${name} commands before the housekeeping ones`);
-    return found;
-  };
-  const withCtx = (cmd: Command, body: (ctx: CliContext) => Promise<number>): Promise<void> =>
-    run(async () => body(await createContext(cmd.optsWithGlobals<GlobalOptions>())));
+// The command group `name`, which must be registered first.
+function group(program: Command, name: string): Command {
+  const found = program.commands.find((c) => c.name() === name);
+  if (!found) throw new Error(`register the ${name} commands before the housekeeping ones`);
+  return found;
+}
 
-  group('sessions')
+// Runs `body` with a context; `adapters: false` for commands that only touch the state.
+function withContext(
+  run: (body: CommandBody) => Promise<void>,
+  adapters: boolean,
+): (cmd: Command, body: (ctx: CliContext) => Promise<number>) => Promise<void> {
+  return (cmd, body) => run(async () => body(await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters })));
+}
+
+/** Housekeeping that people look for: `sessions archive|rm SESSION`, added to the `sessions` group. */
+export function registerSessionHousekeeping(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  const withCtx = withContext(run, false);
+  group(program, 'sessions')
     .command('archive')
     .description('hide a session from `sessions` (shown again with --all); nothing is deleted')
     .argument('<id>', 'session id')
@@ -38,7 +43,7 @@ export function registerHousekeepingCommands(program: Command, run: (body: Comma
         return EXIT.ok;
       }),
     );
-  group('sessions')
+  group(program, 'sessions')
     .command('rm')
     .description('delete a session: its record, event log and session HOME (refused while it has a live or queued turn)')
     .argument('<id>', 'session id')
@@ -52,7 +57,12 @@ export function registerHousekeepingCommands(program: Command, run: (body: Comma
         return EXIT.ok;
       }),
     );
-  group('adapters')
+}
+
+/** `adapters prune`, added to the `adapters` group. */
+export function registerAdapterHousekeeping(program: Command, run: (body: CommandBody) => Promise<void>): void {
+  const withCtx = withContext(run, true);
+  group(program, 'adapters')
     .command('prune')
     .description('remove cached CLI versions that neither the config nor one-works.lock pins; prints what it removes and the bytes freed')
     .option('--dry-run', 'only print what would be removed')

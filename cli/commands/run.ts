@@ -134,6 +134,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
     cacheDir: ctx.cacheDir,
     lock: await ctx.lockEntries(adapterName),
     onProgress: ctx.progress,
+    // The binary's version as the last check of this very file found it: no extra CLI start per turn.
+    reuseVersionCheck: true,
   });
   // Model and effort are resolved and checked by the orchestrator when it accepts the turn
   // (launch-settings.ts): its refusals reach this command with their codes, its notes as events.

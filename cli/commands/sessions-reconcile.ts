@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
-import { RECONCILED_STATUSES, reconcileInStore, recoverInterruptedRuns, type ReconcileRequest } from '../../core/session/index.js';
+import { RECONCILED_STATUSES, reconcileInStore, type ReconcileRequest } from '../../core/session/reconcile.js';
+import { recoverInterruptedRuns } from '../../core/session/recover.js';
 import { createContext } from '../context.js';
 import { tryConnect } from '../daemon/client.js';
 import { socketPath } from '../daemon/wire.js';
@@ -28,7 +29,7 @@ export function registerReconcileCommand(sessions: Command, run: (body: CommandB
     .option('-n, --note <text>', 'why, in your words (kept in the run.reconciled event)')
     .action((sessionId: string, runId: string, flags: { status: ReconcileRequest['status']; note?: string }, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         const request: ReconcileRequest = { sessionId, runId, status: flags.status, ...(flags.note ? { note: flags.note } : {}) };
         let state: string;
         const client = await tryConnect(socketPath(ctx.stateDir));

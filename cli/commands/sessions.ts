@@ -19,7 +19,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
   const sessions = program.command('sessions').description('list and show recorded sessions');
   const list = (cmd: Command): Promise<void> =>
     run(async () => {
-      const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+      const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
       const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
       const store = await openStore(ctx, { own: false });
       const scan = await store.scanSessions();
@@ -59,7 +59,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .argument('<id>', 'session id')
     .action((id: string, _o: unknown, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         const store = await openStore(ctx, { own: false });
         const recorded = await store.readSession(id);
         const [r = recorded] = await asRecovered(ctx.stateDir, store, [recorded]);
@@ -77,7 +77,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .option('-f, --follow', 'wait for new events until interrupted')
     .action((id: string, flags: { follow?: boolean }, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         const store = await openStore(ctx, { own: false });
         await store.readSession(id);
         const render = ctx.out.json ? (e: RuntimeEvent) => ctx.out.record(e) : eventLine(ctx.out);

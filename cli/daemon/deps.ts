@@ -47,6 +47,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
           cacheDir: ctx.cacheDir,
           lock: await ctx.lockEntries(adapterName),
           onProgress: () => undefined,
+          reuseVersionCheck: true,
         }))();
       prepared.set(adapterName, cli);
       cli.catch(() => prepared.delete(adapterName));
@@ -66,7 +67,9 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       keepWarmMs: orchestrator.keepWarmMs,
       maxWarmAgents: orchestrator.maxWarmAgents,
       maxWarmMemoryBytes: orchestrator.maxWarmMemoryMb * 2 ** 20,
+      prewarm: orchestrator.prewarm,
     },
+    log: (message) => out.info(message),
     approvedRoots: ctx.approvedRoots,
     approvalSource: { configKey: 'workspaces.approved', ...(ctx.configPath ? { configPath: ctx.configPath } : {}) },
     secrets,
@@ -82,6 +85,7 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       };
     },
     adapterNames: () => ctx.enabledAdapters(),
+    defaultAdapter: ctx.defaultAdapter,
     importerFor: (adapterName) => {
       block(adapterName);
       return ctx.adapter(adapterName).importer;

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { INHERITED_ENV_VARS, PRESENTATION_ENV_VARS } from '../../core/process/index.js';
+import { INHERITED_ENV_VARS, PRESENTATION_ENV_VARS } from '../../core/process/env.js';
 import type { CliContext } from '../context.js';
 
 /** What the fingerprint is computed from. */

@@ -7,6 +7,7 @@ import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../..
 import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
+import { watchConfigFile } from './config-watch.js';
 import { serverDeps } from './deps.js';
 import { EscalationRouter } from './escalations.js';
 import { serverIdentity } from './fingerprint.js';
@@ -78,6 +79,19 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       throw error;
     });
     out.info(`orchestrator serving ${ctx.stateDir} on ${server.socketPath} (pid ${process.pid})`);
+    // An edited config: the agents started with the old one go at once, none is prewarmed any
+    // more, and the next command (whose fingerprint differs) restarts or refuses this server.
+    const unwatch = ctx.configPath
+      ? watchConfigFile(ctx.configPath, () => {
+          out.info(
+            `${ctx.configPath} changed: warm and prewarmed agents are closed (config_changed); ` +
+              (options.auto
+                ? 'the next command restarts this background orchestrator with the new config'
+                : 'restart `one-works serve` to apply the new config (commands refuse this server until then)'),
+          );
+          void orchestrator.drainWarmAgents('config_changed');
+        })
+      : () => undefined;
     const signalled = new Promise<string>((resolve) => {
       if (shutdown.signal.aborted) resolve('signal');
       shutdown.signal.addEventListener('abort', () => resolve(String(shutdown.signal.reason ?? 'signal')), { once: true });
@@ -87,6 +101,7 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       signalled.then((reason) => ({ idle: false, reason })),
       stopRequested.then((reason) => ({ idle: false, reason })),
     ]);
+    unwatch();
     out.info(`orchestrator stopping (${why.reason === 'idle' ? `idle for ${idleExitMs} ms` : why.reason})`);
     if (why.idle) {
       // Nothing to finish: stop listening first, so that a client arriving now reaches no

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import type { ToolOrchestrator } from './tool.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS, MAX_PROMPT_LENGTH, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
 import { AutonomySchema } from './schemas.js';
 
@@ -50,3 +51,17 @@ export const LabelsInput = z
   .array(z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN))
   .max(MAX_LABELS)
   .describe('labels (One Works metadata; sent to droid as session tags at creation)');
+
+/** An adapter name; left out: the orchestrator's default (`defaults.adapter`, else droid). */
+export const AdapterInput = z
+  .string()
+  .min(1)
+  .max(64)
+  .optional()
+  .describe("the agent adapter (default: the config's defaults.adapter, else droid)");
+
+/** The adapter a tool call named, else the one the orchestrator's config makes the default. */
+export async function adapterOrDefault(orchestrator: Pick<ToolOrchestrator, 'info'>, adapter: string | undefined): Promise<string> {
+  if (adapter !== undefined) return adapter;
+  return (await orchestrator.info()).defaultAdapter ?? 'droid';
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SessionIdInput } from './inputs.js';
+import { AdapterInput, adapterOrDefault, SessionIdInput } from './inputs.js';
 import { AutonomySchema, CatalogModelOutSchema, UsageOutSchema } from './schemas.js';
 import { defineTool, type AnyMcpTool } from './tool.js';
 
@@ -46,10 +46,11 @@ export const INFO_TOOLS: readonly AnyMcpTool[] = [
     name: 'models',
     description:
       "The models an adapter's CLI offers right now (live catalog, cached briefly), with the reasoning efforts each accepts. Pass a model id to create_session or send_message.",
-    input: z.strictObject({ adapter: z.string().min(1).max(64).default('droid').describe('the adapter whose models to list') }),
+    input: z.strictObject({ adapter: AdapterInput }),
     output: z.object({ adapter: z.string(), models: z.array(CatalogModelOutSchema) }),
     readOnly: true,
-    async run(orchestrator, { adapter }) {
+    async run(orchestrator, args) {
+      const adapter = await adapterOrDefault(orchestrator, args.adapter);
       const models = await orchestrator.models(adapter);
       const text = models
         .map((m) => `${m.id}${m.disabled ? ' (disabled)' : ''}${m.efforts.length ? ` efforts: ${m.efforts.join('/')}` : ''}`)

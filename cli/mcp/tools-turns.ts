@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
 import { MAX_WAIT_SECONDS } from './limits.js';
-import { LabelsInput, PromptInput, RequestKeyInput, SessionIdInput, SettingsInput, TitleInput, WorkspaceInput } from './inputs.js';
+import {
+  AdapterInput,
+  adapterOrDefault,
+  LabelsInput,
+  PromptInput,
+  RequestKeyInput,
+  SessionIdInput,
+  SettingsInput,
+  TitleInput,
+  WorkspaceInput,
+} from './inputs.js';
 import { SessionSummaryOutSchema, TurnHandleOutSchema, WaitOutSchema } from './schemas.js';
 import { handleText, summaryText } from './text.js';
 import { defineTool, type AnyMcpTool } from './tool.js';
@@ -16,7 +26,7 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
       requestKey: RequestKeyInput,
       workspace: WorkspaceInput,
       prompt: PromptInput,
-      adapter: z.string().min(1).max(64).default('droid').describe('the agent adapter'),
+      adapter: AdapterInput,
       ...SettingsInput,
       title: TitleInput.optional(),
       labels: LabelsInput.optional(),
@@ -30,11 +40,11 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
     }),
     output: TurnHandleOutSchema,
     readOnly: false,
-    async run(orchestrator, { worktree, base, ...args }) {
+    async run(orchestrator, { worktree, base, adapter, ...args }) {
       if (base !== undefined && worktree !== true) throw new OneWorksError(ERROR_CODES.USAGE, 'base only applies with worktree: true');
       const isolation =
         worktree === true ? { worktree: base === undefined ? {} : { base } } : worktree === false ? { worktree: false as const } : {};
-      const handle = await orchestrator.createSession({ ...args, ...isolation });
+      const handle = await orchestrator.createSession({ ...args, adapter: await adapterOrDefault(orchestrator, adapter), ...isolation });
       return { result: handle, text: handleText(handle) };
     },
   }),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
 import { reportCompare, runCompare, type CompareReport } from '../compare/run-compare.js';
 import { compareTable } from '../compare/compare-table.js';
-import { PromptInput, SessionIdInput, WorkspaceInput } from './inputs.js';
+import { adapterOrDefault, PromptInput, SessionIdInput, WorkspaceInput } from './inputs.js';
 import { MAX_WAIT_SECONDS } from './limits.js';
 import { SessionSummaryOutSchema } from './schemas.js';
 import { summaryText } from './text.js';
@@ -120,7 +120,11 @@ export const WORKTREE_TOOLS: readonly AnyMcpTool[] = [
     input: z.strictObject({
       workspace: WorkspaceInput.optional().describe('absolute path of a directory of the repository; required unless sessions is given'),
       prompt: PromptInput.optional().describe('what to ask every agent; required unless sessions is given'),
-      adapters: z.array(z.string().min(1).max(64)).max(8).optional().describe('adapters to compare (default: droid)'),
+      adapters: z
+        .array(z.string().min(1).max(64))
+        .max(8)
+        .optional()
+        .describe("adapters to compare (default: every enabled adapter; with models: the config's defaults.adapter, else droid)"),
       models: z.array(z.string().min(1).max(200)).max(8).optional().describe('models of one adapter to compare, one session each'),
       check: z
         .string()
@@ -156,7 +160,9 @@ export const WORKTREE_TOOLS: readonly AnyMcpTool[] = [
         report = await reportCompare(orchestrator, args.sessions, { check: args.check, ...timing });
       } else {
         if (!args.workspace || !args.prompt) throw usage('compare needs workspace and prompt (or sessions)');
-        const adapters = args.adapters ?? ['droid'];
+        const adapters =
+          args.adapters ??
+          (args.models ? [await adapterOrDefault(orchestrator, undefined)] : (await orchestrator.info()).adapters.map((a) => a.name));
         if (args.models && adapters.length !== 1) throw usage('models compares the models of one adapter; give at most one adapter');
         const entries = args.models
           ? args.models.map((model) => ({ adapter: adapters[0]!, model }))

@@ -8,19 +8,33 @@ import { writeFileAtomic } from './atomic-write.js';
 /** The lock file's name; it lives next to one-works.yaml. */
 export const LOCK_FILE_NAME = 'one-works.lock';
 
-/** What an upgrade probe recorded about one CLI version. */
+/** What an upgrade probe recorded about one CLI version: the version facts the adapter defines. */
 export const LockEntrySchema = z.strictObject({
-  apiVersion: z.string().min(1),
-  protocolVersion: z.string().min(1),
+  facts: z.record(z.string(), z.string().min(1)),
   integrity: z.string().min(1).optional(),
   package: z.string().min(1).optional(),
   probedAt: z.iso.datetime({ offset: true }),
 });
 
-/** `one-works.lock`: adapter name → CLI version → probe record. */
+// Lock files written before version facts were per adapter (lockfileVersion 1) hold droid's
+// pair at the top of each entry; they are read as facts with those two keys.
+const LegacyLockEntrySchema = z
+  .strictObject({
+    apiVersion: z.string().min(1),
+    protocolVersion: z.string().min(1),
+    integrity: z.string().min(1).optional(),
+    package: z.string().min(1).optional(),
+    probedAt: z.iso.datetime({ offset: true }),
+  })
+  .transform(({ apiVersion, protocolVersion, ...rest }) => ({ facts: { apiVersion, protocolVersion }, ...rest }));
+
+/** The lock format this version writes. */
+export const LOCKFILE_VERSION = 2;
+
+/** `one-works.lock`: adapter name → CLI version → probe record (version 1 files are read too). */
 export const LockFileSchema = z.strictObject({
-  lockfileVersion: z.literal(1),
-  adapters: z.record(z.string(), z.record(z.string(), LockEntrySchema)),
+  lockfileVersion: z.union([z.literal(1), z.literal(LOCKFILE_VERSION)]).transform(() => LOCKFILE_VERSION),
+  adapters: z.record(z.string(), z.record(z.string(), z.union([LockEntrySchema, LegacyLockEntrySchema]))),
 });
 
 export type LockEntry = z.output<typeof LockEntrySchema>;
@@ -42,7 +56,7 @@ export async function readLock(path: string): Promise<LockFile> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { lockfileVersion: 1, adapters: {} };
+    if (code === 'ENOENT') return { lockfileVersion: LOCKFILE_VERSION, adapters: {} };
     throw new OneWorksError('config_not_found', `cannot read lock file ${path}: ${code ?? String(error)}`, { cause: error });
   }
   let json: unknown;
@@ -69,7 +83,7 @@ export async function recordProbe(path: string, adapter: string, version: string
   const checked = LockEntrySchema.parse(entry);
   const lock = await readLock(path);
   const next: LockFile = {
-    lockfileVersion: 1,
+    lockfileVersion: LOCKFILE_VERSION,
     adapters: { ...lock.adapters, [adapter]: { ...lock.adapters[adapter], [version]: checked } },
   };
   await writeFileAtomic(path, serializeLock(next));
@@ -88,8 +102,9 @@ export function serializeLock(lock: LockFile): string {
     const versions = lock.adapters[name] ?? {};
     const ordered: Record<string, LockEntry> = {};
     for (const version of Object.keys(versions).sort(compareVersions)) {
-      const { apiVersion, protocolVersion, integrity, package: pkg, probedAt } = versions[version]!;
-      ordered[version] = { apiVersion, protocolVersion, integrity, package: pkg, probedAt };
+      const { facts, integrity, package: pkg, probedAt } = versions[version]!;
+      const sortedFacts = Object.fromEntries(Object.entries(facts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      ordered[version] = { facts: sortedFacts, integrity, package: pkg, probedAt };
     }
     adapters[name] = ordered;
   }

@@ -98,6 +98,15 @@ export const OrchestratorSchema = z
       .min(1)
       .default(2048)
       .describe('Resident memory of the warm agents together at most, in MB; the least recently used is closed first.'),
+    prewarm: z
+      .number()
+      .int()
+      .min(0)
+      .max(8)
+      .default(0)
+      .describe(
+        'Agents kept started and negotiated ahead of the next new session like the most recent one (same adapter, workspace and settings; no worktree, title or labels), so that its `run` skips spawn and handshake; each one not used within keepWarmMs is closed (0: none).',
+      ),
   })
   .prefault({})
   .describe('Admission and timing limits.');
@@ -183,9 +192,11 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
     sandbox: SandboxSchema,
     defaults: z
       .strictObject({
-        adapter: (z.enum(Object.keys(adapterSchemas) as [string, ...string[]]) as z.ZodType<string>)
+        adapter: defaultAdapterSchema(Object.keys(adapterSchemas))
           .optional()
-          .describe('The adapter of run, submit, models and create_session when none is named (default: droid).'),
+          .describe(
+            'The adapter of run, submit, models and create_session when none is named (default: droid); a named instance of one is <adapter>:<name> (process:<harness>).',
+          ),
       })
       .prefault({})
       .describe('Defaults of commands and tools.'),
@@ -194,4 +205,13 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
       .prefault({} as never)
       .describe('One block per adapter.'),
   });
+}
+
+// An adapter name, or `<adapter>:<name>` for a named instance an adapter declares (process:<harness>).
+function defaultAdapterSchema(names: string[]): z.ZodType<string> {
+  return z
+    .string()
+    .refine((value) => names.includes(value) || names.some((name) => value.startsWith(`${name}:`) && value.length > name.length + 1), {
+      message: `expected one of ${names.join(', ')} (or <adapter>:<name>)`,
+    });
 }

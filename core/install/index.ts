@@ -11,5 +11,6 @@ export { INSTALL_MARKER, readInstallMarker } from './install-marker.js';
 export { formatProgress, PROGRESS_INTERVAL_MS } from './progress.js';
 export type { FetchOptions } from './registry-client.js';
 export { createPrepareServices } from './services.js';
-export { resolveCli } from './resolve-cli.js';
-export type { CliDescriptor, CliSelection, LocatedCli, ResolveCliOptions } from './resolve-cli.js';
+export { checkCliVersion, defaultCliRange, lookupVersionFacts, resolveCli } from './resolve-cli.js';
+export type { CheckCliVersionOptions } from './resolve-cli.js';
+export { detectAvx2, detectLibc, detectPlatform, selectPlatformPackage } from './platform.js';

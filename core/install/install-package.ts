@@ -63,7 +63,8 @@ export interface InstalledPackage {
  * version race, one rename wins and the others discard their copy and return the winner's.
  *
  * Errors: `install_not_found` (package or version absent, nearest versions listed),
- * `install_integrity` (digest mismatch or none published), `install_failed` (registry, network,
+ * `install_integrity` (digest mismatch or none published), `install_has_dependencies` (the
+ * version declares runtime `dependencies`; refused before any download), `install_failed` (registry, network,
  * unpacking or file-system failure), `request_cancelled`. Messages never contain auth tokens.
  */
 export async function installPackage(options: InstallPackageOptions): Promise<InstalledPackage> {

@@ -12,7 +12,10 @@ export const DistSchema = z.looseObject({
 /** The abbreviated packument, reduced to what an install reads. */
 export const PackumentSchema = z.looseObject({
   name: z.string(),
-  versions: z.record(z.string(), z.looseObject({ version: z.string(), dist: DistSchema })),
+  versions: z.record(
+    z.string(),
+    z.looseObject({ version: z.string(), dist: DistSchema, dependencies: z.record(z.string(), z.string()).optional() }),
+  ),
 });
 
 export type Packument = z.infer<typeof PackumentSchema>;
@@ -32,8 +35,10 @@ const NEAREST_COUNT = 3;
 
 /**
  * Picks exactly `version` out of a packument (no ranges, no dist-tags). Rejects with
- * `install_not_found` listing the nearest published versions when it is absent, and with
- * `install_integrity` when the registry publishes no `dist.integrity` for it.
+ * `install_not_found` listing the nearest published versions when it is absent,
+ * `install_has_dependencies` when it declares runtime `dependencies` (the installer unpacks one
+ * package and nothing else, so it would not run), and `install_integrity` when the registry
+ * publishes no `dist.integrity` for it.
  */
 export function selectVersion(raw: unknown, packageName: string, version: string): ResolvedVersion {
   const parsed = PackumentSchema.safeParse(raw);
@@ -50,6 +55,15 @@ export function selectVersion(raw: unknown, packageName: string, version: string
     throw new OneWorksError('install_not_found', `${packageName}@${version} is not published${listing}`, {
       data: { packageName, version, nearest },
     });
+  }
+  const dependencies = Object.entries(entry.dependencies ?? {});
+  if (dependencies.length > 0) {
+    const listed = dependencies.map(([name, range]) => `${name}@${range}`);
+    throw new OneWorksError(
+      'install_has_dependencies',
+      `${packageName}@${version} declares runtime dependencies (${listed.join(', ')}); One Works installs a single self-contained package and runs no install step, so it refuses one that would not run. Pin a version without dependencies, or use cli.source: system or path with a CLI installed by npm`,
+      { data: { packageName, version, dependencies: Object.fromEntries(dependencies) } },
+    );
   }
   if (!entry.dist.integrity) {
     throw new OneWorksError(

@@ -12,5 +12,6 @@ export function createPrepareServices(): PrepareServices {
       (await (await import('./install-marker.js')).readInstallMarker(dir, packageName, version)) !== undefined,
     readNpmConfig: async (options) => (await import('./npm-config.js')).readNpmConfig(options),
     runCommand: async (file, args, options) => (await import('../process/run-command.js')).runCommand(file, args, options),
+    resolveCli: async (selection, descriptor, ctx) => (await import('./resolve-cli.js')).resolveCli(selection, descriptor, ctx),
   };
 }

@@ -28,6 +28,8 @@ export interface OrchestratorContext {
   readonly slots: Map<string, SessionSlot>;
   /** Loads in flight, by session id, so that concurrent loads of one session share its slot. */
   readonly loading: Map<string, Promise<SessionSlot>>;
+  /** True for an id a prewarmed agent holds: no new session takes it. */
+  reserved(id: string): boolean;
   /** Wakes every waiter on orchestrator state (wait, waitForRun). */
   changed(): void;
   /** Starts every turn admission lets start now. */
@@ -57,11 +59,11 @@ export function newBook(ctx: OrchestratorContext, record: SessionRecord, lastSeq
   return new SessionBook({ store: ctx.deps.store, record, lastSeq, redactor: ctx.redactor, onChange: () => ctx.changed() });
 }
 
-/** A fresh session id (`s-` and 10 hex digits) that no slot and no stored session has. */
+/** A fresh session id (`s-` and 10 hex digits) that no slot, no stored session and no prewarmed agent has. */
 export async function newSessionId(ctx: OrchestratorContext): Promise<string> {
   for (;;) {
     const id = `s-${randomBytes(5).toString('hex')}`;
-    if (!ctx.slots.has(id) && !(await ctx.deps.store.hasSession(id))) return id;
+    if (!ctx.slots.has(id) && !ctx.reserved(id) && !(await ctx.deps.store.hasSession(id))) return id;
   }
 }
 

@@ -20,6 +20,8 @@ export const OrchestratorLimitsSchema = AdmissionLimitsSchema.extend({
   maxWarmAgents: z.number().int().min(0).optional(),
   /** Resident memory of the warm agents together at most, in bytes (default: no budget). */
   maxWarmMemoryBytes: z.number().int().positive().optional(),
+  /** Agents kept started ahead of new sessions like the most recent one (default 0); each waits keepWarmMs. */
+  prewarm: z.number().int().min(0).max(8).optional(),
 });
 export type OrchestratorLimits = z.infer<typeof OrchestratorLimitsSchema>;
 
@@ -50,6 +52,8 @@ export interface OrchestratorDeps {
   defaultsFor(adapter: string): AdapterDefaults;
   /** The configured adapters' names, for `info()` (default: none listed). */
   adapterNames?(): string[];
+  /** The adapter a client that names none gets (the host's `defaults.adapter`), for `info()`; absent: none. */
+  defaultAdapter?: string | undefined;
   /**
    * The live catalog's models of an adapter (TTL-cached by the host), which acceptance checks
    * models and efforts against and takes default efforts from. Resolves `undefined` when the
@@ -92,6 +96,8 @@ export interface OrchestratorDeps {
    * `listAsks` and `answerAsk` serve it. Without it there are no open asks.
    */
   asks?: AskBoard | undefined;
+  /** Where the orchestrator records what happens outside any session (prewarmed agents started and closed). */
+  log?: ((message: string) => void) | undefined;
   /** Resident memory of an agent process tree, for `maxWarmMemoryBytes` (default: read from /proc). */
   measureRss?: ((pid: number) => Promise<number | undefined>) | undefined;
 }

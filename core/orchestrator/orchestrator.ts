@@ -6,7 +6,7 @@ import { mergePolicies, type AnsweredAsk, type AskAnswer, type OpenAsk } from '.
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
-import type { CorruptSession, RunRecord, RunStatus } from '../store/index.js';
+import type { CorruptSession, RunRecord, RunStatus, SessionRecord } from '../store/index.js';
 import { acceptTurn, withRequestKey } from './acceptance.js';
 import { createAdmission, type Admission } from './admission.js';
 import { cancelQueued, cancelTurns } from './cancellation.js';
@@ -23,7 +23,8 @@ import { applyMetadata, checkMetadata, checkPrompt } from './session-metadata.js
 import { catalogModels, listSummaries, orchestratorInfo, readSessionDetail, sessionUsage, withCatalog } from './session-queries.js';
 import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
-import { executeTurn } from './turn-execution.js';
+import { executeTurn, openSessionRunner } from './turn-execution.js';
+import { PrewarmPool, type PrewarmTarget } from './prewarm.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
 import { checkApproved } from '../workspace/index.js';
@@ -87,6 +88,8 @@ export interface Orchestrator extends OrchestratorApi, WorktreeApi {
   drainWarmAgents(reason: WarmCloseReason): Promise<void>;
   /** Sessions whose agent is warm now, least recently used first. */
   warmSessions(): string[];
+  /** The agents prewarmed now (`orchestrator.prewarm`): the session id each is held for, its pid and state. */
+  prewarmedAgents(): Array<{ sessionId: string; pid: number | undefined; state: string }>;
 }
 
 /**
@@ -115,6 +118,9 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #runnerStore: RunnerStore;
   readonly #signal = new ChangeSignal();
   readonly #warm: WarmAgents;
+  readonly #prewarm: PrewarmPool;
+  /** What the most recent new session that a prewarmed agent could have served ran with. */
+  #prewarmTarget: PrewarmTarget | undefined;
   #closing = false;
 
   constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
@@ -131,12 +137,28 @@ class InProcessOrchestrator implements Orchestrator {
       redactor,
       slots: this.#slots,
       loading: new Map(),
+      reserved: (id) => this.#prewarm.has(id),
       changed: () => this.#signal.changed(),
       pump: () => this.#pump(),
     };
-    this.#runnerStore = new RunnerStore(deps.store, (sessionId) => {
-      const slot = this.#slots.get(sessionId);
-      return slot ? { book: slot.book, base: slot.runnerBase } : undefined;
+    this.#runnerStore = new RunnerStore(
+      deps.store,
+      (sessionId) => {
+        const slot = this.#slots.get(sessionId);
+        return slot ? { book: slot.book, base: slot.runnerBase } : undefined;
+      },
+      (sessionId) => this.#prewarm.staged(sessionId),
+    );
+    this.#prewarm = new PrewarmPool({
+      count: deps.limits.prewarm ?? 0,
+      windowMs: deps.limits.keepWarmMs ?? 0,
+      stateDir: deps.stateDir,
+      newId: () => newSessionId(this.#ctx),
+      open: (target, staged) =>
+        openSessionRunner(deps, this.#runnerStore, staged.record, target.presentation, async (cliVersion) => {
+          staged.record = { ...staged.record, cliVersion };
+        }),
+      log: deps.log,
     });
   }
 
@@ -161,13 +183,29 @@ class InProcessOrchestrator implements Orchestrator {
         },
         (note) => notes.push(note),
       );
-      const id = await newSessionId(this.#ctx);
+      // A prewarmed agent serves a session without worktree, title or labels (droid takes the
+      // last two at creation only); the next such session here is prewarmed for.
+      const target =
+        approved.worktree || request.title || labels?.length ? undefined : { adapter: request.adapter, workspace, settings, presentation };
+      if (target && this.#prewarm.enabled) this.#prewarmTarget = target;
+      const prewarmed = target ? await this.#prewarm.claim(target) : undefined;
+      const id = prewarmed?.id ?? (await newSessionId(this.#ctx));
       const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
-      const record = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
+      const fresh = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
+      const record = prewarmed ? { ...fresh, ...startFacts(prewarmed.record) } : fresh;
       const slot = new SessionSlot(newBook(this.#ctx, made ? { ...record, worktree: made.worktree } : record, 0));
+      if (prewarmed) {
+        // The agent runs already: the session's first turn goes to it (no spawn, no handshake).
+        prewarmed.runner.adopt(slot.book.runnerView(0));
+        slot.attach(prewarmed.runner);
+      }
+      const accepted = acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve, presentation });
+      // The slot is in the table now (acceptTurn's first step): the agent's writes go to its book.
+      if (prewarmed) void slot.book.appendFromRunner(this.#prewarm.handOver(id)).catch(() => undefined);
       try {
-        return await acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve, presentation });
+        return await accepted;
       } catch (error) {
+        if (prewarmed) await slot.closeRunner('not_accepted').catch(() => undefined);
         if (made) await undoWorktree(this.#deps, made.worktree);
         throw error;
       }
@@ -413,6 +451,7 @@ class InProcessOrchestrator implements Orchestrator {
 
   async shutdown(): Promise<void> {
     this.#closing = true;
+    await this.#prewarm.drain('shutdown', { stop: true });
     const slots = [...this.#slots.values()];
     await Promise.all(slots.map((slot) => this.cancel(slot.id)));
     await this.#warm.drain('shutdown');
@@ -425,12 +464,18 @@ class InProcessOrchestrator implements Orchestrator {
     await Promise.all(slots.map((slot) => slot.book.flush().catch(() => undefined)));
   }
 
-  drainWarmAgents(reason: WarmCloseReason): Promise<void> {
-    return this.#warm.drain(reason);
+  async drainWarmAgents(reason: WarmCloseReason): Promise<void> {
+    // Agents prewarmed with a configuration that changed would serve it still: none from now on.
+    const stale = reason === 'config_changed' || reason === 'shutdown';
+    await Promise.all([this.#warm.drain(reason), this.#prewarm.drain(stale ? reason : 'replaced', { stop: stale })]);
   }
 
   warmSessions(): string[] {
     return this.#warm.sessions();
+  }
+
+  prewarmedAgents(): Array<{ sessionId: string; pid: number | undefined; state: string }> {
+    return this.#prewarm.list();
   }
 
   // Starts every turn admission lets start now.
@@ -450,6 +495,8 @@ class InProcessOrchestrator implements Orchestrator {
       }).finally(() => {
         this.#signal.changed();
         this.#pump();
+        // After a turn, not during its start: the agents are prewarmed for the next new session.
+        if (this.#prewarmTarget && !this.#closing) this.#prewarm.want(this.#prewarmTarget);
       });
     }
     this.#signal.changed();
@@ -470,4 +517,12 @@ class InProcessOrchestrator implements Orchestrator {
         'the orchestrator is shutting down and accepts no new turns; retry shortly (the next command starts a new one)',
       );
   }
+}
+
+// What a prewarmed agent's start recorded that its session's record keeps.
+function startFacts(staged: SessionRecord): Partial<SessionRecord> {
+  return {
+    ...(staged.cliVersion === undefined ? {} : { cliVersion: staged.cliVersion }),
+    ...(staged.nativeSessionId === undefined ? {} : { nativeSessionId: staged.nativeSessionId }),
+  };
 }

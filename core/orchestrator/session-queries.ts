@@ -147,6 +147,7 @@ export function orchestratorInfo(deps: OrchestratorDeps, activity: { live: numbe
       const { model, effort, autonomy } = deps.defaultsFor(name);
       return { name, ...(model === undefined ? {} : { model }), ...(effort === undefined ? {} : { effort }), autonomy };
     }),
+    ...(deps.defaultAdapter === undefined ? {} : { defaultAdapter: deps.defaultAdapter }),
   };
 }
 

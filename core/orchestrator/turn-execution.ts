@@ -1,8 +1,8 @@
 import { isOneWorksError } from '../errors.js';
 import type { TurnOutcome } from '../events/index.js';
-import { withPresentation } from '../process/index.js';
+import { withPresentation, type PresentationEnv } from '../process/index.js';
 import { SessionRunner } from '../session/index.js';
-import type { Store } from '../store/index.js';
+import type { SessionRecord, Store } from '../store/index.js';
 import type { Admission, TurnRequest } from './admission.js';
 import type { OrchestratorDeps } from './orchestrator-deps.js';
 import type { SessionSlot, Turn } from './session-slot.js';
@@ -129,25 +129,42 @@ async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   }
   if (slot.runner) return slot.runner;
   await slot.closed();
-  const runtime = await x.deps.runtimeFor(slot.book.record.adapter, slot.book.record);
-  // A session created by the orchestrator learns its CLI version when its first runner opens.
-  if (slot.book.record.cliVersion === undefined) await slot.book.update((record) => ({ ...record, cliVersion: runtime.cli.version }));
-  slot.runnerBase = index;
   // The agent started for this turn gets the submitting client's TERM/COLORTERM/NO_COLOR (a
   // runner kept open for the session's next queued turn keeps the ones it started with).
-  const parentEnv = turn.presentation ? withPresentation(runtime.parentEnv ?? process.env, turn.presentation) : runtime.parentEnv;
-  const runner = await SessionRunner.resume(
+  const runner = await openSessionRunner(x.deps, x.store, slot.book.record, turn.presentation, async (cliVersion) => {
+    // A session created by the orchestrator learns its CLI version when its first runner opens.
+    if (slot.book.record.cliVersion === undefined) await slot.book.update((record) => ({ ...record, cliVersion }));
+    slot.runnerBase = index;
+  });
+  slot.attach(runner);
+  return runner;
+}
+
+/**
+ * A runner for the session `record` (read back through `store`), with the adapter's runtime
+ * from the host and the orchestrator's limits; `beforeOpen` gets the prepared CLI's version
+ * before the runner reads its record. Used for a turn's runner and for a prewarmed agent's.
+ */
+export async function openSessionRunner(
+  deps: OrchestratorDeps,
+  store: Store,
+  record: SessionRecord,
+  presentation: PresentationEnv | undefined,
+  beforeOpen: (cliVersion: string) => Promise<void>,
+): Promise<SessionRunner> {
+  const runtime = await deps.runtimeFor(record.adapter, record);
+  await beforeOpen(runtime.cli.version);
+  const parentEnv = presentation ? withPresentation(runtime.parentEnv ?? process.env, presentation) : runtime.parentEnv;
+  return SessionRunner.resume(
     {
       ...runtime,
       ...(parentEnv ? { parentEnv } : {}),
-      store: x.store,
-      runTimeoutMs: x.deps.limits.runTimeoutMs,
-      interruptGraceMs: x.deps.limits.cancelGraceMs,
+      store,
+      runTimeoutMs: deps.limits.runTimeoutMs,
+      interruptGraceMs: deps.limits.cancelGraceMs,
     },
-    slot.id,
+    record.id,
   );
-  slot.attach(runner);
-  return runner;
 }
 
 function endRun<R extends { runs: Array<{ id: string; status: string }> }>(

@@ -129,6 +129,8 @@ export interface OrchestratorInfo {
   activity: { live: number; queued: number };
   /** Configured adapters and the defaults a new session of each starts with. */
   adapters: Array<{ name: string; model?: string | undefined; effort?: string | undefined; autonomy: Autonomy }>;
+  /** The adapter a request that names none should use (the host's `defaults.adapter`), when the host set one. */
+  defaultAdapter?: string | undefined;
 }
 
 export interface SessionSummary {

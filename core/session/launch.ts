@@ -1,9 +1,10 @@
-import type { ChildChannel, LaunchSpec, SeedFile } from '../adapter.js';
+import type { ChildChannel, LaunchSpec, SandboxCommand, SeedFile } from '../adapter.js';
 import { buildChildEnv } from '../process/env.js';
 import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import { OneWorksError } from '../errors.js';
 import { bwrapAvailable, wrapWithBwrap } from '../process/bwrap.js';
+import { runCommand, type RunCommandResult } from '../process/run-command.js';
 import { spawnChild } from '../process/spawn-child.js';
 import { sweepProcessesByEnvSync, trackSweep } from '../process/sweep.js';
 import type { Redactor } from '../redact.js';
@@ -53,7 +54,11 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
     redactor: ctx.redactor,
     ...(ctx.drainFallbackMs === undefined ? {} : { drainFallbackMs: ctx.drainFallbackMs }),
   });
-  const transport = createStreamTransport(child.stdout, child.stdin);
+  const transport = createStreamTransport(
+    child.stdout,
+    child.stdin,
+    launch.maxLineBytes === undefined ? {} : { maxLineBytes: launch.maxLineBytes },
+  );
   // Everything the agent starts inherits HOME=<session home>; when the agent is gone, so are they.
   const untrack = trackSweep('HOME', home);
   const exited = child.exited.then((exit) => {
@@ -72,6 +77,34 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
       return exit;
     },
   };
+}
+
+/**
+ * Runs one short command inside the session sandbox: the same allowlisted environment and
+ * session HOME as the agent, bubblewrap when `ctx.sandbox` says so, its own process group
+ * (killed on timeout, abort, and after it exits). Output is redacted with the session's
+ * redactor. Resolves for any exit; rejects with `spawn_failed` when it cannot start.
+ */
+export async function execInSandbox(ctx: LaunchContext, command: SandboxCommand): Promise<RunCommandResult> {
+  const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, []);
+  const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, credentials: {} });
+  const launch: LaunchSpec = { command: command.command, args: [...command.args], cwd: command.cwd, env: {}, secrets: [] };
+  const argv =
+    ctx.sandbox === 'bwrap'
+      ? await confine(launch, home, env, {
+          readOnly: ctx.readOnly ?? [],
+          writable: ctx.writable ?? [],
+          readOnlyOver: ctx.readOnlyOver ?? [],
+        })
+      : launch;
+  const result = await runCommand(argv.command, argv.args, {
+    cwd: command.cwd,
+    env,
+    timeoutMs: command.timeoutMs,
+    maxOutputBytes: command.maxOutputBytes,
+    ...(command.signal ? { signal: command.signal } : {}),
+  });
+  return { ...result, stdout: ctx.redactor.redact(result.stdout), stderr: ctx.redactor.redact(result.stderr) };
 }
 
 // Wraps the launch in bubblewrap, refusing clearly when it cannot run here.

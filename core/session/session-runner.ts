@@ -6,7 +6,7 @@ import { Redactor } from '../redact.js';
 import { prepareSessionHome } from '../sandbox/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';
 import { EventSink, type EventListener } from './event-sink.js';
-import { launchInSandbox } from './launch.js';
+import { execInSandbox, launchInSandbox, type LaunchContext } from './launch.js';
 import { worktreeMounts } from '../worktree/git-mounts.js';
 import { RENAME_TIMEOUT_MS, renameBounded } from './rename-native.js';
 
@@ -76,6 +76,16 @@ export class SessionRunner {
     this.#redactor = redactor;
     // The settings of the turn about to run (pending) win over the previous run's: droid applies them at start.
     const last = record.pending ?? record.runs.at(-1);
+    const launchContext = async (): Promise<LaunchContext> => ({
+      stateDir: rt.stateDir,
+      ...(record.worktree && rt.sandbox === 'bwrap' ? await worktreeMounts(record.worktree) : {}),
+      sessionId: record.id,
+      redactor,
+      parentEnv: rt.parentEnv ?? process.env,
+      ...(rt.stopGraceMs === undefined ? {} : { stopGraceMs: rt.stopGraceMs }),
+      ...(rt.sandbox === undefined ? {} : { sandbox: rt.sandbox }),
+      ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
+    });
     this.#adapterSession = rt.adapter.open(
       rt.adapterConfig,
       {
@@ -102,21 +112,8 @@ export class SessionRunner {
           if (added.length > 0) await this.#update({ sessionAllows: [...(this.#record.sessionAllows ?? []), ...added] });
           return decision;
         },
-        launch: async (launch, seed) =>
-          launchInSandbox(
-            {
-              stateDir: rt.stateDir,
-              ...(record.worktree && rt.sandbox === 'bwrap' ? await worktreeMounts(record.worktree) : {}),
-              sessionId: record.id,
-              redactor,
-              parentEnv: rt.parentEnv ?? process.env,
-              ...(rt.stopGraceMs === undefined ? {} : { stopGraceMs: rt.stopGraceMs }),
-              ...(rt.sandbox === undefined ? {} : { sandbox: rt.sandbox }),
-              ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
-            },
-            launch,
-            seed,
-          ),
+        launch: async (launch, seed) => launchInSandbox(await launchContext(), launch, seed),
+        exec: async (command) => execInSandbox(await launchContext(), command),
         redactor,
         setNativeSessionId: async (nativeSessionId) => {
           await this.#update({ nativeSessionId });
@@ -327,6 +324,36 @@ export class SessionRunner {
   /** True when the adapter can tell a live agent (`ready`), so that this runner may be kept warm between turns. */
   get keepsWarm(): boolean {
     return !this.#closed && this.#adapterSession.ready !== undefined;
+  }
+
+  /** True when the adapter can start its agent ahead of a prompt (`start`) and tell it is live (`ready`): it may be prewarmed. */
+  get canPrewarm(): boolean {
+    return this.keepsWarm && this.#adapterSession.start !== undefined;
+  }
+
+  /**
+   * Prewarming: starts the agent and negotiates its session without a turn, and waits until
+   * the events of the start are handed to the store. Rejects when the adapter cannot start
+   * ahead of a prompt or the start fails (the agent is then closed).
+   */
+  async start(): Promise<void> {
+    if (this.#closed || !this.#adapterSession.start) {
+      throw new OneWorksError('internal', `the ${this.#rt.adapter.name} adapter cannot start an agent ahead of a prompt`);
+    }
+    await this.#adapterSession.start();
+    await this.#sink.flush();
+  }
+
+  /**
+   * A prewarmed runner, claimed by a new session: its copy of the record becomes the session's
+   * (settings, policy, labels) as the orchestrator recorded it. Only before its first turn, and
+   * only for its own session id.
+   */
+  adopt(record: SessionRecord): void {
+    if (record.id !== this.#record.id || this.#record.runs.length > 0) {
+      throw new OneWorksError('internal', `runner of session ${this.#record.id} cannot adopt the record of ${record.id}`);
+    }
+    this.#record = { ...record, ...(this.#record.nativeSessionId ? { nativeSessionId: this.#record.nativeSessionId } : {}) };
   }
 
   /** The agent process's pid while it runs (when the adapter tells), for memory accounting. */

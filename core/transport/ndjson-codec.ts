@@ -134,7 +134,9 @@ export class NdjsonCodec {
   // Closes the current line at a newline (or at end of input).
   #endLine(): void {
     if (!this.#discarding) {
-      this.#queue.push({ kind: 'line', bytes: Buffer.concat(this.#partial, this.#partialBytes) });
+      // A line that arrived in one piece (the usual case) is queued as it is: no copy per line.
+      const bytes = this.#partial.length === 1 ? this.#partial[0]! : Buffer.concat(this.#partial, this.#partialBytes);
+      this.#queue.push({ kind: 'line', bytes });
     }
     this.#partial = [];
     this.#partialBytes = 0;

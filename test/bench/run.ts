@@ -8,6 +8,8 @@
  *    against a raw client that spawns droid, initializes, sets the BYOK model and runs the turn;
  *  - follow-up: `one-works send` within keepWarmMs (warm agent) against the raw client's spawn +
  *    load_session + turn;
+ *  - prewarm: `one-works run` start to exit with `orchestrator.prewarm: 1` (a `serve` that started
+ *    a droid for the workspace after the previous run) against the raw client's one turn;
  *  - the event pipeline (test/bench/pipeline.ts) and memory: the orchestrator's idle RSS (an
  *    explicit `serve`), its growth with one warm agent (its own process only, the droid
  *    excluded), and heap per idle recorded session (test/bench/memory.ts);
@@ -32,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { benchClaudeCode } from './claude-code.js';
 import { benchPipeline } from './pipeline.js';
-import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
 import { droidCustomModel, startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
@@ -68,10 +70,12 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const cli = await resolveDroidCli(
-    { source: 'managed', version: '0.225.2' },
-    { services: createPrepareServices(), cacheDir: CACHE, lock: new Map(), env: process.env },
-  );
+  const services = createPrepareServices();
+  const cli = await services.resolveCli({ source: 'managed', version: '0.225.2' }, DROID_CLI, {
+    services,
+    cacheDir: CACHE,
+    lock: new Map(),
+  });
   const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
   const model = await startScriptedModel({ steps: textSteps(10_000) });
   try {
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
     const claudeVersion = await benchClaudeCode(root, STARTUP_ROUNDS, TURNS, report);
     await cliStartup(root, entry, modelId);
     await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
-    process.stdout.write('prewarm (orchestrator.prewarm): not implemented, no figure\n');
+    await prewarmedRuns(cli.binaryPath, root, entry, modelId);
     const pipeline = await benchPipeline();
     figures.pipeline = pipeline;
     process.stdout.write(
@@ -208,7 +212,7 @@ async function oneWorksTurns(root: string, entry: unknown, modelId: string): Pro
   }
 }
 
-async function writeConfig(dir: string, entry: unknown, modelId: string): Promise<string> {
+async function writeConfig(dir: string, entry: unknown, modelId: string, orchestrator?: Record<string, number>): Promise<string> {
   await mkdir(join(dir, 'ws'), { recursive: true });
   const path = join(dir, 'one-works.yaml');
   await writeFile(
@@ -223,6 +227,7 @@ async function writeConfig(dir: string, entry: unknown, modelId: string): Promis
       `    model: "${modelId}"`,
       '    env: { FACTORY_AIRGAP_ENABLED: "true" }',
       `    customModels: [${JSON.stringify(entry)}]`,
+      ...(orchestrator ? [`orchestrator: ${JSON.stringify(orchestrator)}`] : []),
       '',
     ].join('\n'),
   );
@@ -320,6 +325,46 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   );
 }
 
+// `run` in a workspace whose agent the orchestrator prewarmed (`orchestrator.prewarm: 1`) after
+// the previous run there, against the raw client's one turn (spawn, initialize, model, turn).
+async function prewarmedRuns(binary: string, root: string, entry: unknown, modelId: string): Promise<void> {
+  const dir = join(root, 'prewarm');
+  const config = await writeConfig(dir, entry, modelId, { prewarm: 1 });
+  const server = execa(process.execPath, [BIN, '--config', config, 'serve'], { cwd: dir, reject: false, stdin: 'ignore', buffer: false });
+  let readyLines = 0;
+  let stderr = '';
+  server.stderr!.on('data', (chunk: Buffer) => {
+    stderr += String(chunk);
+    const lines = stderr.split('\n');
+    stderr = lines.pop() ?? '';
+    readyLines += lines.filter((line) => /prewarmed agent \S+ .* ready in /.test(line)).length;
+  });
+  const rawOne: number[] = [];
+  const prewarmed: number[] = [];
+  const run = () => timed(process.execPath, [BIN, '--config', config, 'run', '--workspace', join(dir, 'ws'), 'hello'], dir);
+  try {
+    await waitForFile(join(dir, 'state', 'orchestrator.sock'));
+    await run();
+    for (let i = 0; i < STARTUP_ROUNDS; i++) {
+      await until(() => readyLines > i, 60_000, 'a prewarmed droid');
+      rawOne.push((await rawOneTurn(binary, root, 100 + i, entry, modelId)).ms);
+      prewarmed.push(await run());
+    }
+  } finally {
+    server.kill('SIGTERM');
+    await server;
+  }
+  report('one turn: run with a prewarmed agent (orchestrator.prewarm: 1), start to exit (ms)', prewarmed, rawOne, '< 1x');
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  for (let waited = 0; waited < timeoutMs; waited += 50) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no ${what} within ${timeoutMs / 1000} s`);
+}
+
 interface RawSession {
   ms: number;
   dir: string;
@@ -379,10 +424,24 @@ async function waitForFile(path: string): Promise<void> {
 
 // docs/benchmarks.md: the table of ratios, the other figures and the machine line, then the JSON.
 async function writeBenchmarksDoc(machine: string): Promise<void> {
+  const before = await previousRun();
+  const was = (name: string): string => {
+    const ratio = before?.ratios.find((r) => r.name === name)?.ratio;
+    return ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}x`;
+  };
   const rows = ratios.map(
-    (r) => `| ${r.name} | ${r.oneWorksMs.toFixed(1)} | ${r.baselineMs.toFixed(1)} | ${r.ratio.toFixed(2)}x | ${r.goal} | ${r.n} |`,
+    (r) =>
+      `| ${r.name} | ${r.oneWorksMs.toFixed(1)} | ${r.baselineMs.toFixed(1)} | ${r.ratio.toFixed(2)}x | ${was(r.name)} | ${r.goal} | ${r.n} |`,
   );
-  const json = { generatedAt: new Date().toISOString(), machine, ratios, figures };
+  const json = {
+    generatedAt: new Date().toISOString(),
+    machine,
+    ratios,
+    figures,
+    ...(before
+      ? { before: { generatedAt: before.generatedAt, machine: before.machine, ratios: before.ratios, figures: before.figures } }
+      : {}),
+  };
   const text = [
     '# Benchmarks',
     '',
@@ -394,9 +453,10 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     'across runs.',
     '',
     `Machine: ${machine}`,
+    ...(before ? ['', `Before (the previous run, whose ratios the "before" column shows): ${before.machine}, ${before.generatedAt}`] : []),
     '',
-    '| measure | one-works (ms) | baseline (ms) | ratio | goal | n |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| measure | one-works (ms) | baseline (ms) | ratio | before | goal | n |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
     '```json',
@@ -406,6 +466,25 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
   ].join('\n');
   await writeFile(BENCHMARKS_DOC, text);
   process.stdout.write(`wrote ${BENCHMARKS_DOC}\n`);
+}
+
+interface BenchRun {
+  generatedAt: string;
+  machine: string;
+  ratios: Ratio[];
+  figures: Record<string, unknown>;
+}
+
+// The run docs/benchmarks.md holds now (its JSON block), if any: the "before" of this one.
+async function previousRun(): Promise<BenchRun | undefined> {
+  const text = await readFile(BENCHMARKS_DOC, 'utf8').catch(() => '');
+  const json = /```json\n([\s\S]*?)\n```/.exec(text)?.[1];
+  if (!json) return undefined;
+  try {
+    return JSON.parse(json) as BenchRun;
+  } catch {
+    return undefined;
+  }
 }
 
 export type { ScriptedModel };

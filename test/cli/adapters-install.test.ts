@@ -2,13 +2,14 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import ssri from 'ssri';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { detectAvx2, platformPackage } from '../../adapters/droid/versions.js';
+import { DROID_CLI } from '../../adapters/droid/cli-source.js';
+import { detectPlatform, selectPlatformPackage } from '../../core/install/index.js';
 import { CLI_TEST_TIMEOUT_MS, createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 import { buildTarball, fakeBinaryFiles, startRegistryStub, type RegistryStub, type StubVersion } from '../support/registry-stub.js';
 
 // The installer picks the regular or the -baseline build by AVX2; the stub serves both.
 const SERVED_PACKAGES = ['@factory/cli-linux-x64', '@factory/cli-linux-x64-baseline'];
-const PACKAGE = platformPackage({ platform: process.platform, arch: process.arch, hasAvx2: detectAvx2() });
+const PACKAGE = selectPlatformPackage(DROID_CLI, detectPlatform());
 
 let box: CliSandbox;
 let stub: RegistryStub | undefined;
@@ -108,7 +109,7 @@ describe('adapters install against a registry', { timeout: CLI_TEST_TIMEOUT_MS }
       path: join(cacheDir, 'cli', 'droid', '0.225.2', 'bin', 'droid'),
       version: '0.225.2',
       range: '>=0.225.0 <0.226.0',
-      protocolVersion: '1.220.0',
+      facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' },
       status: 'qualified',
       integrity,
       fromCache: false,

@@ -1,5 +1,5 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_TEST_TIMEOUT_MS, createCliSandbox, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 
@@ -89,9 +89,24 @@ describe('adapters which/list with source: path', { timeout: CLI_TEST_TIMEOUT_MS
       path: binary,
       version: '0.225.7',
       range: RANGE,
-      apiVersion: '1.0.0',
-      protocolVersion: '1.220.0',
+      facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' },
       status: 'qualified',
+    });
+  });
+
+  it('reads a lock file written before version facts (lockfileVersion 1) and lists its version as probed', async () => {
+    const binary = await fakeDroid('older', '0.224.0');
+    await box.writeConfig(pathConfig(binary, ['      range: ">=0.224.0 <0.226.0"']));
+    await writeFile(
+      join(dirname(box.configPath), 'one-works.lock'),
+      await readFile(new URL('../fixtures/lock/one-works.v1.lock', import.meta.url)),
+    );
+    const list = await box.run(['--json', 'adapters', 'list']);
+    expect(list.exitCode).toBe(0);
+    expect(JSON.parse(list.stdout)).toMatchObject({
+      version: '0.224.0',
+      facts: { apiVersion: '1.0.0', protocolVersion: '1.219.0' },
+      status: 'probed',
     });
   });
 

@@ -1,8 +1,8 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkCliVersion } from '../../adapters/droid/cli-source.js';
-import { createPrepareServices } from '../../core/install/index.js';
+import { parseDroidVersion } from '../../adapters/droid/cli-source.js';
+import { checkCliVersion, createPrepareServices } from '../../core/install/index.js';
 import { CLI_TEST_TIMEOUT_MS, createCliSandbox, processesReferring, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 
 // `source: path` binaries that are not droid: the checks keep their deadline and say what the
@@ -36,9 +36,12 @@ describe('binary checks of a source: path CLI', { timeout: CLI_TEST_TIMEOUT_MS }
   it('ends a --version that hangs, children included, within its deadline (+ 2 s)', async () => {
     const binary = await script('hangs', HANGS);
     const started = Date.now();
-    const error = await checkCliVersion(binary, '>=0.225.0 <0.226.0', { services: createPrepareServices(), timeoutMs: 1_000 }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await checkCliVersion(binary, '>=0.225.0 <0.226.0', {
+      services: createPrepareServices(),
+      displayName: 'droid',
+      parseVersion: parseDroidVersion,
+      timeoutMs: 1_000,
+    }).catch((caught: unknown) => caught);
     expect(Date.now() - started).toBeLessThan(1_000 + 2_000);
     expect(error).toMatchObject({ code: 'probe_failed', message: expect.stringContaining('did not answer --version within 1000 ms') });
     expect(processesReferring(binary)).toEqual([]);

@@ -63,7 +63,7 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(result.stdout.split('\n')).toEqual([
       `ok    droid binary: ${binary} (path) runs and reports 0.225.2`,
       'ok    droid version: 0.225.2 within >=0.225.0 <0.226.0',
-      'ok    droid protocol: announced API 1.0.0 / protocol 1.220.0; expected 1.0.0 / 1.220.0 (table)',
+      'ok    droid version facts: announced apiVersion 1.0.0, protocolVersion 1.220.0; expected apiVersion 1.0.0, protocolVersion 1.220.0 (table)',
       `ok    cache: ${cacheDir} is writable`,
       `FAIL  state dir: ${stateDir} has mode 0755; run \`chmod 700 ${stateDir}\``,
       `ok    orchestrator: not running for ${stateDir} (started on demand)`,
@@ -132,7 +132,9 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const result = await box.run(['doctor']);
     // A protocol problem: exit 5, as a session refused for it.
     expect(result.exitCode).toBe(5);
-    expect(result.stdout).toContain('FAIL  droid protocol: announced API 1.0.0 / protocol 1.219.0; expected 1.0.0 / 1.220.0 (table)');
+    expect(result.stdout).toContain(
+      'FAIL  droid version facts: announced apiVersion 1.0.0, protocolVersion 1.219.0; expected apiVersion 1.0.0, protocolVersion 1.220.0 (table): protocol 1.219.0, but the built-in table records 1.220.0 for 0.225.2',
+    );
     await expectNothingLeft();
   });
 
@@ -145,7 +147,7 @@ describe('one-works doctor', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(checks.map((c) => [c.name, c.ok])).toEqual([
       ['droid binary', true],
       ['droid version', true],
-      ['droid protocol', true],
+      ['droid version facts', true],
       ['cache', true],
       ['state dir', false],
       ['orchestrator', true],

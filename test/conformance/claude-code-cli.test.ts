@@ -44,14 +44,16 @@ describe('claude-code: adapters, doctor, models, sessions', () => {
     expect(JSON.parse(probe.stdout)).toMatchObject({
       adapter: 'claude-code',
       ok: true,
-      announced: { apiVersion: 'stream-json', protocolVersion: CLAUDE_TEST_VERSION },
+      announced: { claudeCodeVersion: CLAUDE_TEST_VERSION },
     });
     // The probe sends no prompt: the model was never asked.
     expect(model.requests.filter((r) => r.kind === 'step')).toHaveLength(0);
 
     const doctor = await rig.run(['doctor']);
     expect(doctor.stdout).toContain(`ok    claude-code binary:`);
-    expect(doctor.stdout).toContain(`ok    claude-code protocol: announced API stream-json / protocol ${CLAUDE_TEST_VERSION}`);
+    expect(doctor.stdout).toContain(
+      `ok    claude-code version facts: announced claudeCodeVersion ${CLAUDE_TEST_VERSION}; expected claudeCodeVersion ${CLAUDE_TEST_VERSION} (table)`,
+    );
     expect(doctor.stdout).not.toMatch(/FAIL\s+claude-code/);
 
     const models = await rig.run(['--json', 'models', '--adapter', 'claude-code']);

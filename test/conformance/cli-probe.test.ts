@@ -74,8 +74,8 @@ describe.each([
     expect(run.result.exitCode).toBe(0);
     expect(run.result.stdout.split('\n')).toEqual([
       `droid ${version} (managed) at ${binary()}`,
-      `  announced: API 1.0.0, protocol ${protocol}`,
-      `  expected:  API 1.0.0, protocol ${protocol} (qualified)`,
+      `  announced: apiVersion 1.0.0, protocolVersion ${protocol}`,
+      `  expected:  apiVersion 1.0.0, protocolVersion ${protocol} (qualified)`,
       '  match',
     ]);
     await expectNothingLeft(run);
@@ -91,8 +91,7 @@ describe.each([
       source: 'managed',
       path: binary(),
       version,
-      apiVersion: '1.0.0',
-      protocolVersion: protocol,
+      facts: { apiVersion: '1.0.0', protocolVersion: protocol },
       status: 'qualified',
       announced: { apiVersion: '1.0.0', protocolVersion: protocol },
       ok: true,

@@ -98,7 +98,7 @@ describe('doctor with the managed droid', () => {
     expect(result.stdout.split('\n').slice(0, 5)).toEqual([
       `ok    droid binary: ${join(cache, 'cli', 'droid', version, 'bin', 'droid')} (managed) runs and reports ${version}`,
       `ok    droid version: ${version} within ${range}`,
-      `ok    droid protocol: announced API 1.0.0 / protocol ${protocol}; expected 1.0.0 / ${protocol} (table)`,
+      `ok    droid version facts: announced apiVersion 1.0.0, protocolVersion ${protocol}; expected apiVersion 1.0.0, protocolVersion ${protocol} (table)`,
       `ok    cache: ${cache} is writable`,
       `ok    state dir: ${stateDir} is private (0700)`,
     ]);

@@ -1,11 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { detectAvx2, platformPackage } from '../../adapters/droid/versions.js';
+import { DROID_CLI } from '../../adapters/droid/cli-source.js';
+import { detectPlatform, selectPlatformPackage } from '../../core/install/index.js';
 import { conformanceValue, createCliSandbox, processesReferring, STACK_LINE, type CliSandbox } from '../support/cli-runner.js';
 import { buildTarball, fakeBinaryFiles, startRegistryStub, type RegistryStub, type StubVersion } from '../support/registry-stub.js';
 
-const PACKAGE = platformPackage({ platform: process.platform, arch: process.arch, hasAvx2: detectAvx2() });
+const PACKAGE = selectPlatformPackage(DROID_CLI, detectPlatform());
 
 let box: CliSandbox;
 let stub: RegistryStub | undefined;
@@ -54,7 +55,7 @@ describe('adapters upgrade droid', () => {
     await box.writeConfig(before);
     const result = await box.run(['adapters', 'upgrade', 'droid', '0.225.2']);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout.split('\n')[0]).toBe('droid upgraded 0.215.0 → 0.225.2 (protocol 1.220.0)');
+    expect(result.stdout.split('\n')[0]).toBe('droid upgraded 0.215.0 → 0.225.2 (apiVersion 1.0.0, protocolVersion 1.220.0)');
 
     const after = await readFile(box.configPath, 'utf8');
     expect(before.split('0.215.0')).toHaveLength(2);
@@ -62,16 +63,15 @@ describe('adapters upgrade droid', () => {
 
     const lock = JSON.parse(await readFile(lockPath(), 'utf8')) as {
       lockfileVersion: number;
-      adapters: Record<string, Record<string, Record<string, string>>>;
+      adapters: Record<string, Record<string, Record<string, unknown>>>;
     };
     const marker = await installMarker('0.225.2');
-    expect(lock.lockfileVersion).toBe(1);
+    expect(lock.lockfileVersion).toBe(2);
     expect(Object.keys(lock.adapters)).toEqual(['droid']);
     expect(Object.keys(lock.adapters.droid ?? {})).toEqual(['0.225.2']);
     const entry = lock.adapters.droid?.['0.225.2'];
     expect(entry).toEqual({
-      apiVersion: '1.0.0',
-      protocolVersion: '1.220.0',
+      facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' },
       integrity: marker.integrity,
       package: PACKAGE,
       probedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -82,7 +82,11 @@ describe('adapters upgrade droid', () => {
 
     const list = await box.run(['--json', 'adapters', 'list']);
     expect(list.exitCode).toBe(0);
-    expect(JSON.parse(list.stdout)).toMatchObject({ version: '0.225.2', range: '>=0.225.0 <0.226.0', protocolVersion: '1.220.0' });
+    expect(JSON.parse(list.stdout)).toMatchObject({
+      version: '0.225.2',
+      range: '>=0.225.0 <0.226.0',
+      facts: { protocolVersion: '1.220.0' },
+    });
   });
 
   it('moves an explicit range that excludes the new pin to the new minor line', async () => {

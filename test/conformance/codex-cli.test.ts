@@ -32,14 +32,16 @@ describe('codex: adapters, doctor, models, sessions', () => {
     expect(JSON.parse(probe.stdout)).toMatchObject({
       adapter: 'codex',
       ok: true,
-      announced: { apiVersion: 'app-server', protocolVersion: CODEX_TEST_VERSION },
+      announced: { codexVersion: CODEX_TEST_VERSION },
     });
     // The probe sends no prompt: the model was never asked.
     expect(model.requests.filter((r) => r.kind === 'step')).toHaveLength(0);
 
     const doctor = await rig.run(['doctor']);
     expect(doctor.stdout).toContain('ok    codex binary:');
-    expect(doctor.stdout).toContain(`ok    codex protocol: announced API app-server / protocol ${CODEX_TEST_VERSION}`);
+    expect(doctor.stdout).toContain(
+      `ok    codex version facts: announced codexVersion ${CODEX_TEST_VERSION}; expected codexVersion ${CODEX_TEST_VERSION} (table)`,
+    );
     expect(doctor.stdout).not.toMatch(/FAIL\s+codex/);
 
     const models = await rig.run(['--json', 'models', '--adapter', 'codex']);

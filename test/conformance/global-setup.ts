@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { geminiAdapter } from '../../adapters/acp/index.js';
 import { claudeCodeAdapter } from '../../adapters/claude-code/index.js';
 import { codexAdapter } from '../../adapters/codex/index.js';
-import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
+import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { bwrapAvailable } from '../../core/process/index.js';
 
@@ -25,10 +25,11 @@ export default async function setup(): Promise<void> {
   const started = Date.now();
   await ensureBubblewrap();
   const install = (version: string) =>
-    resolveDroidCli(
-      { source: 'managed', version },
-      { services: createPrepareServices(), cacheDir: CONFORMANCE_CACHE, lock: new Map(), env: process.env },
-    );
+    createPrepareServices().resolveCli({ source: 'managed', version }, DROID_CLI, {
+      services: createPrepareServices(),
+      cacheDir: CONFORMANCE_CACHE,
+      lock: new Map(),
+    });
   const claude = claudeCodeAdapter.prepare(claudeCodeAdapter.configSchema.parse({ cli: { version: '2.1.333' } }), {
     services: createPrepareServices(),
     cacheDir: CONFORMANCE_CACHE,

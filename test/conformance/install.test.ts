@@ -2,9 +2,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveDroidCli } from '../../adapters/droid/cli-source.js';
-import { createPrepareServices } from '../../core/install/index.js';
-import { detectAvx2, platformPackage } from '../../adapters/droid/versions.js';
+import { DROID_CLI } from '../../adapters/droid/cli-source.js';
+import { createPrepareServices, detectPlatform, resolveCli, selectPlatformPackage } from '../../core/install/index.js';
 
 // Integrity of the real platform packages as published (npm view <pkg>@<version> dist.integrity).
 // A change here means the registry serves different bytes for a pinned version: investigate.
@@ -24,7 +23,7 @@ afterAll(async () => {
   await rm(cacheDir, { recursive: true, force: true });
 });
 
-const packageName = platformPackage({ platform: process.platform, arch: process.arch, hasAvx2: detectAvx2() });
+const packageName = selectPlatformPackage(DROID_CLI, detectPlatform());
 
 describe.each([
   { version: '0.225.2', protocolVersion: '1.220.0' },
@@ -33,13 +32,13 @@ describe.each([
   const ctx = () => ({ services: createPrepareServices(), cacheDir, lock: new Map(), env: process.env });
 
   it('installs the platform package, verifies it and checks --version', async () => {
-    const resolved = await resolveDroidCli({ source: 'managed', version }, ctx());
+    const resolved = await resolveCli({ source: 'managed', version }, DROID_CLI, ctx());
     const versionDir = path.join(cacheDir, 'cli', 'droid', version);
     expect(resolved).toMatchObject({
       source: 'managed',
       binaryPath: path.join(versionDir, 'bin', process.platform === 'win32' ? 'droid.exe' : 'droid'),
       version,
-      expected: { apiVersion: '1.0.0', protocolVersion, qualifiedBy: 'table' },
+      expected: { facts: { apiVersion: '1.0.0', protocolVersion }, qualifiedBy: 'table' },
       package: { name: packageName, fromCache: false },
     });
     const published = PUBLISHED_INTEGRITY[`${packageName}@${version}`];
@@ -50,7 +49,7 @@ describe.each([
   });
 
   it('serves the second resolution from the cache', async () => {
-    const resolved = await resolveDroidCli({ source: 'managed', version }, ctx());
+    const resolved = await resolveCli({ source: 'managed', version }, DROID_CLI, ctx());
     expect(resolved.version).toBe(version);
     expect(resolved.package?.fromCache).toBe(true);
   });

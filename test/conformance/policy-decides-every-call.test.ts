@@ -7,6 +7,7 @@ import { type CliResult, type CliRig, CliRigs } from '../support/one-works-cli.j
 import { type AnthropicStep, startScriptedAnthropic } from '../support/scripted-anthropic.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import type { Step } from '../support/scripted-model.js';
+import { REFERENCE_RUNNER } from './process-runner-support.js';
 
 // The policy decides EVERY tool call that is not read-only, whatever risk the agent declares
 // (issue 17). A conformance row every adapter passes through the real `one-works run`: each
@@ -147,7 +148,46 @@ const claudeCode: PolicyConformanceAdapter = {
   },
 };
 
-const ADAPTERS: PolicyConformanceAdapter[] = [droid, claudeCode];
+const processRunner: PolicyConformanceAdapter = {
+  name: 'process:ref',
+  options: { allow: 'allow-once', deny: 'deny' },
+  model: async (rigs, calls) => {
+    // The reference runner relays the model's calls to One Works' built-in workspace tools.
+    const steps: Step[] = calls.map((call) => {
+      switch (call.tool) {
+        case 'execute':
+          return { toolCalls: [{ id: call.id, name: 'run_command', arguments: { command: call.command } }] };
+        case 'create':
+          return { toolCalls: [{ id: call.id, name: 'write_file', arguments: { path: call.path, content: call.content } }] };
+        default: // edit
+          return {
+            toolCalls: [{ id: call.id, name: 'edit_file', arguments: { path: call.path, old_text: call.before, new_text: call.after } }],
+          };
+      }
+    });
+    return (await rigs.model({ steps: [...steps, { text: 'done' }] })).baseUrl;
+  },
+  configure: (config, baseUrl, autonomy, policy) => {
+    config.adapters.process = {
+      policy,
+      harnesses: {
+        ref: { command: process.execPath, args: [REFERENCE_RUNNER], model: 'scripted', provider: { baseUrl, apiKey: 'sk-row' }, autonomy },
+      },
+    };
+  },
+  // A runner has no settings of its own in the workspace that could allow anything: the row
+  // still shows the command decided by the policy.
+  workspaceAllow: { command: 'touch marker.txt', write: async () => undefined },
+  // Nor a built-in allowlist: `ls` is decided like any command.
+  builtinAllowed: 'ls',
+  // One Works runs every tool itself: no limitation to warn about.
+  expectDenyRun: (result, events) => {
+    expect(result.stderr).not.toContain('without asking One Works');
+    expect(events.filter((e) => e.type === 'log' && e.level === 'warn')).toEqual([]);
+  },
+};
+
+const ADAPTERS: PolicyConformanceAdapter[] = [droid, claudeCode, processRunner];
 
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());

@@ -51,6 +51,8 @@ export interface CliRigOptions {
    * RIG_API_KEY), merged (shallow) with these keys.
    */
   claude?: { baseUrl: string } & Record<string, unknown>;
+  /** The `adapters.process` block (harnesses), as given. */
+  process?: Record<string, unknown>;
   /**
    * Adds an enabled `adapters.codex` block (managed CODEX_TEST_VERSION from the conformance
    * cache, model "scripted-model", endpoint = this scripted Responses base URL with
@@ -77,6 +79,8 @@ export interface CliRigOptions {
    * the native session in a new agent process).
    */
   orchestrator?: Record<string, unknown>;
+  /** The top-level `defaults` block (e.g. `{ adapter: 'claude-code' }`); absent by default. */
+  defaults?: Record<string, unknown>;
 }
 
 /** `orchestrator.idleExitMs` of a rig: short, so that an auto-started server does not outlive its test. */
@@ -181,6 +185,7 @@ export class CliRigs {
       workspaces: { approved: [rig.workspace] },
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       orchestrator: { idleExitMs: RIG_IDLE_EXIT_MS, askTimeoutMs: 0, keepWarmMs: 0, ...options.orchestrator },
+      ...(options.defaults ? { defaults: options.defaults } : {}),
       adapters: {
         droid: {
           cli: options.cli ?? { source: 'managed', version: '0.225.2' },
@@ -195,6 +200,7 @@ export class CliRigs {
         ...(options.droidAcp ? { 'droid-acp': { enabled: true, ...options.droidAcp } } : {}),
         ...(options.acp ? { acp: { enabled: true, ...options.acp } } : {}),
         ...(options.gemini ? { gemini: geminiBlock(options.gemini) } : {}),
+        ...(options.process ? { process: options.process } : {}),
       },
     };
     await writeFile(rig.configPath, stringify(config));

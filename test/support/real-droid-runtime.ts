@@ -40,7 +40,7 @@ export function realDroidRuntime(options: RealDroidRuntimeOptions): SessionRunti
     binaryPath: droid.binaryPath,
     version: droid.version,
     range: droid.range,
-    expected: { apiVersion: '1.0.0', protocolVersion: droid.protocolVersion, qualifiedBy: 'table' },
+    expected: { facts: { apiVersion: '1.0.0', protocolVersion: droid.protocolVersion }, qualifiedBy: 'table' },
   };
   const adapterConfig = DroidConfigSchema.parse({
     model: SCRIPTED_MODEL_ID,

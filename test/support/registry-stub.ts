@@ -12,6 +12,8 @@ import * as tar from 'tar';
 export interface StubVersion {
   tarball: Buffer;
   integrity?: string;
+  /** Runtime `dependencies` the packument declares for the version. */
+  dependencies?: Record<string, string>;
 }
 
 export interface RegistryStubOptions {
@@ -86,6 +88,7 @@ function packument(base: string, name: string, versions: Record<string, StubVers
     {
       name,
       version,
+      ...(published.dependencies ? { dependencies: published.dependencies } : {}),
       dist: {
         tarball: `${base}${name}/-/${shortName}-${version}.tgz`,
         integrity: published.integrity ?? ssri.fromData(published.tarball, { algorithms: ['sha512'] }).toString(),

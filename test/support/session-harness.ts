@@ -104,7 +104,7 @@ export async function createSessionHarness(options: SessionHarnessOptions = {}):
     binaryPath,
     version: '0.225.2',
     range: adapterConfig.cli.range,
-    expected: { apiVersion: '1.0.0', protocolVersion: '1.220.0', qualifiedBy: 'table' },
+    expected: { facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' }, qualifiedBy: 'table' },
   };
   // The real adapter, with its SessionIO.launch wrapped so every ChildChannel is observed.
   const adapter: Adapter<unknown> = {

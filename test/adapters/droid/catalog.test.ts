@@ -144,7 +144,7 @@ describe('listDroidCatalog against the fake droid', () => {
     binaryPath,
     version: '0.225.2',
     range: '>=0.225.0 <0.226.0',
-    expected: { apiVersion: '1.0.0', protocolVersion: '1.220.0', qualifiedBy: 'table' },
+    expected: { facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' }, qualifiedBy: 'table' },
   });
 
   // Runs listDroidCatalog in a throwaway sandbox, keeping the pids it started and the frames droid read.

@@ -1,10 +1,10 @@
-import { createPrepareServices } from '../../../core/install/index.js';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkCliVersion, resolveDroidCli } from '../../../adapters/droid/cli-source.js';
-import type { DroidCliSelection, ResolveCliContext } from '../../../adapters/droid/cli-source.js';
+import { DROID_CLI, parseDroidVersion } from '../../../adapters/droid/cli-source.js';
+import type { CliSelection, PrepareContext, ResolvedCli } from '../../../core/adapter.js';
+import { type CheckCliVersionOptions, checkCliVersion as coreCheckCliVersion, createPrepareServices } from '../../../core/install/index.js';
 import { OneWorksError } from '../../../core/errors.js';
 import type { ErrorCode } from '../../../core/errors.js';
 import { buildTarball, fakeBinaryFiles, startRegistryStub } from '../../support/registry-stub.js';
@@ -29,7 +29,20 @@ async function fakeDroid(dir: string, prints: string, body = ''): Promise<string
   return file;
 }
 
-function context(env: Record<string, string | undefined> = { PATH: '/usr/bin:/bin' }): ResolveCliContext {
+// The droid adapter's declaration through core's one resolver, reached as the adapter reaches it.
+function resolveDroidCli(selection: CliSelection, ctx: PrepareContext): Promise<ResolvedCli> {
+  return ctx.services.resolveCli(selection, DROID_CLI, ctx);
+}
+
+function checkCliVersion(
+  binary: string,
+  range: string,
+  options: Omit<CheckCliVersionOptions, 'displayName' | 'parseVersion'>,
+): Promise<string> {
+  return coreCheckCliVersion(binary, range, { ...options, displayName: 'droid', parseVersion: parseDroidVersion });
+}
+
+function context(env: Record<string, string | undefined> = { PATH: '/usr/bin:/bin' }): PrepareContext {
   return { services: createPrepareServices(), cacheDir: path.join(root, 'cache'), lock: new Map(), env };
 }
 
@@ -43,7 +56,7 @@ async function rejection(promise: Promise<unknown>, code: ErrorCode): Promise<On
   return error as OneWorksError;
 }
 
-const pinned: Omit<DroidCliSelection, 'source'> = { version: '0.225.2' };
+const pinned: Omit<CliSelection, 'source'> = { version: '0.225.2' };
 
 describe('resolveDroidCli with source: path', () => {
   it('refuses a binary outside the pinned minor line, naming path, version and range', async () => {
@@ -63,18 +76,18 @@ describe('resolveDroidCli with source: path', () => {
       binaryPath: droid,
       version: '0.225.1',
       range: '>=0.225.0 <0.226.0',
-      expected: { apiVersion: '1.0.0', protocolVersion: '1.220.0', qualifiedBy: 'table' },
+      expected: { facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' }, qualifiedBy: 'table' },
     });
   });
 
   it('checks a configured range instead of the default one and names it', async () => {
     const droid = await fakeDroid(bin, '0.230.0');
-    const lock = new Map([['0.230.0', { apiVersion: '1.0.0', protocolVersion: '1.230.0' }]]);
+    const lock = new Map([['0.230.0', { facts: { apiVersion: '1.0.0', protocolVersion: '1.230.0' } }]]);
     const ok = await resolveDroidCli(
       { source: 'path', path: droid, version: '0.225.2', range: '>=0.225.0 <0.231.0' },
       { ...context(), lock },
     );
-    expect(ok.expected).toEqual({ apiVersion: '1.0.0', protocolVersion: '1.230.0', qualifiedBy: 'lock' });
+    expect(ok.expected).toEqual({ facts: { apiVersion: '1.0.0', protocolVersion: '1.230.0' }, qualifiedBy: 'lock' });
     const error = await rejection(
       resolveDroidCli({ source: 'path', path: droid, version: '0.225.2', range: '>=0.225.0 <0.226.0 || 0.215.x' }, context()),
       'unsupported_cli_version',
@@ -135,12 +148,12 @@ describe('resolveDroidCli with source: managed', () => {
     await stub.close();
   });
 
-  function managedContext(hasAvx2: boolean): ResolveCliContext {
+  function managedContext(hasAvx2: boolean): PrepareContext {
     return {
       ...context(),
       registry: { registry: stub.url, scopes: {}, authTokens: {} },
       fetchOptions: { fetchRetries: 0 },
-      platform: { platform: 'linux', arch: 'x64', hasAvx2 },
+      platform: { platform: 'linux', arch: 'x64', libc: 'glibc', hasAvx2 },
     };
   }
 
@@ -153,7 +166,7 @@ describe('resolveDroidCli with source: managed', () => {
       binaryPath: path.join(root, 'cache', 'cli', 'droid', '0.225.2', 'bin', 'droid'),
       version: '0.225.2',
       range: '>=0.225.0 <0.226.0',
-      expected: { apiVersion: '1.0.0', protocolVersion: '1.220.0', qualifiedBy: 'table' },
+      expected: { facts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' }, qualifiedBy: 'table' },
       package: { name: '@factory/cli-linux-x64', fromCache: false },
     });
     expect(first.package?.integrity).toMatch(/^sha512-/);
@@ -213,5 +226,24 @@ describe('checkCliVersion', () => {
       `droid at ${failing} exited with status 2 on --version; it printed nothing on stdout and "broken" on stderr`,
     );
     expect(error.data).toMatchObject({ exitCode: 2, stderr: 'broken' });
+  });
+});
+
+describe('resolveDroidCli with reuseVersionCheck (run, send, the orchestrator)', () => {
+  it('asks a binary its version once and reuses the answer until the file changes', async () => {
+    const marker = path.join(root, 'asked');
+    const droid = await fakeDroid(bin, '0.225.1', `echo x >> ${marker}\n`);
+    const asked = async () => (await readFile(marker, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const reusing = { ...context(), reuseVersionCheck: true };
+    expect((await resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing)).version).toBe('0.225.1');
+    expect((await resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing)).version).toBe('0.225.1');
+    expect(await asked()).toBe(1);
+    // Without the option (doctor, probes) the binary is always asked.
+    await resolveDroidCli({ source: 'path', path: droid, ...pinned }, context());
+    expect(await asked()).toBe(2);
+    // Replaced in place by another version: asked again, and the new answer is checked against the range.
+    await fakeDroid(bin, '0.215.0', `echo x >> ${marker}\n`);
+    await rejection(resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing), 'unsupported_cli_version');
+    expect(await asked()).toBe(3);
   });
 });

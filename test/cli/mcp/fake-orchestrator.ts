@@ -30,6 +30,8 @@ import { AskBoard, type AnsweredAsk, type AskAnswer, type OpenAsk } from '../../
  */
 export class FakeOrchestrator implements ToolOrchestrator {
   readonly calls: Array<{ method: string; args: unknown }> = [];
+  /** What `info()` reports as the default adapter (the host's `defaults.adapter`); undefined: none. */
+  defaultAdapter: string | undefined;
   readonly sessions = new Map<string, SessionSummary>();
   /** What corruptSessions reports (not recorded as a call: find_sessions always asks). */
   readonly corrupt: CorruptSession[] = [];
@@ -176,6 +178,7 @@ export class FakeOrchestrator implements ToolOrchestrator {
       limits: { maxConcurrentRuns: 2, maxQueuedTotal: 10, maxQueuedPerSession: 3, runTimeoutMs: 600_000, cancelGraceMs: 5_000 },
       activity: { live: 1, queued: 0 },
       adapters: [{ name: 'droid', model: 'm-default', autonomy: 'low' }],
+      ...(this.defaultAdapter === undefined ? {} : { defaultAdapter: this.defaultAdapter }),
     };
   }
 

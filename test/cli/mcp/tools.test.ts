@@ -72,11 +72,35 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     });
     expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('s-0000000001') }]);
     expect(fake.calls).toEqual([
+      { method: 'info', args: undefined },
       {
         method: 'createSession',
         args: { workspace: '/ws/a', prompt: 'hi', requestKey: 'k1', title: 'T', labels: ['x'], autonomy: 'high', adapter: 'droid' },
       },
     ]);
+  });
+
+  it("create_session, models and compare without an adapter take the orchestrator's default adapter (defaults.adapter)", async () => {
+    const { client, fake } = await connect();
+    fake.defaultAdapter = 'claude-code';
+    const created = await client.callTool({ name: 'create_session', arguments: { workspace: '/ws/a', prompt: 'hi' } });
+    expect(created.isError).toBeFalsy();
+    expect((await client.callTool({ name: 'models', arguments: {} })).structuredContent).toMatchObject({ adapter: 'claude-code' });
+    await client.callTool({ name: 'create_session', arguments: { workspace: '/ws/a', prompt: 'named', adapter: 'droid' } });
+    const compared = await client.callTool({
+      name: 'compare',
+      arguments: { workspace: '/ws/a', prompt: 'c', models: ['m-a', 'm-b'], check: 'true', timeoutSeconds: 0 },
+    });
+    expect(compared.isError, JSON.stringify(compared.content)).toBeFalsy();
+    expect(fake.calls.filter((call) => call.method !== 'info' && call.method !== 'status').map((call) => [call.method, call.args])).toEqual(
+      [
+        ['createSession', { workspace: '/ws/a', prompt: 'hi', adapter: 'claude-code' }],
+        ['models', 'claude-code'],
+        ['createSession', { workspace: '/ws/a', prompt: 'named', adapter: 'droid' }],
+        ['createSession', expect.objectContaining({ adapter: 'claude-code', model: 'm-a', worktree: {} })],
+        ['createSession', expect.objectContaining({ adapter: 'claude-code', model: 'm-b', worktree: {} })],
+      ],
+    );
   });
 
   it('refuses unknown arguments and a relative workspace as usage errors without calling the orchestrator', async () => {
@@ -219,7 +243,7 @@ describe('MCP tools over a fake orchestrator (real SDK client, in memory)', () =
     expect((await client.callTool({ name: 'usage', arguments: { sessions: ['s-1'] } })).structuredContent).toMatchObject({
       total: { reported: true, inputTokens: 10 },
     });
-    expect(fake.calls.map((c) => c.method)).toEqual(['info', 'models', 'status', 'cancel', 'usage']);
+    expect(fake.calls.map((c) => c.method)).toEqual(['info', 'info', 'models', 'status', 'cancel', 'usage']);
   });
 
   it('strips fields the tools do not document (a native id added to a summary never leaves)', async () => {

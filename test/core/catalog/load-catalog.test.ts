@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ResolvedCli } from '../../../core/adapter.js';
 import { catalogCacheKey, loadCatalog, type Catalog, type CatalogRequest } from '../../../core/catalog/index.js';
 import { OneWorksError } from '../../../core/errors.js';
+import { checkFakeFacts, FAKE_CLI } from '../../support/fake-adapter.js';
 
 const SECRET = 'sk-load-catalog-secret-99';
 
@@ -30,6 +31,8 @@ function fakeAdapter(list?: () => Promise<Catalog>): Recorder {
   const adapter: Adapter<unknown> = {
     contractVersion: ADAPTER_CONTRACT_VERSION,
     name: 'fake',
+    cli: FAKE_CLI,
+    checkVersionFacts: checkFakeFacts,
     configSchema: z.unknown(),
     prepare: async () => CLI,
     open: () => {

@@ -6,6 +6,7 @@ import { AcpConfigSchema, DroidAcpBlockSchema, GeminiConfigSchema } from '../../
 import { ClaudeConfigSchema } from '../../../adapters/claude-code/config.js';
 import { CodexConfigSchema } from '../../../adapters/codex/config.js';
 import { DroidConfigSchema, customModelId } from '../../../adapters/droid/config.js';
+import { ProcessConfigSchema } from '../../../adapters/process-runner/config.js';
 import { collectSecrets, configJsonSchema, createConfigSchema, parseConfigText } from '../../../core/config/index.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../one-works.yaml.example', import.meta.url));
@@ -16,6 +17,7 @@ const schema = createConfigSchema({
   'droid-acp': DroidAcpBlockSchema,
   gemini: GeminiConfigSchema,
   acp: AcpConfigSchema,
+  process: ProcessConfigSchema,
 });
 const text = await readFile(EXAMPLE, 'utf8');
 

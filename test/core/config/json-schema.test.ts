@@ -22,6 +22,7 @@ describe('configJsonSchema', () => {
 
   it('has the droid keys with their defaults and enums', () => {
     expect(Object.keys(droid.properties ?? {})).toEqual([
+      'enabled',
       'cli',
       'model',
       'effort',
@@ -34,6 +35,7 @@ describe('configJsonSchema', () => {
       'requestTimeoutMs',
       'drainFallbackMs',
       'interruptGraceMs',
+      'fallback',
       'systemPrompt',
       'rules',
       'skills',

@@ -63,9 +63,11 @@ describe('loadConfig', () => {
       keepWarmMs: 300_000,
       maxWarmAgents: 4,
       maxWarmMemoryMb: 2048,
+      prewarm: 0,
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({
+      enabled: true,
       cli: { source: 'managed', version: '0.225.2', range: '>=0.225.0 <0.226.0' },
       model: 'inherit',
       effort: 'high',
@@ -78,6 +80,7 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30_000,
       drainFallbackMs: 3000,
       interruptGraceMs: 5000,
+      fallback: 'oneshot',
       rules: [],
       skills: [],
       disableBuiltinSkills: false,

@@ -93,6 +93,41 @@ describe('installPackage', () => {
     expect(await siblingsOf(path.join(scratch.root, 'cli', 'tool', '1.5.0'))).toEqual([]);
   });
 
+  it('refuses a version that declares runtime dependencies, naming them, before downloading anything', async () => {
+    const wrapper = await buildTarball(fakeBinaryFiles({ name: '@acme/tool', version: '3.0.0' }));
+    const deps = await startRegistryStub({
+      packages: {
+        '@acme/tool': {
+          '3.0.0': { tarball: wrapper, dependencies: { '@acme/runtime': '^1.0.0', 'left-pad': '1.3.0' } },
+        },
+      },
+    });
+    try {
+      const targetDir = path.join(scratch.root, 'cli', 'tool', '3.0.0');
+      const error = await rejection(
+        installPackage({
+          packageName: '@acme/tool',
+          version: '3.0.0',
+          targetDir,
+          binPath: 'bin/droid',
+          registry: stubRegistry(deps),
+          fetchOptions: { fetchRetries: 0 },
+        }),
+        'install_has_dependencies',
+      );
+      expect(error.message).toMatch(/^@acme\/tool@3\.0\.0 declares runtime dependencies \(@acme\/runtime@\^1\.0\.0, left-pad@1\.3\.0\); /);
+      expect(error.data).toEqual({
+        packageName: '@acme/tool',
+        version: '3.0.0',
+        dependencies: { '@acme/runtime': '^1.0.0', 'left-pad': '1.3.0' },
+      });
+      expect(deps.requests.map((r) => r.path)).toEqual(['/@acme/tool']);
+      expect(await siblingsOf(targetDir)).toEqual([]);
+    } finally {
+      await deps.close();
+    }
+  });
+
   it('replaces a directory at the target that has no completion marker', async () => {
     const targetDir = path.join(scratch.root, 'cli', 'tool', '1.2.3');
     await mkdir(path.join(targetDir, 'bin'), { recursive: true });

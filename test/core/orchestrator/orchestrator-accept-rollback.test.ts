@@ -6,8 +6,8 @@ const harnesses = useOrchestratorHarnesses();
 
 describe('orchestrator: a turn whose queued record cannot be written', () => {
   it('is undone in memory: no queued run left behind, the next turn takes its run id and runs', async () => {
-    const h = await harnesses();
-    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    const h = await harnesses({ fake: {} });
+    const first = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     await h.orchestrator.waitForRun(first.sessionId, first.runId);
 
     const store = h.session.store;
@@ -32,11 +32,11 @@ describe('orchestrator: a turn whose queued record cannot be written', () => {
   });
 
   it('leaves no session behind when a new session cannot be written', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const store = h.session.store;
     const writeSession = store.writeSession.bind(store);
     store.writeSession = (record: SessionRecord) => Promise.reject(new Error(`cannot write ${record.id}`));
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'lost' })).rejects.toThrow('cannot write');
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'lost' })).rejects.toThrow('cannot write');
     store.writeSession = writeSession;
     expect(await h.orchestrator.list()).toEqual([]);
     expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });

@@ -24,7 +24,7 @@ function startsAndOverlap(events: readonly RuntimeEvent[]): { started: string[];
 }
 
 async function submit(h: OrchestratorHarness, workspace: string, autonomy: Autonomy): Promise<string> {
-  const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace, prompt: 'work', autonomy });
+  const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace, prompt: 'work', autonomy });
   h.watch(handle.sessionId);
   return handle.sessionId;
 }
@@ -32,7 +32,7 @@ async function submit(h: OrchestratorHarness, workspace: string, autonomy: Auton
 describe('orchestrator: admission across sessions', () => {
   it('runs sessions on different workspaces concurrently up to maxConcurrentRuns and queues the rest in order', async () => {
     // Turns never end by themselves: each cancel frees one slot, and the oldest queued session takes it.
-    const h = await harnesses({ stepMs: 60_000, limits: { maxConcurrentRuns: 2 } });
+    const h = await harnesses({ fake: { script: () => ({ delayMs: 60_000 }) }, limits: { maxConcurrentRuns: 2 } });
     const ids: string[] = [];
     for (const name of ['a', 'b', 'c', 'd', 'e']) ids.push(await submit(h, await h.dir(name), 'high'));
     const [a, b, c, d, e] = ids as [string, string, string, string, string];
@@ -59,7 +59,7 @@ describe('orchestrator: admission across sessions', () => {
   });
 
   it('serialises writers on overlapping trees: parent, child, and a symlink spelling of the parent', async () => {
-    const h = await harnesses({ stepMs: 30 });
+    const h = await harnesses({ fake: { script: () => ({ delayMs: 30 }) } });
     const parent = await h.dir('p');
     const child = await h.dir('p/child');
     const link = join(h.root, 'link-to-p');
@@ -72,7 +72,7 @@ describe('orchestrator: admission across sessions', () => {
   });
 
   it('lets readers (autonomy off) of one tree run together', async () => {
-    const h = await harnesses({ stepMs: 30 });
+    const h = await harnesses({ fake: { script: () => ({ delayMs: 30 }) } });
     const tree = await h.dir('shared');
     const ids = [await submit(h, tree, 'off'), await submit(h, tree, 'off'), await submit(h, join(tree, '..', 'shared'), 'off')];
     expect(h.orchestrator.activity()).toEqual({ live: 3, queued: 0 });
@@ -81,7 +81,7 @@ describe('orchestrator: admission across sessions', () => {
   });
 
   it('does not let later readers pass a writer that waits behind a reader', async () => {
-    const h = await harnesses({ stepMs: 30 });
+    const h = await harnesses({ fake: { script: () => ({ delayMs: 30 }) } });
     const tree = await h.dir('t');
     const reader = await submit(h, tree, 'off');
     const writer = await submit(h, tree, 'low');
@@ -93,7 +93,10 @@ describe('orchestrator: admission across sessions', () => {
   });
 
   it('refuses a turn beyond the queue bounds with queue_full and records nothing for it', async () => {
-    const h = await harnesses({ stepMs: 5_000, limits: { maxConcurrentRuns: 1, maxQueuedTotal: 2, maxQueuedPerSession: 1 } });
+    const h = await harnesses({
+      fake: { script: () => ({ delayMs: 5_000 }) },
+      limits: { maxConcurrentRuns: 1, maxQueuedTotal: 2, maxQueuedPerSession: 1 },
+    });
     const live = await submit(h, await h.dir('a'), 'low');
     const queued = await h.orchestrator.sendMessage({ sessionId: live, prompt: 'second' });
     expect(queued.state).toBe('queued');
@@ -102,7 +105,7 @@ describe('orchestrator: admission across sessions', () => {
       data: { bound: 'maxQueuedPerSession' },
     });
     await submit(h, await h.dir('b'), 'low');
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir('c'), prompt: 'x' })).rejects.toMatchObject({
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: await h.dir('c'), prompt: 'x' })).rejects.toMatchObject({
       code: 'queue_full',
       data: { bound: 'maxQueuedTotal' },
     });

@@ -8,9 +8,9 @@ const harnesses = useOrchestratorHarnesses();
 
 describe('orchestrator: session policy from send, resolving attention', () => {
   it('merges a send’s policy into the session record, keeping the policy given at creation', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const created = await h.orchestrator.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'one',
       policy: { allow: ['npm test'], deny: [], denyPaths: [], writeBoundary: [] },
@@ -31,8 +31,8 @@ describe('orchestrator: session policy from send, resolving attention', () => {
   });
 
   it('refuses to resolve a session that does not need attention', async () => {
-    const h = await harnesses();
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    const h = await harnesses({ fake: {} });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     await h.orchestrator.waitForRun(created.sessionId, created.runId);
     await expect(h.orchestrator.resolveAttention(created.sessionId, 'x')).rejects.toMatchObject({
       code: 'usage',

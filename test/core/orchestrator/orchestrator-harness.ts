@@ -4,6 +4,8 @@ import { afterEach, expect } from 'vitest';
 import type { RuntimeEvent } from '../../../core/events/index.js';
 import { liveChildCount } from '../../../core/process/index.js';
 import { createOrchestrator, type Orchestrator, type OrchestratorDeps, type OrchestratorLimits } from '../../../core/orchestrator/index.js';
+import type { SessionRuntime } from '../../../core/session/index.js';
+import { createFakeAdapter, FAKE_RESOLVED_CLI, type FakeAdapterOptions, type FakeAgent } from '../../support/fake-adapter.js';
 import { createSessionHarness, probe, type SessionHarness, type SessionHarnessOptions } from '../../support/session-harness.js';
 
 /**
@@ -17,6 +19,8 @@ export interface OrchestratorHarness {
   /** The deps the orchestrator was made with, to start another one over the same state. */
   readonly deps: OrchestratorDeps;
   readonly session: SessionHarness;
+  /** The fake adapter's log when the harness runs on it (`fake` option). */
+  readonly fake: FakeAgent | undefined;
   /** The approved root; `dir(name)` creates a workspace below it. */
   readonly root: string;
   /** Every event of every subscribed session, in arrival order. */
@@ -42,17 +46,30 @@ export const TEST_LIMITS: OrchestratorLimits = {
 };
 
 export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
+  /**
+   * Runs the sessions on the in-memory fake adapter (adapter name `fake`) instead of the fake
+   * droid, for tests that only need an adapter; the store and workspace stay the harness's.
+   */
+  fake?: FakeAdapterOptions;
   limits?: Partial<OrchestratorLimits>;
   /** Replaces deps callbacks, e.g. `defaultsFor` or a fake catalog as `modelsFor`. */
   deps?: Partial<
-    Pick<OrchestratorDeps, 'defaultsFor' | 'modelsFor' | 'catalogIsAdvisory' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss'>
+    Pick<
+      OrchestratorDeps,
+      'defaultsFor' | 'modelsFor' | 'catalogIsAdvisory' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss' | 'log'
+    >
   >;
 }
 
 /** Builds a harness; prefer `useOrchestratorHarnesses` so it is disposed after each test. */
 export async function createOrchestratorHarness(options: OrchestratorHarnessOptions = {}): Promise<OrchestratorHarness> {
-  const { limits, deps: overrides, ...sessionOptions } = options;
+  const { limits, deps: overrides, fake: fakeOptions, ...sessionOptions } = options;
   const session = await createSessionHarness(sessionOptions);
+  const fake = fakeOptions ? createFakeAdapter(fakeOptions) : undefined;
+  const runtime: SessionRuntime = fake
+    ? { ...session.runtime, adapter: fake.adapter, adapterConfig: fake.adapter.configSchema.parse({}), cli: FAKE_RESOLVED_CLI }
+    : session.runtime;
+  const adapterName = runtime.adapter.name;
   const events: RuntimeEvent[] = [];
   const deps: OrchestratorDeps = {
     store: session.store,
@@ -60,10 +77,10 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
     limits: { ...TEST_LIMITS, ...limits },
     approvedRoots: [session.workspace],
     defaultsFor: (adapter) => {
-      if (adapter !== 'droid') throw new Error(`unknown adapter ${adapter}`);
+      if (adapter !== adapterName) throw new Error(`unknown adapter ${adapter}`);
       return { autonomy: 'low' };
     },
-    runtimeFor: () => Promise.resolve(session.runtime),
+    runtimeFor: () => Promise.resolve(runtime),
     ...overrides,
   };
   const orchestrator = await createOrchestrator(deps);
@@ -75,6 +92,7 @@ export async function createOrchestratorHarness(options: OrchestratorHarnessOpti
     orchestrator,
     deps,
     session,
+    fake,
     root: session.workspace,
     events,
     dir: async (name) => {

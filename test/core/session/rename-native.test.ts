@@ -8,6 +8,7 @@ import { OneWorksError } from '../../../core/errors.js';
 import type { RuntimeEvent } from '../../../core/events/index.js';
 import { SessionRunner, type SessionRuntime } from '../../../core/session/index.js';
 import { createFileStore } from '../../../core/store/index.js';
+import { checkFakeFacts, FAKE_CLI } from '../../support/fake-adapter.js';
 
 // SessionRunner.renameNative over a stub adapter: true only when the adapter confirmed; false
 // (logged, never thrown) for a missing rename, a failure, a deadline, or a closed runner; the
@@ -27,6 +28,8 @@ async function runtimeWith(rename: Rename | undefined, specs: SessionSpec[] = []
   const adapter: Adapter<unknown> = {
     contractVersion: ADAPTER_CONTRACT_VERSION,
     name: 'stub',
+    cli: FAKE_CLI,
+    checkVersionFacts: checkFakeFacts,
     configSchema: z.unknown(),
     prepare: () => Promise.reject(new Error('not used')),
     open: (_config, spec) => {

@@ -1,0 +1,135 @@
+import semver from 'semver';
+import { z } from 'zod';
+
+// The YAML blocks of the ACP adapters, apart from their code so that loading the configuration
+// does not load the ACP SDK (cli/context.ts imports this module alone).
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One ACP agent declared by command: `adapters.acp.agents.<name>`. */
+export const AcpAgentSchema = z.strictObject({
+  command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
+  args: z.array(z.string()).default([]).describe('Its arguments (e.g. [acp]).'),
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+    .default({})
+    .describe('Extra environment variables (not secrets; use credentials for keys).'),
+  credentials: z
+    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+    .default([])
+    .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
+  authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
+});
+export type AcpAgent = z.output<typeof AcpAgentSchema>;
+
+/** The `adapters.acp` block: ACP agents by command, run as `--adapter acp:<name>`. */
+export const AcpConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Use the ACP agents declared here (as acp:<name>).'),
+  agents: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a name of letters, digits, "_" and "-"'), AcpAgentSchema)
+    .default({})
+    .describe('ACP agents by name; run one with --adapter acp:<name>.'),
+  model: z.string().min(1).default('inherit').describe('Default model, set through the agent\'s "model" config option when offered.'),
+  effort: z.string().min(1).optional().describe('Default effort, set through a "thought_level" config option when offered.'),
+  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
+  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
+  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
+});
+export type AcpConfig = z.output<typeof AcpConfigSchema>;
+
+/** `acp:<name>` → `<name>`; undefined for any other adapter name. */
+export function acpAgentName(adapter: string): string | undefined {
+  const match = /^acp:(.+)$/.exec(adapter);
+  return match?.[1];
+}
+
+/** The Gemini CLI version One Works pins by default (qualified by test/conformance/gemini.test.ts). */
+export const GEMINI_DEFAULT_PIN = '0.61.0';
+export const GEMINI_PACKAGE = '@google/gemini-cli';
+/** The bundle inside the package. */
+export const GEMINI_BUNDLE = 'bundle/gemini.js';
+/** The auth method for an API key (and a BYOK endpoint), called with ACP `authenticate`. */
+export const GEMINI_API_KEY_AUTH = 'gemini-api-key';
+
+const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
+
+function minorRange(pin: string): string {
+  const parsed = semver.parse(pin);
+  return parsed ? `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0` : pin;
+}
+
+export const GeminiConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
+  cli: z
+    .strictObject({
+      source: z
+        .enum(['managed', 'system', 'path'])
+        .default('managed')
+        .describe('managed: installed by One Works; system: gemini on PATH; path: cli.path.'),
+      version: z
+        .string()
+        .refine((v) => semver.valid(v) === v, { message: `expected an exact semver version such as ${GEMINI_DEFAULT_PIN}` })
+        .default(GEMINI_DEFAULT_PIN)
+        .describe('The pinned CLI version (exact semver).'),
+      path: z
+        .string()
+        .refine((v) => v.startsWith('/'), { message: 'expected an absolute path' })
+        .optional()
+        .describe('Absolute path of gemini.js (or a gemini executable); only with source: path.'),
+      range: z
+        .string()
+        .refine((v) => semver.validRange(v) !== null, { message: 'expected a valid semver range' })
+        .optional()
+        .describe("Semver range the CLI must satisfy; default: the pin's minor line."),
+    })
+    .superRefine((cli, ctx) => {
+      if (cli.source === 'path' && cli.path === undefined)
+        ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path"' });
+      if (cli.source !== 'path' && cli.path !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['path'], message: 'only allowed when source is "path"' });
+    })
+    .transform((cli) => ({ ...cli, range: cli.range ?? minorRange(cli.version) }))
+    .prefault({})
+    .describe('Which Gemini CLI to run.'),
+  model: z.string().min(1).default('inherit').describe('Default model (gemini -m); "inherit" keeps the CLI default.'),
+  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+    .default({})
+    .describe('Extra variables for the gemini process.'),
+  passEnv: z
+    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+    .default([])
+    .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
+  credentials: z
+    .strictObject({
+      GEMINI_API_KEY: secret('Gemini API key; default: $GEMINI_API_KEY.').meta({ env: 'GEMINI_API_KEY' }).optional(),
+      GOOGLE_API_KEY: secret('Google API key; default: $GOOGLE_API_KEY.').meta({ env: 'GOOGLE_API_KEY' }).optional(),
+    })
+    .prefault({})
+    .describe('Credentials passed to gemini, only those set; nothing else from the environment is.'),
+  endpoint: z
+    .strictObject({
+      baseUrl: z.url().describe('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
+      apiKey: secret('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
+    })
+    .optional()
+    .describe('Bring your own endpoint.'),
+  startupTimeoutMs: z.number().int().positive().default(90_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
+  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
+  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
+});
+export type GeminiConfig = z.output<typeof GeminiConfigSchema>;
+
+/**
+ * The `adapters.droid-acp` block of one-works.yaml: only `enabled` (and `policy`, which core
+ * adds). Everything else (CLI, model, customModels, env, credentials, MCP servers) is the
+ * `adapters.droid` block's, so the two droid transports run the same droid the same way and can
+ * be compared side by side; cli/context.ts hands the adapter that block (see DERIVED_BLOCKS).
+ */
+export const DroidAcpBlockSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Use droid in ACP mode; it reads the adapters.droid block for everything else.'),
+});

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/**
+ * The `adapters.process` block of one-works.yaml: harnesses by name, each a command that speaks
+ * RunnerFrame (wire.ts). A harness runs as `run --adapter process:<name>`; its block is that
+ * adapter's config (core adds `policy` to it).
+ */
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HARNESS_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/** The built-in tool sets a harness may name under `tools`. */
+export const TOOL_SETS = ['workspace'] as const;
+
+export const HarnessSchema = z.strictObject({
+  command: z.string().min(1).describe('The runner: an absolute path, or a name found on PATH.'),
+  args: z.array(z.string()).default([]).describe('Arguments of the command.'),
+  model: z.string().min(1).optional().describe('The model the runner is told to use (open.params.config.model).'),
+  provider: z
+    .strictObject({
+      baseUrl: z.string().min(1).optional().describe('The model endpoint the runner calls.'),
+      apiKey: z
+        .string()
+        .min(1)
+        .meta({ secret: true })
+        .optional()
+        .describe('Its key (a secret): reaches the runner only in the open frame.'),
+    })
+    .default({})
+    .describe('Credentials, given to the runner in its open frame only (never through its environment).'),
+  tools: z.array(z.enum(TOOL_SETS)).default(['workspace']).describe('Built-in tool sets One Works executes for the runner.'),
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+    .default({})
+    .describe('Extra variables for the runner (never credentials: those go in provider).'),
+  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+  openTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline for the answer to the first open, in ms.'),
+  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of the other requests (not prompt), in ms.'),
+  commandTimeoutMs: z.number().int().positive().default(120_000).describe('Longest a run_command tool call may take, in ms.'),
+  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
+  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+});
+export type HarnessConfig = z.output<typeof HarnessSchema>;
+
+export const ProcessConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true).describe('Use the harnesses below (each runs as `--adapter process:<name>`).'),
+  harnesses: z
+    .record(z.string().regex(HARNESS_NAME, 'expected a harness name (letters, digits, - and _)'), HarnessSchema)
+    .default({})
+    .describe('Process runners by name.'),
+});
+export type ProcessConfig = z.output<typeof ProcessConfigSchema>;
+
+/** `process:<name>` → `<name>`; undefined for any other adapter name. */
+export function harnessName(adapterName: string): string | undefined {
+  return adapterName.startsWith('process:') ? adapterName.slice('process:'.length) : undefined;
+}

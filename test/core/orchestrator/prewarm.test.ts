@@ -1,0 +1,133 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { RuntimeEvent } from '../../../core/events/index.js';
+import { probe } from '../../support/session-harness.js';
+import { type OrchestratorHarness, useOrchestratorHarnesses } from './orchestrator-harness.js';
+
+const harnesses = useOrchestratorHarnesses();
+
+// A window no test outlasts: only what a test does closes these agents.
+const LONG_MS = 600_000;
+
+// A harness whose orchestrator keeps `prewarm` agents, with its log lines collected.
+async function prewarming(prewarm: number, keepWarmMs = LONG_MS): Promise<{ h: OrchestratorHarness; log: string[] }> {
+  const log: string[] = [];
+  const h = await harnesses({ limits: { keepWarmMs, prewarm }, deps: { log: (line) => log.push(line) } });
+  return { h, log };
+}
+
+// Runs one turn in a new session in workspace `name` and waits for its outcome.
+async function newSession(h: OrchestratorHarness, name: string, autonomy: 'low' | 'high' = 'low'): Promise<string> {
+  const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir(name), prompt: `hello ${name}`, autonomy });
+  expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
+  return handle.sessionId;
+}
+
+// The prewarmed agents once `count` of them are up and negotiated.
+async function readyAgents(h: OrchestratorHarness, count: number): Promise<Array<{ sessionId: string; pid: number }>> {
+  const ready = () => h.orchestrator.prewarmedAgents().filter((agent) => agent.state === 'ready');
+  await h.until(() => ready().length === count);
+  return ready().map((agent) => ({ sessionId: agent.sessionId, pid: agent.pid! }));
+}
+
+function ofType(events: RuntimeEvent[], type: RuntimeEvent['type']): RuntimeEvent[] {
+  return events.filter((event) => event.type === type);
+}
+
+describe('prewarmed agents (orchestrator.prewarm)', () => {
+  it('gives the next new session like the last one the prewarmed agent: no spawn, no handshake for it', async () => {
+    const { h } = await prewarming(1);
+    const a = await newSession(h, 'ws');
+    const [agent] = await readyAgents(h, 1);
+    expect(h.session.children.map((child) => child.pid)).toEqual([h.session.pid(0), agent!.pid]);
+    // Not a session before one takes it: no listing shows it.
+    expect((await h.session.store.listSessions()).map((record) => record.id)).toEqual([a]);
+
+    const b = await newSession(h, 'ws');
+    expect(b).toBe(agent!.sessionId);
+    // B's turn ran in the prewarmed droid (it is alive and holds B's conversation): it was not launched for B.
+    expect(probe(agent!.pid)).toBeUndefined();
+    const logged = await h.session.logged(b);
+    expect(ofType(logged, 'session.started')).toHaveLength(1);
+    expect(ofType(logged, 'turn.completed')).toHaveLength(1);
+    expect(ofType(logged, 'session.closed')).toEqual([]);
+    const record = await h.session.store.readSession(b);
+    expect(record.runs.map((run) => [run.id, run.status])).toEqual([['r1', 'completed']]);
+    expect(record.nativeSessionId).toEqual(expect.any(String));
+    expect(record.cliVersion).toEqual(expect.any(String));
+    // After B's turn, a new agent is prewarmed: three launches in all, two prompts.
+    await readyAgents(h, 1);
+    expect(h.session.children).toHaveLength(3);
+    const methods = await h.session.receivedMethods();
+    expect(methods.filter((m) => m === 'droid.initialize_session')).toHaveLength(3);
+    expect(methods.filter((m) => m === 'droid.add_user_message')).toHaveLength(2);
+  });
+
+  it('closes a prewarmed agent not used within its window, records it, and leaves no trace in the state', async () => {
+    const { h, log } = await prewarming(1, 500);
+    const a = await newSession(h, 'ws');
+    const [agent] = await readyAgents(h, 1);
+    await h.until(() => h.orchestrator.prewarmedAgents().length === 0);
+    await h.session.children[1]!.exited;
+    expect(probe(agent!.pid)).toBe('ESRCH');
+    expect(log).toContain(`prewarmed agent ${agent!.sessionId} (pid ${agent!.pid}) closed: unused`);
+    expect(existsSync(join(h.deps.stateDir, 'sessions', agent!.sessionId))).toBe(false);
+    expect((await h.session.store.listSessions()).map((record) => record.id)).toEqual([a]);
+  });
+
+  it('does not give the agent to a session with other settings, and prewarms for the most recent one instead', async () => {
+    const { h, log } = await prewarming(1);
+    await newSession(h, 'ws');
+    const [first] = await readyAgents(h, 1);
+    const other = await newSession(h, 'ws', 'high');
+    expect(other).not.toBe(first!.sessionId);
+    await h.until(() => h.orchestrator.prewarmedAgents().every((agent) => agent.sessionId !== first!.sessionId));
+    expect(log).toContain(`prewarmed agent ${first!.sessionId} (pid ${first!.pid}) closed: replaced`);
+    const [second] = await readyAgents(h, 1);
+    expect(second!.sessionId).not.toBe(first!.sessionId);
+    // The next session like the most recent one (autonomy high) takes the new agent.
+    expect(await newSession(h, 'ws', 'high')).toBe(second!.sessionId);
+  });
+
+  it('replaces a prewarmed agent killed from outside before the turn reaches it; the turn completes', async () => {
+    const { h } = await prewarming(1);
+    await newSession(h, 'ws');
+    const [agent] = await readyAgents(h, 1);
+    process.kill(agent!.pid, 'SIGKILL');
+    const b = await newSession(h, 'ws');
+    const logged = await h.session.logged(b);
+    expect(ofType(logged, 'session.closed')).toMatchObject([{ reason: 'agent_gone' }]);
+    expect(ofType(logged, 'session.started')).toHaveLength(2);
+    expect(ofType(logged, 'error')).toEqual([]);
+  });
+
+  it('drains the prewarmed agents on a config change and prewarms none after it', async () => {
+    const { h, log } = await prewarming(2);
+    await newSession(h, 'ws');
+    const agents = await readyAgents(h, 2);
+    await h.orchestrator.drainWarmAgents('config_changed');
+    expect(h.orchestrator.prewarmedAgents()).toEqual([]);
+    for (const agent of agents) {
+      expect(probe(agent.pid)).toBe('ESRCH');
+      expect(log).toContain(`prewarmed agent ${agent.sessionId} (pid ${agent.pid}) closed: config_changed`);
+    }
+    const b = await newSession(h, 'ws');
+    expect(agents.map((agent) => agent.sessionId)).not.toContain(b);
+    expect(h.orchestrator.prewarmedAgents()).toEqual([]);
+  });
+
+  it('closes every prewarmed agent on shutdown with no orphan', async () => {
+    const { h, log } = await prewarming(2);
+    await newSession(h, 'ws');
+    const agents = await readyAgents(h, 2);
+    await h.orchestrator.shutdown();
+    for (const agent of agents) {
+      expect(probe(agent.pid)).toBe('ESRCH');
+      expect(log).toContain(`prewarmed agent ${agent.sessionId} (pid ${agent.pid}) closed: shutdown`);
+      expect(existsSync(join(h.deps.stateDir, 'sessions', agent.sessionId))).toBe(false);
+    }
+    // dispose (shutdown again) checks every launched child's process group is gone.
+    await h.dispose();
+  });
+});
