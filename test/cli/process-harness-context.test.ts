@@ -55,7 +55,7 @@ describe('process harnesses in the CLI context', () => {
   it('an unknown harness is a usage error naming the declared ones', async () => {
     const ctx = await context(YAML);
     expect(() => ctx.adapter('process:other')).toThrow(/unknown harness "other".*declared: mine/);
-    expect(() => ctx.adapter('nope')).toThrow(/known adapters: droid, claude-code, codex, process:mine/);
+    expect(() => ctx.adapter('nope')).toThrow(/known adapters: droid, claude-code, codex, droid-acp, gemini, process:mine/);
   });
 
   it('prepare finds the command, and refuses one that is not executable', async () => {
@@ -72,7 +72,7 @@ describe('process harnesses in the CLI context', () => {
     const ctx = await context(`defaults: { adapter: "process:mine" }\n${YAML}`);
     expect(ctx.defaultAdapter).toBe('process:mine');
     await expect(context(`defaults: { adapter: "gemini" }\n${YAML}`)).rejects.toThrow(
-      /expected one of droid, claude-code, codex, process \(or <adapter>:<name>\)/,
+      /expected one of droid, claude-code, codex, process, droid-acp, gemini, acp \(or <adapter>:<name>\)/,
     );
   });
 });
