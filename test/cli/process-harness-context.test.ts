@@ -71,7 +71,7 @@ describe('process harnesses in the CLI context', () => {
   it('defaults.adapter may name a harness (process:<name>); an unknown adapter there is still refused', async () => {
     const ctx = await context(`defaults: { adapter: "process:mine" }\n${YAML}`);
     expect(ctx.defaultAdapter).toBe('process:mine');
-    await expect(context(`defaults: { adapter: "gemini" }\n${YAML}`)).rejects.toThrow(
+    await expect(context(`defaults: { adapter: "no-such-agent" }\n${YAML}`)).rejects.toThrow(
       /expected one of droid, claude-code, codex, process, droid-acp, gemini, acp \(or <adapter>:<name>\)/,
     );
   });
