@@ -124,8 +124,8 @@ for (const version of ['0.225.2', '0.215.0'] as const) {
         ['tool.call', 'oneshot:r1'],
         ['tool.result', 'oneshot:r1'],
       ]);
-      // The live view says so.
-      expect(result.stdout).toMatch(/! droid's start failed .*one-shot mode/);
+      // The live view says so (its warnings on stderr, since warn events are diagnostics).
+      expect(result.stderr).toMatch(/! droid's start failed .*one-shot mode/);
       expect(result.stdout).toContain('▸ one-shot turn: live tool detail is unavailable');
       const shown = await rig.run(['sessions', 'show', id!]);
       expect(shown.stdout).toContain('mode=oneshot');
