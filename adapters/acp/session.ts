@@ -61,6 +61,11 @@ export interface AcpAgentProfile {
    * offers it and another mode is current.
    */
   askingMode?: string;
+  /**
+   * Set when this agent's sessions cannot be resumed although it advertises `loadSession` (why, in
+   * words a person can act on): a later turn fails with `session_load_failed` instead of trying.
+   */
+  cannotResume?: string;
   /** Where the command of an execute call is read (default `rawInput`). */
   commandSource?: CommandSource;
   /** An `authenticate` method id to call when the agent advertises it (e.g. `gemini-api-key`). */
@@ -232,6 +237,12 @@ export class AcpSession implements AdapterSession {
     const resumed = this.#spec.nativeSessionId !== undefined;
     if (this.#spec.nativeSessionId) {
       const id = this.#spec.nativeSessionId;
+      if (this.#profile.cannotResume) {
+        throw new OneWorksError(
+          'session_load_failed',
+          `${this.#profile.agent} cannot resume session ${id}: ${this.#profile.cannotResume}; the conversation was not replaced`,
+        );
+      }
       if (init.agentCapabilities?.loadSession !== true) {
         throw new OneWorksError(
           'session_load_failed',
