@@ -113,7 +113,9 @@ describe('one-works run leaves the real HOME alone', () => {
     expect(servers.map((s) => s.name)).not.toContain('user-canary');
     const project = servers.filter((s) => s.name === 'project-canary');
     expect(project.length).toBeGreaterThan(0); // droid saw the project server ...
-    expect(project.every((s) => s.source === 'project' && s.blockedByPolicy === true)).toBe(true); // ... and the policy blocked it
+    // ... and the policy blocked it. droid 0.225.2 labels the workspace's server `project` or (seen
+    // on 2026-12-01 with the same binary) `folder`; either is the workspace's, never the user's.
+    expect(project.every((s) => (s.source === 'project' || s.source === 'folder') && s.blockedByPolicy === true)).toBe(true);
   });
 
   it('control: droid itself starts the project server when nothing blocks it (the canary works)', async () => {
