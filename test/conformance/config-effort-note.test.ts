@@ -17,11 +17,11 @@ describe('a configured effort the model ignores', () => {
     const explicit = await rigs.create({ baseUrl: model.baseUrl, droid: { effort: 'high' } });
     const configured = await explicit.run(['run', '--no-hint', '-w', explicit.workspace, 'hello']);
     expect(configured.exitCode, configured.stderr).toBe(0);
-    expect(configured.stdout).toContain(`! note: ${NOTE}`);
+    expect(configured.stderr).toContain(`! note: ${NOTE}`);
 
     const flagged = await explicit.run(['run', '--no-hint', '-e', 'high', '-w', explicit.workspace, 'hello']);
     expect(flagged.exitCode, flagged.stderr).toBe(0);
-    expect(flagged.stdout).toContain(`! note: ${NOTE}`);
+    expect(flagged.stderr).toContain(`! note: ${NOTE}`);
 
     const implicit = await rigs.create({ baseUrl: model.baseUrl });
     const defaulted = await implicit.run(['run', '--no-hint', '-w', implicit.workspace, 'hello']);

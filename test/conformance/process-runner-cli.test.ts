@@ -21,7 +21,7 @@ describe('process runner: probe and doctor', () => {
     expect(probe.exitCode, probe.stderr).toBe(0);
     expect(JSON.parse(probe.stdout)).toMatchObject({ announced: { api: 'runner-frame', protocolVersion: '1.0.0' } });
     const doctor = await rig.run(['doctor']);
-    expect(doctor.stdout).toMatch(/ok\s+process:ref protocol: announced API runner-frame \/ protocol 1\.0\.0/);
+    expect(doctor.stdout).toMatch(/ok\s+process:ref version facts: announced api runner-frame, protocolVersion 1\.0\.0/);
     expect(model.requests).toEqual([]);
     expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
   });
