@@ -1,6 +1,6 @@
 import type { ChildChannel, LaunchSpec, SandboxCommand, SeedFile } from '../adapter.js';
 import { buildChildEnv } from '../process/env.js';
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import { OneWorksError } from '../errors.js';
 import { bwrapAvailable, wrapWithBwrap } from '../process/bwrap.js';
@@ -122,9 +122,24 @@ async function confine(
   }
   // The private /tmp would hide a binary installed under /tmp (a cache or a checkout there).
   // Its real path: bwrap cannot create a mount point through a symlink in the read-only root.
-  const readOnly = [...(isAbsolute(launch.command) ? [await realpath(dirname(launch.command))] : []), ...extra.readOnly];
+  // The same for a script the command runs (a process runner's `node /tmp/…/runner.mjs`): an
+  // absolute argument that is a file under /tmp gets its folder bound read-only.
+  const scripts = await Promise.all(launch.args.filter((arg) => arg.startsWith('/tmp/')).map((arg) => fileFolder(arg)));
+  const readOnly = [
+    ...(isAbsolute(launch.command) ? [await realpath(dirname(launch.command))] : []),
+    ...scripts.filter((folder): folder is string => folder !== undefined),
+    ...extra.readOnly,
+  ];
   return wrapWithBwrap(
     { command: launch.command, args: [...launch.args] },
     { workspace: launch.cwd, home, readOnly, writable: extra.writable, readOnlyOver: extra.readOnlyOver },
   );
+}
+
+// The real folder of an existing regular file, else undefined.
+async function fileFolder(path: string): Promise<string | undefined> {
+  const real = await realpath(path).catch(() => undefined);
+  if (!real) return undefined;
+  const info = await stat(real).catch(() => undefined);
+  return info?.isFile() ? dirname(real) : undefined;
 }
