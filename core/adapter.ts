@@ -568,3 +568,5 @@ export interface Adapter<Config = unknown> {
   /** Reads the CLI's own session records for `one-works import`; absent when it has none to read. */
   readonly importer?: SessionImporter;
 }
+
+export { type CliSelectionOptions, cliSelectionSchema, defaultCliRange } from './cli-selection.js';

@@ -1,5 +1,5 @@
-import semver from 'semver';
 import { z } from 'zod';
+import { cliSelectionSchema } from '../../core/adapter.js';
 
 // The YAML blocks of the ACP adapters, apart from their code so that loading the configuration
 // does not load the ACP SDK (cli/context.ts imports this module alone).
@@ -55,42 +55,13 @@ export const GEMINI_API_KEY_AUTH = 'gemini-api-key';
 
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
-function minorRange(pin: string): string {
-  const parsed = semver.parse(pin);
-  return parsed ? `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0` : pin;
-}
-
 export const GeminiConfigSchema = z.strictObject({
   enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
-  cli: z
-    .strictObject({
-      source: z
-        .enum(['managed', 'system', 'path'])
-        .default('managed')
-        .describe('managed: installed by One Works; system: gemini on PATH; path: cli.path.'),
-      version: z
-        .string()
-        .refine((v) => semver.valid(v) === v, { message: `expected an exact semver version such as ${GEMINI_DEFAULT_PIN}` })
-        .default(GEMINI_DEFAULT_PIN)
-        .describe('The pinned CLI version (exact semver).'),
-      path: z
-        .string()
-        .refine((v) => v.startsWith('/'), { message: 'expected an absolute path' })
-        .optional()
-        .describe('Absolute path of gemini.js (or a gemini executable); only with source: path.'),
-      range: z
-        .string()
-        .refine((v) => semver.validRange(v) !== null, { message: 'expected a valid semver range' })
-        .optional()
-        .describe("Semver range the CLI must satisfy; default: the pin's minor line."),
-    })
-    .superRefine((cli, ctx) => {
-      if (cli.source === 'path' && cli.path === undefined)
-        ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path"' });
-      if (cli.source !== 'path' && cli.path !== undefined)
-        ctx.addIssue({ code: 'custom', path: ['path'], message: 'only allowed when source is "path"' });
-    })
-    .transform((cli) => ({ ...cli, range: cli.range ?? minorRange(cli.version) }))
+  cli: cliSelectionSchema({
+    binary: 'gemini',
+    pin: GEMINI_DEFAULT_PIN,
+    pathDescription: 'Absolute path of gemini.js (or a gemini executable)',
+  })
     .prefault({})
     .describe('Which Gemini CLI to run.'),
   model: z.string().min(1).default('inherit').describe('Default model (gemini -m); "inherit" keeps the CLI default.'),

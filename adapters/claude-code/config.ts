@@ -1,5 +1,5 @@
-import semver from 'semver';
 import { z } from 'zod';
+import { cliSelectionSchema } from '../../core/adapter.js';
 
 /**
  * The `adapters.claude-code` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -19,42 +19,7 @@ export const CLAUDE_MODEL_ALIASES = ['sonnet', 'opus', 'haiku', 'fable'] as cons
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
-/** The default range of a pin: its minor line. */
-export function claudeDefaultRange(pin: string): string {
-  const parsed = semver.parse(pin);
-  if (!parsed) return pin;
-  return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
-}
-
-export const ClaudeCliSchema = z
-  .strictObject({
-    source: z
-      .enum(['managed', 'system', 'path'])
-      .default('managed')
-      .describe('managed: installed by One Works; system: claude on PATH; path: cli.path.'),
-    version: z
-      .string()
-      .refine((v) => semver.valid(v) === v, { message: `expected an exact semver version such as ${CLAUDE_DEFAULT_PIN}` })
-      .default(CLAUDE_DEFAULT_PIN)
-      .describe('The pinned CLI version (exact semver).'),
-    path: z
-      .string()
-      .refine((v) => v.startsWith('/'), { message: 'expected an absolute path' })
-      .optional()
-      .describe('Absolute path of the claude binary; only with source: path.'),
-    range: z
-      .string()
-      .refine((v) => semver.validRange(v) !== null, { message: 'expected a valid semver range' })
-      .optional()
-      .describe("Semver range the binary must satisfy; default: the pin's minor line."),
-  })
-  .superRefine((cli, ctx) => {
-    if (cli.source === 'path' && cli.path === undefined)
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path"' });
-    if (cli.source !== 'path' && cli.path !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'only allowed when source is "path"' });
-  })
-  .transform((cli) => ({ ...cli, range: cli.range ?? claudeDefaultRange(cli.version) }));
+export const ClaudeCliSchema = cliSelectionSchema({ binary: 'claude', pin: CLAUDE_DEFAULT_PIN });
 
 /** An MCP server given to Claude Code with --mcp-config (and --strict-mcp-config: the only ones it starts). */
 export const ClaudeMcpServerSchema = z.strictObject({

@@ -1,5 +1,5 @@
-import semver from 'semver';
 import { z } from 'zod';
+import { cliSelectionSchema } from '../../core/adapter.js';
 
 /**
  * The `adapters.codex` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -19,42 +19,11 @@ export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
-/** The default range of a pin: its minor line. */
-export function codexDefaultRange(pin: string): string {
-  const parsed = semver.parse(pin);
-  if (!parsed) return pin;
-  return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
-}
-
-export const CodexCliSchema = z
-  .strictObject({
-    source: z
-      .enum(['managed', 'system', 'path'])
-      .default('managed')
-      .describe('managed: installed by One Works; system: codex on PATH; path: cli.path.'),
-    version: z
-      .string()
-      .refine((v) => semver.valid(v) === v, { message: `expected an exact semver version such as ${CODEX_DEFAULT_PIN}` })
-      .default(CODEX_DEFAULT_PIN)
-      .describe('The pinned CLI version (exact semver).'),
-    path: z
-      .string()
-      .refine((v) => v.startsWith('/'), { message: 'expected an absolute path' })
-      .optional()
-      .describe('Absolute path of the native codex binary; only with source: path.'),
-    range: z
-      .string()
-      .refine((v) => semver.validRange(v) !== null, { message: 'expected a valid semver range' })
-      .optional()
-      .describe("Semver range the binary must satisfy; default: the pin's minor line."),
-  })
-  .superRefine((cli, ctx) => {
-    if (cli.source === 'path' && cli.path === undefined)
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path"' });
-    if (cli.source !== 'path' && cli.path !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'only allowed when source is "path"' });
-  })
-  .transform((cli) => ({ ...cli, range: cli.range ?? codexDefaultRange(cli.version) }));
+export const CodexCliSchema = cliSelectionSchema({
+  binary: 'codex',
+  pin: CODEX_DEFAULT_PIN,
+  pathDescription: 'Absolute path of the native codex binary',
+});
 
 export const CodexConfigSchema = z.strictObject({
   enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),

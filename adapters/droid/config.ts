@@ -1,8 +1,7 @@
 import { basename, isAbsolute } from 'node:path';
-import semver from 'semver';
 import { z } from 'zod';
 import { hasUrlUserinfo } from '../../core/config/index.js';
-import { OneWorksError } from '../../core/errors.js';
+import { cliSelectionSchema } from '../../core/adapter.js';
 
 /**
  * The `adapters.droid` block of one-works.yaml. Secret fields carry `.meta({ secret: true })`
@@ -27,16 +26,6 @@ export const DROID_PROVIDERS = [
   'bedrock-converse',
 ] as const;
 
-/**
- * The default pinned range of a pin: its minor line, `>=M.m.0 <M.(m+1).0`.
- * Throws OneWorksError('config_invalid') when `pin` is not an exact semver version.
- */
-export function defaultRange(pin: string): string {
-  const parsed = semver.parse(pin);
-  if (!parsed) throw new OneWorksError('config_invalid', `not an exact semver version: ${JSON.stringify(pin)}`);
-  return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
-}
-
 // A URL's userinfo is a credential, and these URLs are written into the session's files.
 const noUserinfo =
   (file: string, instead: string) =>
@@ -54,51 +43,7 @@ const absolutePath = z.string().superRefine((value, ctx) => {
   if (!isAbsolute(value)) ctx.addIssue({ code: 'custom', message: `expected an absolute path, got ${JSON.stringify(value)}` });
 });
 
-const PinSchema = z.string().superRefine((value, ctx) => {
-  if (semver.valid(value) === value) return;
-  const hint = semver.validRange(value) ? ' (a range belongs in cli.range)' : '';
-  ctx.addIssue({
-    code: 'custom',
-    message: `expected an exact semver version such as ${DROID_DEFAULT_PIN}, got ${JSON.stringify(value)}${hint}`,
-  });
-});
-
-const RangeSchema = z.string().superRefine((value, ctx) => {
-  if (semver.validRange(value) === null) {
-    ctx.addIssue({ code: 'custom', message: `expected a valid semver range such as ">=0.225.0 <0.226.0", got ${JSON.stringify(value)}` });
-  }
-});
-
-export const DroidCliSchema = z
-  .strictObject({
-    source: z
-      .enum(['managed', 'system', 'path'])
-      .default('managed')
-      .describe('managed: installed by One Works; system: droid on PATH; path: the binary at cli.path.'),
-    version: PinSchema.default(DROID_DEFAULT_PIN).describe('The pinned CLI version (exact semver).'),
-    path: absolutePath.optional().describe('Absolute path of the droid binary; only with source: path.'),
-    range: RangeSchema.optional().describe("Semver range the binary must satisfy; default: the pin's minor line."),
-  })
-  .superRefine((cli, ctx) => {
-    if (cli.source === 'path' && cli.path === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['path'], message: 'required when source is "path": the absolute path of the droid binary' });
-    }
-    if (cli.source !== 'path' && cli.path !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['path'],
-        message: `only allowed when source is "path" (source is "${cli.source}"); set source: path or remove this key`,
-      });
-    }
-    if (cli.source === 'managed' && cli.range !== undefined && semver.validRange(cli.range) && !semver.satisfies(cli.version, cli.range)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['range'],
-        message: `expected a range that includes the pinned version ${cli.version}, got ${JSON.stringify(cli.range)}`,
-      });
-    }
-  })
-  .transform((cli) => ({ ...cli, range: cli.range ?? defaultRange(cli.version) }));
+export const DroidCliSchema = cliSelectionSchema({ binary: 'droid', pin: DROID_DEFAULT_PIN });
 
 export const DroidCustomModelSchema = z.strictObject({
   model: z.string().min(1).describe('The model name sent to the provider.'),

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import semver from 'semver';
-import type { Adapter, ProbeResult, ResolvedCli } from '../../core/adapter.js';
+import { type Adapter, defaultCliRange, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
 import { collectSecrets, recordProbe, setYamlValue } from '../../core/config/index.js';
 import { OneWorksError } from '../../core/errors.js';
 import { probeCli } from '../../core/session/index.js';
@@ -194,7 +194,7 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
   });
   await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'version'], version);
   const movedRange = rangeInFile && !keepRange;
-  if (movedRange) await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'range'], minorRange(version));
+  if (movedRange) await setYamlValue(ctx.configPath, ['adapters', name, 'cli', 'range'], defaultCliRange(version));
   ctx.out.result(
     {
       adapter: name,
@@ -207,17 +207,11 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
     () =>
       [
         `${name} upgraded ${current.cli.version} → ${version} (${formatVersionFacts(probe.facts)})`,
-        `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${movedRange ? ` (range set to ${minorRange(version)}: the old one excluded the new pin)` : ''}`,
+        `  ${ctx.configPath}: adapters.${name}.cli.version = ${version}${movedRange ? ` (range set to ${defaultCliRange(version)}: the old one excluded the new pin)` : ''}`,
         `  ${ctx.lockPath}: probe recorded`,
       ].join('\n'),
   );
   return EXIT.ok;
-}
-
-// The default pinned range: the pin's minor series.
-function minorRange(version: string): string {
-  const v = semver.parse(version)!;
-  return `>=${v.major}.${v.minor}.0 <${v.major}.${v.minor + 1}.0`;
 }
 
 async function yamlHas(file: string, path: string[]): Promise<boolean> {

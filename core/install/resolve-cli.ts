@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
 import type { CliDescriptor, CliSelection, PrepareContext, PrepareServices, ResolvedCli, VersionFacts } from '../adapter.js';
+import { defaultCliRange } from '../cli-selection.js';
 import { OneWorksError } from '../errors.js';
 import { detectPlatform, selectPlatformPackage } from './platform.js';
 import { fileIdentity, rememberedVersion, rememberVersion } from './version-stamp.js';
@@ -17,13 +18,6 @@ import { fileIdentity, rememberedVersion, rememberVersion } from './version-stam
 
 const VERSION_TIMEOUT_MS = 15_000;
 const VERSION_MAX_OUTPUT_BYTES = 64 * 1024;
-
-/** The default range of a pin: its minor line, `>=M.m.0 <M.(m+1).0`. */
-export function defaultCliRange(pin: string): string {
-  const parsed = semver.parse(pin);
-  if (!parsed) return pin;
-  return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
-}
 
 /**
  * Resolves and verifies the binary `selection` names. Errors: `cli_not_found` (nothing

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DroidConfigSchema, customModelId, defaultRange } from '../../../adapters/droid/config.js';
+import { customModelId, DroidConfigSchema } from '../../../adapters/droid/config.js';
+import { defaultCliRange as defaultRange } from '../../../core/adapter.js';
 import { isOneWorksError } from '../../../core/errors.js';
 
 const model = (name: Partial<{ model: string; displayName: string; id: string }>) => ({ model: 'm', ...name });

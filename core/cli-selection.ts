@@ -1,0 +1,88 @@
+import { isAbsolute } from 'node:path';
+import semver from 'semver';
+import { z } from 'zod';
+import { OneWorksError } from './errors.js';
+
+/**
+ * The `adapters.<name>.cli` block every adapter with a managed CLI shares: where the binary comes
+ * from (`managed`, `system`, `path`), the pinned version and the range a found binary must
+ * satisfy. Part of the shared vocabulary (re-exported by core/adapter.ts), so that each adapter
+ * declares only its binary's name and its pin.
+ */
+
+/**
+ * The default pinned range of a pin: its minor line, `>=M.m.0 <M.(m+1).0`.
+ * Throws OneWorksError('config_invalid') when `pin` is not an exact semver version.
+ */
+export function defaultCliRange(pin: string): string {
+  const parsed = semver.parse(pin);
+  if (!parsed) throw new OneWorksError('config_invalid', `not an exact semver version: ${JSON.stringify(pin)}`);
+  return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
+}
+
+export interface CliSelectionOptions {
+  /** How messages name the binary, e.g. `droid`, `claude`. */
+  binary: string;
+  /** The version pinned by default (exact semver). */
+  pin: string;
+  /** The description of `cli.path`; default: the absolute path of the binary. */
+  pathDescription?: string;
+}
+
+/** The zod schema of an adapter's `cli` block; its output always carries a `range`. */
+export function cliSelectionSchema({ binary, pin, pathDescription }: CliSelectionOptions) {
+  const pinSchema = z.string().superRefine((value, ctx) => {
+    if (semver.valid(value) === value) return;
+    const hint = semver.validRange(value) ? ' (a range belongs in cli.range)' : '';
+    ctx.addIssue({ code: 'custom', message: `expected an exact semver version such as ${pin}, got ${JSON.stringify(value)}${hint}` });
+  });
+  const rangeSchema = z.string().superRefine((value, ctx) => {
+    if (semver.validRange(value) !== null) return;
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a valid semver range such as "${defaultCliRange(pin)}", got ${JSON.stringify(value)}`,
+    });
+  });
+  const absolutePath = z.string().superRefine((value, ctx) => {
+    if (!isAbsolute(value)) ctx.addIssue({ code: 'custom', message: `expected an absolute path, got ${JSON.stringify(value)}` });
+  });
+  return z
+    .strictObject({
+      source: z
+        .enum(['managed', 'system', 'path'])
+        .default('managed')
+        .describe(`managed: installed by One Works; system: ${binary} on PATH; path: the binary at cli.path.`),
+      version: pinSchema.default(pin).describe('The pinned CLI version (exact semver).'),
+      path: absolutePath.optional().describe(`${pathDescription ?? `Absolute path of the ${binary} binary`}; only with source: path.`),
+      range: rangeSchema.optional().describe("Semver range the binary must satisfy; default: the pin's minor line."),
+    })
+    .superRefine((cli, ctx) => {
+      if (cli.source === 'path' && cli.path === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['path'],
+          message: `required when source is "path": the absolute path of the ${binary} binary`,
+        });
+      }
+      if (cli.source !== 'path' && cli.path !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['path'],
+          message: `only allowed when source is "path" (source is "${cli.source}"); set source: path or remove this key`,
+        });
+      }
+      if (
+        cli.source === 'managed' &&
+        cli.range !== undefined &&
+        semver.validRange(cli.range) &&
+        !semver.satisfies(cli.version, cli.range)
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['range'],
+          message: `expected a range that includes the pinned version ${cli.version}, got ${JSON.stringify(cli.range)}`,
+        });
+      }
+    })
+    .transform((cli) => ({ ...cli, range: cli.range ?? defaultCliRange(cli.version) }));
+}
