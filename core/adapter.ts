@@ -175,6 +175,11 @@ export interface LaunchSpec {
   secrets: string[];
   /** Cap on one line the child writes on stdout, in bytes; a longer line reaches `transport.onerror`. Default: the codec's. */
   maxLineBytes?: number;
+  /**
+   * Absolute paths of files the child reads besides its binary (a runner's script): under a
+   * sandbox their folders are bound read-only, since its private /tmp would hide one there.
+   */
+  readOnly?: string[];
 }
 
 /** One short command run inside the session sandbox (see {@link SessionIO.exec}). */

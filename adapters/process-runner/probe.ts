@@ -27,6 +27,7 @@ export async function probeRunner(
       env: { ...config.env, NO_COLOR: '1' },
       secrets: [],
       maxLineBytes: MAX_LINE_BYTES,
+      readOnly: config.args.filter((arg) => path.isAbsolute(arg)),
     },
     [],
   );

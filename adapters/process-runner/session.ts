@@ -239,6 +239,8 @@ export class RunnerSession implements AdapterSession {
       env: { ...this.#config.env, NO_COLOR: '1' },
       secrets: this.#config.provider.apiKey ? [this.#config.provider.apiKey] : [],
       maxLineBytes: MAX_LINE_BYTES,
+      // The harness's script (`node /abs/runner.mjs`): readable inside a sandbox wherever it lives.
+      readOnly: this.#config.args.filter((arg) => path.isAbsolute(arg)),
     };
   }
 

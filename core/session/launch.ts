@@ -122,9 +122,9 @@ async function confine(
   }
   // The private /tmp would hide a binary installed under /tmp (a cache or a checkout there).
   // Its real path: bwrap cannot create a mount point through a symlink in the read-only root.
-  // The same for a script the command runs (a process runner's `node /tmp/…/runner.mjs`): an
-  // absolute argument that is a file under /tmp gets its folder bound read-only.
-  const scripts = await Promise.all(launch.args.filter((arg) => arg.startsWith('/tmp/')).map((arg) => fileFolder(arg)));
+  // The same for the files the launch declares it reads (a process runner's script): never
+  // derived from the arguments, which for a sandboxed command are the agent's text.
+  const scripts = await Promise.all((launch.readOnly ?? []).filter((file) => isAbsolute(file)).map((file) => fileFolder(file)));
   const readOnly = [
     ...(isAbsolute(launch.command) ? [await realpath(dirname(launch.command))] : []),
     ...scripts.filter((folder): folder is string => folder !== undefined),
