@@ -386,26 +386,16 @@ function chosenModel(model: string | undefined): string | undefined {
 }
 
 /**
- * The One Works answer as Claude Code's `can_use_tool` response: `allow-once` → `allow` with the
- * input unchanged; `allow-session` → the same plus the `addRules` allow suggestions of the ask
- * as session rules (`updatedPermissions`, destination forced to `session`: never written to a
- * settings file, never a mode change or an added directory); `deny` → `deny` with a message.
- * For the tools the adapter makes ask on every call (CLAUDE_ASK_TOOLS) 2.1.333 sends no
- * suggestions and its ask rule outlives any session rule: One Works' own record of the approval
- * then answers the next identical ask without a person.
+ * The One Works answer as Claude Code's `can_use_tool` response: both allows → `allow` with the
+ * input unchanged, `deny` → `deny` with a message. "For the session" is never handed to Claude
+ * (its `permission_suggestions` as session rules would let it run later calls without asking,
+ * past deny rules and the record): One Works keeps the approval itself, and its policy answers
+ * the next identical ask without a person, as for droid (`proceed_once`) and Codex (`accept`).
  */
 export function claudeAnswer(
   choice: PermissionChoice,
   ask: CanUseTool,
   denyMessage: string,
-): { behavior: 'allow'; updatedInput: Record<string, unknown>; updatedPermissions?: unknown[] } | { behavior: 'deny'; message: string } {
-  if (choice === 'deny') return { behavior: 'deny', message: denyMessage };
-  const rules = (ask.permission_suggestions ?? [])
-    .filter((s) => s.type === 'addRules' && s.behavior === 'allow' && (s.rules?.length ?? 0) > 0)
-    .map((s) => ({ ...s, destination: 'session' }));
-  return {
-    behavior: 'allow',
-    updatedInput: ask.input,
-    ...(choice === 'allow-session' && rules.length > 0 ? { updatedPermissions: rules } : {}),
-  };
+): { behavior: 'allow'; updatedInput: Record<string, unknown> } | { behavior: 'deny'; message: string } {
+  return choice === 'deny' ? { behavior: 'deny', message: denyMessage } : { behavior: 'allow', updatedInput: ask.input };
 }

@@ -80,20 +80,10 @@ export const ResultMessageSchema = z.looseObject({
 });
 export type ResultMessage = z.infer<typeof ResultMessageSchema>;
 
-/** A permission change the CLI suggests with an ask (`addRules`, `addDirectories`, `setMode`, …). */
-export const PermissionSuggestionSchema = z.looseObject({
-  type: z.string(),
-  behavior: z.string().optional(),
-  destination: z.string().optional(),
-  rules: z.array(z.looseObject({ toolName: z.string(), ruleContent: z.string().optional() })).optional(),
-});
-export type PermissionSuggestion = z.infer<typeof PermissionSuggestionSchema>;
-
 export const CanUseToolSchema = z.looseObject({
   subtype: z.literal('can_use_tool'),
   tool_name: z.string(),
   input: z.record(z.string(), z.unknown()).default({}),
-  permission_suggestions: z.array(PermissionSuggestionSchema).optional(),
   tool_use_id: z.string().optional(),
   description: z.string().optional(),
   blocked_path: z.string().optional(),

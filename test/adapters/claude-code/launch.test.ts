@@ -48,12 +48,8 @@ describe('claudeAnswer', () => {
     ],
   });
 
-  it('allow-session sends only the allow rules, as session rules (never a settings file, a mode or a directory)', () => {
-    expect(claudeAnswer('allow-session', ask, 'no')).toEqual({
-      behavior: 'allow',
-      updatedInput: { q: 'x' },
-      updatedPermissions: [{ type: 'addRules', rules: [{ toolName: 'mcp__docs__search' }], behavior: 'allow', destination: 'session' }],
-    });
+  it('allow-session hands Claude no rule: One Works keeps the approval, so its policy decides every later call', () => {
+    expect(claudeAnswer('allow-session', ask, 'no')).toEqual({ behavior: 'allow', updatedInput: { q: 'x' } });
   });
 
   it('allow-once allows with the input unchanged; deny carries the message', () => {
