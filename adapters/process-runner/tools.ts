@@ -240,7 +240,8 @@ export function prepareCall(
 const ok = (content: string): ToolOutcome => ({ content, isError: false });
 const fail = (content: string): ToolOutcome => ({ content, isError: true });
 
-// The real path of `relative` inside the workspace; throws when it leaves it (`..`, absolute, a symlink out).
+// The real path of `relative` inside the workspace; throws when it leaves it (`..`, absolute, a
+// symlink out) or when a symlink makes it differ from the path the policy decided.
 async function confined(workspace: string, relative: string, options: { mayNotExist?: boolean } = {}): Promise<string> {
   const target = path.resolve(workspace, relative);
   let real: string;
@@ -260,9 +261,14 @@ async function confined(workspace: string, relative: string, options: { mayNotEx
       }
     }
   }
-  const inside = path.relative(workspace, real);
+  const inside = path.relative(await realpath(workspace), real);
   if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) {
     throw new Error(`${relative} is outside the workspace`);
+  }
+  // The policy decided the path as named (the call's facts); a symlink inside the workspace
+  // would make the write land elsewhere (past a denyPaths entry, say), so it is refused.
+  if (inside !== path.relative(workspace, target)) {
+    throw new Error(`${relative} goes through a symlink to ${inside}; name the file by its real path`);
   }
   return real;
 }

@@ -64,6 +64,20 @@ describe('built-in workspace tools', () => {
     await expect(readFile(join(root, 'new.txt'))).rejects.toThrow();
   });
 
+  it('refuses a write through a symlink inside the workspace: the policy decided the named path, not the target', async () => {
+    await mkdir(join(workspace, 'secrets'));
+    await symlink(join(workspace, 'secrets'), join(workspace, 'link'));
+    // A denyPaths entry on <ws>/secrets would not match the facts of this call (<ws>/link/x.txt).
+    const prepared = prepareCall(tools, { id: 'c', name: 'write_file', arguments: { path: 'link/x.txt', content: 'x' } }, workspace);
+    expect(prepared).toMatchObject({ ok: true, asked: { paths: [join(workspace, 'link/x.txt')] } });
+    expect(await call('write_file', { path: 'link/x.txt', content: 'x' })).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('goes through a symlink to secrets/x.txt'),
+    });
+    await expect(readFile(join(workspace, 'secrets', 'x.txt'))).rejects.toThrow();
+    expect(await call('write_file', { path: 'secrets/x.txt', content: 'x' })).toMatchObject({ isError: false });
+  });
+
   it('an unknown tool or arguments that fail the schema are problems, not exceptions', () => {
     expect(prepareCall(tools, { id: 'c', name: 'rm_rf', arguments: {} }, workspace)).toMatchObject({ ok: false });
     expect(prepareCall(tools, { id: 'c', name: 'read_file', arguments: { path: 'a', extra: 1 } }, workspace)).toMatchObject({
