@@ -574,4 +574,4 @@ export interface Adapter<Config = unknown> {
   readonly importer?: SessionImporter;
 }
 
-export { type CliSelectionOptions, cliSelectionSchema, defaultCliRange } from './cli-selection.js';
+export { type CliSelectionOptions, cliSelectionSchema, defaultCliRange, endpointUrlSchema } from './adapter-config.js';

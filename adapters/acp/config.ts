@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cliSelectionSchema } from '../../core/adapter.js';
+import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 // The YAML blocks of the ACP adapters, apart from their code so that loading the configuration
 // does not load the ACP SDK (cli/context.ts imports this module alone).
@@ -83,7 +83,7 @@ export const GeminiConfigSchema = z.strictObject({
     .describe('Credentials passed to gemini, only those set; nothing else from the environment is.'),
   endpoint: z
     .strictObject({
-      baseUrl: z.url().describe('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
+      baseUrl: endpointUrlSchema('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
       apiKey: secret('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
     })
     .optional()

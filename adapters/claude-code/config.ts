@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cliSelectionSchema } from '../../core/adapter.js';
+import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 /**
  * The `adapters.claude-code` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -57,7 +57,7 @@ export const ClaudeConfigSchema = z.strictObject({
     .describe('Credentials passed to claude, only those set; nothing else from the environment is.'),
   endpoint: z
     .strictObject({
-      baseUrl: z.url().describe('Anthropic Messages API base URL (ANTHROPIC_BASE_URL).'),
+      baseUrl: endpointUrlSchema('Anthropic Messages API base URL (ANTHROPIC_BASE_URL).'),
       apiKey: secret('Key for that endpoint (sent as ANTHROPIC_API_KEY; a secret).'),
     })
     .optional()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cliSelectionSchema } from '../../core/adapter.js';
+import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 /**
  * The `adapters.codex` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -48,7 +48,7 @@ export const CodexConfigSchema = z.strictObject({
     .describe('Credentials passed to codex, only those set; nothing else from the environment is.'),
   endpoint: z
     .strictObject({
-      baseUrl: z.url().describe('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),
+      baseUrl: endpointUrlSchema('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),
       apiKey: secret('Key for that endpoint (reaches codex through its environment only; a secret).'),
     })
     .optional()

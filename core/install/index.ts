@@ -11,7 +11,7 @@ export { INSTALL_MARKER, readInstallMarker } from './install-marker.js';
 export { formatProgress, PROGRESS_INTERVAL_MS } from './progress.js';
 export type { FetchOptions } from './registry-client.js';
 export { createPrepareServices } from './services.js';
-export { defaultCliRange } from '../cli-selection.js';
+export { defaultCliRange } from '../adapter-config.js';
 export { checkCliVersion, lookupVersionFacts, resolveCli } from './resolve-cli.js';
 export type { CheckCliVersionOptions } from './resolve-cli.js';
 export { detectAvx2, detectLibc, detectPlatform, selectPlatformPackage } from './platform.js';

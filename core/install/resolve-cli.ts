@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
 import type { CliDescriptor, CliSelection, PrepareContext, PrepareServices, ResolvedCli, VersionFacts } from '../adapter.js';
-import { defaultCliRange } from '../cli-selection.js';
+import { defaultCliRange } from '../adapter-config.js';
 import { OneWorksError } from '../errors.js';
 import { detectPlatform, selectPlatformPackage } from './platform.js';
 import { fileIdentity, rememberedVersion, rememberVersion } from './version-stamp.js';

@@ -1,14 +1,28 @@
 import { isAbsolute } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
+import { hasUrlUserinfo } from './config/secrets.js';
 import { OneWorksError } from './errors.js';
 
 /**
- * The `adapters.<name>.cli` block every adapter with a managed CLI shares: where the binary comes
- * from (`managed`, `system`, `path`), the pinned version and the range a found binary must
- * satisfy. Part of the shared vocabulary (re-exported by core/adapter.ts), so that each adapter
- * declares only its binary's name and its pin.
+ * The pieces of an adapter's YAML block that every adapter shares, part of the shared vocabulary
+ * (re-exported by core/adapter.ts): the `cli` block (where the binary comes from, the pinned
+ * version and the range a found binary must satisfy) and a model endpoint's base URL.
  */
+
+/**
+ * A model endpoint's base URL. A user or password in it would be a credential the redactor does
+ * not know, written into the agent's files or environment and shown by `doctor`: refused, the
+ * key belongs in the endpoint's `apiKey`.
+ */
+export function endpointUrlSchema(description: string) {
+  return z
+    .url()
+    .refine((value) => !hasUrlUserinfo(value), {
+      message: 'a user or password in the URL would reach the agent unredacted; remove it and put the key in apiKey',
+    })
+    .describe(description);
+}
 
 /**
  * The default pinned range of a pin: its minor line, `>=M.m.0 <M.(m+1).0`.
