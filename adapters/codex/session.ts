@@ -92,6 +92,9 @@ export class CodexSession implements AdapterSession {
         ...(effort ? { effort } : {}),
       });
       turn.turnId = started.turn.id;
+      // An interrupt asked for before Codex named the turn is sent now, not lost (which would
+      // leave the caller to kill the process after its grace).
+      if (turn.interrupted) void this.interrupt().catch(() => undefined);
       if (model && model !== 'inherit') this.#applied.model = model;
       if (effort) this.#applied.effort = effort;
     } catch (error) {

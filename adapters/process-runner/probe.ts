@@ -54,14 +54,18 @@ export async function probeRunner(
         reject(new OneWorksError('process_exited', `the runner exited (${exit.signal ?? exit.exitCode}) before answering open`)),
       );
       const tools = toolsOf(config.tools);
-      void child.transport.start().then(() =>
-        child.transport.send({
-          attachment: 'probe',
-          id: 'probe-1',
-          method: METHODS.open,
-          params: { session_id: 'probe', dir, config: { tools: [...tools.keys()] }, tools: toolDefinitions(tools), provider: {} },
-        }),
-      );
+      // A runner that dies at once makes the send reject: that fails the probe, never the process.
+      child.transport
+        .start()
+        .then(() =>
+          child.transport.send({
+            attachment: 'probe',
+            id: 'probe-1',
+            method: METHODS.open,
+            params: { session_id: 'probe', dir, config: { tools: [...tools.keys()] }, tools: toolDefinitions(tools), provider: {} },
+          }),
+        )
+        .catch(reject);
     });
     return {
       cliVersion: cli.version,
