@@ -37,21 +37,20 @@ describe('worktree session under bwrap', () => {
       const worktree = /\/[^\s"'\\]*\/worktrees\/s-[0-9a-f]+/.exec(JSON.stringify(request.body))?.[0] ?? 'worktree-not-found';
       return executeStep('wt_bwrap_2', `git -C ${worktree} commit -qm agent`);
     };
-    // The repository's path is known once the rig exists; the step reads it when droid asks.
+    // The repository's path is known once the rig exists; the steps read it when droid asks.
     let repoPath = '';
-    const repoPathOf = (): string => repoPath;
     // After its commit, the agent tries to move other sessions' branches (one loose, one only
     // in packed-refs) to its own commit: through git, and by writing the ref file directly.
-    const moveOthers = [
+    const moveOthers = (repo: string): string[] => [
       'git update-ref refs/heads/ow/s-loose HEAD; echo "loose-rc=$?"',
       'git update-ref refs/heads/ow/s-packed HEAD; echo "packed-rc=$?"',
-      `git rev-parse HEAD > ${repoPathOf()}/.git/refs/heads/ow/s-loose; echo "direct-rc=$?"`,
+      `git rev-parse HEAD > ${repo}/.git/refs/heads/ow/s-loose; echo "direct-rc=$?"`,
     ];
     const model = await rigs.model({
       steps: [
         () => executeStep('wt_bwrap_1', attempts(repoPath)),
         commit,
-        () => executeStep('wt_bwrap_3', moveOthers.join('; ')),
+        () => executeStep('wt_bwrap_3', moveOthers(repoPath).join('; ')),
         { text: 'Tried.' },
       ],
     });
