@@ -340,7 +340,14 @@ export class SessionRunner {
     if (this.#closed || !this.#adapterSession.start) {
       throw new OneWorksError('internal', `the ${this.#rt.adapter.name} adapter cannot start an agent ahead of a prompt`);
     }
-    await this.#adapterSession.start();
+    try {
+      await this.#adapterSession.start();
+    } catch (error) {
+      // The caller logs it: the message passes this session's redactor (the credentials it
+      // registered), as a turn's error does; the cause is not kept.
+      const code = isOneWorksError(error) ? error.code : 'internal';
+      throw new OneWorksError(code, this.#redactor.redact(error instanceof Error ? error.message : String(error)));
+    }
     await this.#sink.flush();
   }
 
