@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CliRig, CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
-import { type RigProcess, waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
+import { waitForExit, waitForNoProcesses, waitForProcess } from '../support/rig-processes.js';
 import { lastUserText, type RecordedRequest } from '../support/scripted-model.js';
 
 // `--adapter droid-acp`: the real droid 0.225.2 in its ACP mode (`droid exec --output-format
@@ -19,15 +18,6 @@ const COMMAND = 'echo acp-hi > proof.txt && cat proof.txt';
 // Every text the model was sent, for "the conversation carries" checks.
 function transcript(request: RecordedRequest): string {
   return JSON.stringify((request.body as { messages?: unknown } | undefined)?.messages ?? []);
-}
-
-async function waitForProcess(rig: CliRig, match: (p: RigProcess) => boolean): Promise<RigProcess[]> {
-  for (let i = 0; i < 600; i += 1) {
-    const now = rig.processes();
-    if (now.some(match)) return now;
-    await sleep(100);
-  }
-  throw new Error('the expected process never appeared');
 }
 
 // Everything One Works wrote for the session (state files, event log) as one string.
@@ -204,7 +194,10 @@ describe('droid-acp: droid in ACP mode, end to end', () => {
     });
     const rig = await rigs.create({ baseUrl: model.baseUrl, droid: { autonomy: 'high' }, droidAcp: {} });
     const cli = rig.start(['run', '--adapter', 'droid-acp', '--workspace', rig.workspace, 'wait a while']);
-    const during = await waitForProcess(rig, (p) => p.args.includes('sleep 3032') && !p.args.includes('--output-format'));
+    const during = await waitForProcess(
+      () => rig.processes(),
+      (p) => p.args.includes('sleep 3032') && !p.args.includes('--output-format'),
+    );
     expect(
       during.some((p) => p.args.includes('--output-format acp')),
       'droid runs the tool',

@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CliRig, CliRigs, RIG_API_KEY } from '../support/one-works-cli.js';
-import { type RigProcess, waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
+import { waitForExit, waitForNoProcesses, waitForProcess } from '../support/rig-processes.js';
 import {
   type GeminiStep,
   geminiFunctionResponses,
@@ -26,15 +25,6 @@ async function gemini(steps: GeminiStep[]): Promise<ScriptedGemini> {
 }
 
 const COMMAND = 'echo gem-hi > proof.txt && cat proof.txt';
-
-async function waitForProcess(rig: CliRig, match: (p: RigProcess) => boolean): Promise<RigProcess[]> {
-  for (let i = 0; i < 900; i += 1) {
-    const now = rig.processes();
-    if (now.some(match)) return now;
-    await sleep(100);
-  }
-  throw new Error('the expected process never appeared');
-}
 
 async function writtenState(rig: CliRig): Promise<string> {
   const out: string[] = [];
@@ -137,7 +127,11 @@ describe('gemini: Gemini CLI over ACP, end to end', () => {
     ]);
     const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9', gemini: { baseUrl: model.baseUrl, autonomy: 'high' } });
     const cli = rig.start(['run', '--adapter', 'gemini', '--workspace', rig.workspace, 'wait a while']);
-    const during = await waitForProcess(rig, (p) => p.args.includes('sleep 3033') && !p.args.includes('--acp'));
+    const during = await waitForProcess(
+      () => rig.processes(),
+      (p) => p.args.includes('sleep 3033') && !p.args.includes('--acp'),
+      90000,
+    );
     expect(
       during.some((p) => p.args.includes('--acp')),
       'gemini runs the tool',

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CliRigs, type CliRig } from '../support/one-works-cli.js';
-import { type RigProcess, waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
+import { CliRigs } from '../support/one-works-cli.js';
+import { waitForExit, waitForNoProcesses, waitForProcess } from '../support/rig-processes.js';
 import { chatMessages } from '../support/scripted-model-steps.js';
 import { HARNESS, referenceRig } from './process-runner-support.js';
 
@@ -16,15 +15,6 @@ afterEach(() => rigs.dispose());
 
 const ADAPTER = `process:${HARNESS}`;
 
-async function waitForProcess(rig: CliRig, match: (p: RigProcess) => boolean): Promise<RigProcess[]> {
-  for (let i = 0; i < 600; i += 1) {
-    const now = rig.processes();
-    if (now.some(match)) return now;
-    await sleep(100);
-  }
-  throw new Error('the expected process never appeared');
-}
-
 describe('process runner: interrupt', () => {
   it('SIGINT during a slow run_command: the turn is interrupted (exit 130), the tool stopped, no orphan; the next turn carries the history', async () => {
     const { rig, model } = await referenceRig(
@@ -33,7 +23,10 @@ describe('process runner: interrupt', () => {
       { autonomy: 'high' },
     );
     const cli = rig.start(['run', '--adapter', ADAPTER, '--workspace', rig.workspace, 'wait a while']);
-    const during = await waitForProcess(rig, (p) => p.args === 'sleep 3031');
+    const during = await waitForProcess(
+      () => rig.processes(),
+      (p) => p.args === 'sleep 3031',
+    );
     expect(during.some((p) => p.args.includes('openai-runner.mjs'))).toBe(true);
     cli.kill('SIGINT');
     const result = await cli.result;

@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliRigs, type CliRig } from '../support/one-works-cli.js';
-import { isAlive, waitForExit, waitForNoProcesses, type RigProcess } from '../support/rig-processes.js';
+import { isAlive, type RigProcess, waitForExit, waitForNoProcesses, waitForProcess } from '../support/rig-processes.js';
 import type { Step } from '../support/scripted-model.js';
 
 // How long the orchestrator may take to close an agent after the turn the command followed.
@@ -56,15 +55,6 @@ async function expectDroidGone(sampled: RigProcess[], withinMs = 0): Promise<voi
   expect(await waitForExit([droid.pid, -droid.pid], withinMs), `droid ${droid.pid} and its group`).toEqual([]);
 }
 
-async function waitForProcess(rig: CliRig, match: (p: RigProcess) => boolean): Promise<RigProcess[]> {
-  for (let i = 0; i < 600; i += 1) {
-    const now = rig.processes();
-    if (now.some(match)) return now;
-    await sleep(100);
-  }
-  throw new Error('the expected process never appeared');
-}
-
 describe('no process outlives one-works', () => {
   // Since issue 15, `run` exits once its turn has settled and the orchestrator closes droid right
   // after, so "gone" is checked within a bound rather than at the CLI's exit.
@@ -90,7 +80,10 @@ describe('no process outlives one-works', () => {
     const model = await rigs.model({ steps: [execute('call_orphans_int_1', 'sleep 3021'), { text: 'never reached' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '--workspace', rig.workspace, 'sleep a while']);
-    const during = await waitForProcess(rig, (p) => p.args === 'sleep 3021');
+    const during = await waitForProcess(
+      () => rig.processes(),
+      (p) => p.args === 'sleep 3021',
+    );
     cli.kill('SIGINT');
     const result = await cli.result;
     expect(result.exitCode, result.stderr).toBe(130);
@@ -110,7 +103,10 @@ describe('no process outlives one-works', () => {
     const model = await rigs.model({ steps: [execute('call_orphans_term_1', 'sleep 3022'), { text: 'never reached' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '--workspace', rig.workspace, 'sleep a while']);
-    const during = await waitForProcess(rig, (p) => p.args === 'sleep 3022');
+    const during = await waitForProcess(
+      () => rig.processes(),
+      (p) => p.args === 'sleep 3022',
+    );
     cli.kill('SIGTERM');
     const result = await cli.result;
     expect(result.exitCode, result.stderr).toBe(130);
@@ -122,7 +118,10 @@ describe('no process outlives one-works', () => {
     const model = await rigs.model({ steps: [execute('call_orphans_term_2', 'sleep 3023'), { text: 'never reached' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
     const cli = rig.start(['run', '--workspace', rig.workspace, 'sleep a while']);
-    await waitForProcess(rig, (p) => p.args === 'sleep 3023');
+    await waitForProcess(
+      () => rig.processes(),
+      (p) => p.args === 'sleep 3023',
+    );
     cli.kill('SIGTERM');
     expect((await cli.result).exitCode).toBe(130);
     const [id] = await rig.sessionIds();

@@ -52,6 +52,24 @@ export async function waitForNoProcesses(find: () => RigProcess[], timeoutMs: nu
   }
 }
 
+/**
+ * Polls `find` every 100 ms until one of its processes matches; returns all it found then.
+ * Throws after `timeoutMs` (default 60 s) when none appeared.
+ */
+export async function waitForProcess(
+  find: () => RigProcess[],
+  match: (p: RigProcess) => boolean,
+  timeoutMs = 60_000,
+): Promise<RigProcess[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = find();
+    if (now.some(match)) return now;
+    if (Date.now() >= deadline) throw new Error('the expected process never appeared');
+    await sleep(100);
+  }
+}
+
 /** The environment of a live process (Linux /proc), as name → value; empty when it is gone. */
 export function processEnv(pid: number): Record<string, string> {
   let raw = '';
