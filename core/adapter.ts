@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Catalog, CatalogRequest } from './catalog/schema.js';
 import type { AnswerChannel, EventDraft, TurnOutcome } from './events/index.js';
+import type { OneWorksError } from './errors.js';
 import type { FetchOptions, InstalledPackage, InstallPackageOptions, ReadNpmConfigOptions, RegistryConfig } from './install/index.js';
 import type { RunCommandOptions, RunCommandResult } from './process/run-command.js';
 import type { Redactor } from './redact.js';
@@ -475,6 +476,14 @@ export interface CatalogProvider<Config = unknown> {
    * Rejects with a OneWorksError when the CLI fails; never returns a partial catalog.
    */
   list(config: Config, cli: ResolvedCli, launch: ThrowawayLauncher, workdir: string, request: CatalogRequest): Promise<Catalog>;
+  /**
+   * Optional: when `error` (a failed `list`) means the CLI cannot start at all and this config's
+   * turns still run without it (droid with `fallback: oneshot`), says how (e.g. "its turns run
+   * in one-shot mode"); otherwise undefined. The model check before a turn then uses the last
+   * catalog listed, however old, or checks nothing when none was ever listed, with a warning,
+   * instead of refusing the turn (core/catalog `loadTurnCatalog`).
+   */
+  unreachable?(config: Config, error: OneWorksError): string | undefined;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Catalog, CatalogModel, CatalogRequest, CatalogTool } from '../../c
 import { OneWorksError } from '../../core/errors.js';
 import { createConnection } from '../../core/protocol/index.js';
 import { customModelId, type DroidConfig } from './config.js';
+import { isTransportFailure } from './degrade.js';
 import { createDroidEnvelope } from './envelope.js';
 import { InitializeSession, ListModels, ListTools } from './methods.js';
 import { configuredCredentials, describeDroidLaunch } from './launch.js';
@@ -79,8 +80,28 @@ export function droidCatalogFacts(config: DroidConfig, cli: ResolvedCli, request
   };
 }
 
+/**
+ * With `fallback: oneshot`, a listing that failed because droid could not start (it exited,
+ * closed its output or did not answer: the failures after which a session falls to one-shot
+ * mode, degrade.ts) does not refuse the turn: the model check uses the last known catalog, or
+ * none. A spawn failure, a refused request or a malformed answer still refuses it.
+ */
+export function droidCatalogUnreachable(config: DroidConfig, error: OneWorksError): string | undefined {
+  if (config.fallback !== 'oneshot') return undefined;
+  // The listing wraps droid's failure as `probe_failed` (its cause; loadCatalog may wrap once more to redact).
+  for (let cause: unknown = error, depth = 0; cause instanceof OneWorksError && depth < 4; cause = cause.cause, depth += 1) {
+    if (isTransportFailure(cause)) return 'its turns run in one-shot mode while it cannot start (adapters.droid.fallback: oneshot)';
+    if (cause.code !== 'probe_failed') return undefined;
+  }
+  return undefined;
+}
+
 /** droid's catalog provider (wired as `droidAdapter.catalog`). */
-export const droidCatalog: CatalogProvider<DroidConfig> = { cacheFacts: droidCatalogFacts, list: listDroidCatalog };
+export const droidCatalog: CatalogProvider<DroidConfig> = {
+  cacheFacts: droidCatalogFacts,
+  list: listDroidCatalog,
+  unreachable: droidCatalogUnreachable,
+};
 
 /** One `list_models` entry as a catalog model. droid 0.225.x marks BYOK entries `isCustom` with ids `custom:…`. */
 export function toCatalogModel(model: DroidModel): CatalogModel {

@@ -1,5 +1,5 @@
 import type { Autonomy, ResolvedCli } from '../../core/adapter.js';
-import { loadCatalog } from '../../core/catalog/index.js';
+import { loadCatalog, loadTurnCatalog } from '../../core/catalog/index.js';
 import { collectSecrets } from '../../core/config/index.js';
 import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
@@ -91,17 +91,15 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       return ctx.adapter(adapterName).importer;
     },
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
-    modelsFor: async (adapterName) => {
+    // The check before a turn (`degraded` given) accepts a stale or no catalog when the CLI cannot start and the adapter goes on without it.
+    modelsFor: async (adapterName, options) => {
       const adapter = ctx.adapter(adapterName);
       if (!adapter.catalog) return undefined;
-      const catalog = await loadCatalog({
-        adapter,
-        config: block(adapterName),
-        cli: await cliOf(adapterName),
-        cacheDir: ctx.cacheDir,
-        secrets,
-      });
-      return catalog.value.models;
+      const load = { adapter, config: block(adapterName), cli: await cliOf(adapterName), cacheDir: ctx.cacheDir, secrets };
+      if (!options?.degraded) return (await loadCatalog(load)).value.models;
+      const turn = await loadTurnCatalog(load);
+      if (turn.note !== undefined) options.degraded(turn.note);
+      return turn.catalog?.models;
     },
     // An advisory catalog (declared not authoritative) never refuses a model: it adds a note.
     catalogIsAdvisory: (adapterName) => ctx.adapter(adapterName).capabilities?.authoritativeCatalog === false,

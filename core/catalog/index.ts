@@ -1,4 +1,4 @@
-export { catalogCacheKey, loadCatalog, type LoadCatalogOptions } from './load-catalog.js';
+export { catalogCacheKey, loadCatalog, loadTurnCatalog, type LoadCatalogOptions, type TurnCatalog } from './load-catalog.js';
 export {
   CatalogModelSchema,
   CatalogSchema,

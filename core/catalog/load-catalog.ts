@@ -5,7 +5,7 @@ import { OneWorksError } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { withThrowawaySandbox } from '../session/throwaway.js';
 import { CatalogSchema, type Catalog, type CatalogRequest } from './schema.js';
-import { createTtlCache, type CachedValue } from './ttl-cache.js';
+import { createTtlCache, type CachedValue, type TtlCache } from './ttl-cache.js';
 
 export interface LoadCatalogOptions {
   adapter: Adapter<unknown>;
@@ -33,6 +33,50 @@ export interface LoadCatalogOptions {
  * redacted from message and data) and no stale entry is used.
  */
 export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedValue<Catalog>> {
+  const { cache, key, list } = catalogSource(options);
+  return cache.get(key, list, options.force ? { force: true } : {});
+}
+
+/** What the model check before a turn checks against; see {@link loadTurnCatalog}. */
+export interface TurnCatalog {
+  /** The catalog to check with; undefined: nothing can be checked (the turn goes on unchecked). */
+  catalog: Catalog | undefined;
+  /** Set when the catalog is not a fresh listing: what was used instead and why (for a warning). */
+  note?: string;
+}
+
+/**
+ * The catalog the model check before a turn uses: {@link loadCatalog}'s, except when the listing
+ * fails because the CLI cannot start at all and the adapter's turns go on without it
+ * (`CatalogProvider.unreachable` says how, e.g. droid with `fallback: oneshot`). Then the last
+ * entry listed for the same facts is used however old (a model it does not list is still
+ * refused), or, when none was ever listed, nothing is checked; `note` says which, and why. Any
+ * other failure rejects as {@link loadCatalog} does: a CLI that starts is always asked.
+ */
+export async function loadTurnCatalog(options: LoadCatalogOptions): Promise<TurnCatalog> {
+  const { cache, key, list } = catalogSource(options);
+  try {
+    return { catalog: (await cache.get(key, list)).value };
+  } catch (error) {
+    const how = error instanceof OneWorksError ? options.adapter.catalog?.unreachable?.(options.config, error) : undefined;
+    if (how === undefined) throw error;
+    const name = options.adapter.name;
+    const why = `${name} cannot start to list its models (${(error as OneWorksError).code}: ${truncate((error as OneWorksError).message, 300)}) and ${how}`;
+    const last = await cache.lastEntry(key);
+    if (!last)
+      return {
+        catalog: undefined,
+        note: `${why}; no catalog of ${name} was ever listed here, so the model could not be checked and is passed to ${name} as is`,
+      };
+    return {
+      catalog: last.value,
+      note: `${why}; the model was checked against ${name}'s last known catalog, listed ${new Date(last.fetchedAt).toISOString()}`,
+    };
+  }
+}
+
+// The cache, key and listing of one adapter's catalog for these options.
+function catalogSource(options: LoadCatalogOptions): { cache: TtlCache<Catalog>; key: string; list: () => Promise<Catalog> } {
   const { adapter, config, cli } = options;
   const provider = adapter.catalog;
   if (!provider) throw new OneWorksError('usage', `adapter ${adapter.name} cannot list models or tools`);
@@ -55,7 +99,11 @@ export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedVa
         throw redactedError(error, sandboxRedactor, `listing the catalog of ${adapter.name} ${cli.version} failed`);
       }
     });
-  return cache.get(key, list, options.force ? { force: true } : {});
+  return { cache, key, list };
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
 
 // Errors leave with no secret in them: a OneWorksError keeps its code (a copy is made only when

@@ -50,6 +50,12 @@ export interface TtlCache<T> {
   get(key: string, refresh: () => Promise<T>, options?: { force?: boolean }): Promise<CachedValue<T>>;
   /** The file that holds `key`'s entry. */
   pathOf(key: string): string;
+  /**
+   * The entry on disk for `key` whatever its age (never refreshes), undefined when there is none
+   * or it is unreadable. Only for callers that say they serve a stale value (core/catalog
+   * `loadTurnCatalog`); `get` never does.
+   */
+  lastEntry(key: string): Promise<{ value: T; fetchedAt: number } | undefined>;
 }
 
 /** Creates a TTL cache of JSON values on disk; see {@link TtlCache.get}. */
@@ -72,6 +78,10 @@ class FileTtlCache<T> implements TtlCache<T> {
     if (!KEY.test(key))
       throw new OneWorksError('internal', `invalid cache key ${JSON.stringify(key)}: expected letters, digits, '.', '_' or '-'`);
     return join(this.#options.dir, `${key}.json`);
+  }
+
+  lastEntry(key: string): Promise<{ value: T; fetchedAt: number } | undefined> {
+    return this.#read(key, this.pathOf(key));
   }
 
   async get(key: string, refresh: () => Promise<T>, options: { force?: boolean } = {}): Promise<CachedValue<T>> {

@@ -1,10 +1,11 @@
 import type { CatalogModel } from '../catalog/index.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
+import type { ModelsForOptions } from './orchestrator-deps.js';
 
 /** How long acceptance waits for an adapter's catalog listing by default. */
 export const CATALOG_DEADLINE_MS = 60_000;
 
-type ModelsFor = (adapter: string) => Promise<CatalogModel[] | undefined>;
+type ModelsFor = (adapter: string, options?: ModelsForOptions) => Promise<CatalogModel[] | undefined>;
 
 /**
  * `modelsFor` bounded by `deadlineMs`: a listing that takes longer rejects with OneWorksError
@@ -12,7 +13,7 @@ type ModelsFor = (adapter: string) => Promise<CatalogModel[] | undefined>;
  * host, whose cache a retry may then hit. Other results and errors pass through unchanged.
  */
 export function boundedModelsFor(modelsFor: ModelsFor, deadlineMs: number): ModelsFor {
-  return (adapter) => {
+  return (adapter, options) => {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -29,6 +30,6 @@ export function boundedModelsFor(modelsFor: ModelsFor, deadlineMs: number): Mode
         deadlineMs,
       );
     });
-    return Promise.race([modelsFor(adapter), expired]).finally(() => clearTimeout(timer));
+    return Promise.race([modelsFor(adapter, options), expired]).finally(() => clearTimeout(timer));
   };
 }

@@ -5,7 +5,7 @@ export type { RequestKeyEntry, RequestKeyPersistence, RequestKeyRecord } from '.
 export { createOrchestrator } from './orchestrator.js';
 export type { Orchestrator } from './orchestrator.js';
 export { OrchestratorLimitsSchema } from './orchestrator-deps.js';
-export type { AdapterDefaults, OrchestratorDeps, OrchestratorLimits } from './orchestrator-deps.js';
+export type { AdapterDefaults, ModelsForOptions, OrchestratorDeps, OrchestratorLimits } from './orchestrator-deps.js';
 export { REQUEST_KEYS_FILE, requestKeyFile } from './request-key-file.js';
 export type * from './types.js';
 export { EffectiveSettingsSchema, TurnHandleSchema } from './turn-handle-schema.js';

@@ -59,9 +59,13 @@ export interface OrchestratorDeps {
    * models and efforts against and takes default efforts from. Resolves `undefined` when the
    * adapter has no catalog (then nothing is checked); rejects with the listing's OneWorksError.
    * Called only for turns that name a model other than `inherit` (explicitly or by default).
-   * Without it, nothing is checked and `models()` fails with `usage`.
+   * Without it, nothing is checked and `models()` fails with `usage`. With `degraded` (the
+   * check before a turn passes it), a listing that fails because the CLI cannot start, for an
+   * adapter whose turns go on without it (droid with `fallback: oneshot`), resolves the last
+   * known models (however old) or undefined (nothing checked) and calls `degraded` with a note
+   * saying which and why (core/catalog `loadTurnCatalog`); the turn gets it as a warning.
    */
-  modelsFor?(adapter: string): Promise<CatalogModel[] | undefined>;
+  modelsFor?(adapter: string, options?: ModelsForOptions): Promise<CatalogModel[] | undefined>;
   /**
    * True when an adapter's catalog is advisory (it declares it not authoritative: a CLI with no
    * list call): a model it does not list is then passed through with a note (a `log` warning of
@@ -100,4 +104,10 @@ export interface OrchestratorDeps {
   log?: ((message: string) => void) | undefined;
   /** Resident memory of an agent process tree, for `maxWarmMemoryBytes` (default: read from /proc). */
   measureRss?: ((pid: number) => Promise<number | undefined>) | undefined;
+}
+
+/** Options of {@link OrchestratorDeps.modelsFor}. */
+export interface ModelsForOptions {
+  /** Accepts a stale or missing catalog when the CLI cannot start (see modelsFor); receives the note. */
+  degraded?: (note: string) => void;
 }

@@ -162,7 +162,8 @@ export async function catalogModels(deps: OrchestratorDeps, adapter: string): Pr
 /**
  * Resolves turn settings, fetching the adapter's catalog first when the chosen model will be
  * checked. `resolve` runs right after the fetch with no await in between, so it sees the
- * session as it is when the turn is accepted.
+ * session as it is when the turn is accepted. A catalog the host could only serve degraded (the
+ * CLI cannot start; see OrchestratorDeps.modelsFor) is used with its note given to `advise`.
  */
 export async function withCatalog(
   deps: OrchestratorDeps,
@@ -172,10 +173,17 @@ export async function withCatalog(
   advise: (note: string) => void = () => undefined,
 ): Promise<EffectiveSettings> {
   if (!needsCatalog(model()) || !deps.modelsFor) return resolve(undefined);
-  const models = await deps.modelsFor(adapter);
-  if (models === undefined || deps.catalogIsAdvisory?.(adapter) !== true) return resolve(models);
+  let degraded: string | undefined;
+  const models = await deps.modelsFor(adapter, { degraded: (note) => (degraded = note) });
+  if (models === undefined || deps.catalogIsAdvisory?.(adapter) !== true) {
+    // Notes are given after `resolve`, which may reset the caller's list.
+    const settings = resolve(models);
+    if (degraded !== undefined) advise(degraded);
+    return settings;
+  }
   // An advisory catalog never refuses a model, nor picks its effort: it only says when it does not know one.
   const settings = resolve(undefined);
+  if (degraded !== undefined) advise(degraded);
   if (needsCatalog(settings.model) && !models.some((m) => m.id === settings.model)) {
     advise(
       `model ${settings.model} is not in ${adapter}'s model list, which is advisory (the configured model and the CLI's aliases): it is passed to ${adapter} as is`,

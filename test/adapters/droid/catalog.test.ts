@@ -3,10 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { droidCatalogFacts, listDroidCatalog, toCatalogModel, toCatalogTool } from '../../../adapters/droid/catalog.js';
+import {
+  droidCatalogFacts,
+  droidCatalogUnreachable,
+  listDroidCatalog,
+  toCatalogModel,
+  toCatalogTool,
+} from '../../../adapters/droid/catalog.js';
 import { DroidConfigSchema } from '../../../adapters/droid/config.js';
 import { ListModelsResultSchema, ListToolsResultSchema } from '../../../adapters/droid/wire.js';
 import type { ResolvedCli } from '../../../core/adapter.js';
+import type { OneWorksError } from '../../../core/errors.js';
 import { CatalogModelSchema, CatalogToolSchema } from '../../../core/catalog/index.js';
 import { withThrowawaySandbox } from '../../../core/session/throwaway.js';
 import { expectGone } from '../../peers/fake-droid-harness.js';
@@ -171,7 +178,8 @@ describe('listDroidCatalog against the fake droid', () => {
         ),
       ),
     ]);
-    const sent = (await readFile(recordPath, 'utf8'))
+    // A droid that dies at start reads nothing (no record file).
+    const sent = (await readFile(recordPath, 'utf8').catch(() => ''))
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -221,5 +229,19 @@ describe('listDroidCatalog against the fake droid', () => {
     expect(sent[0]?.params).toMatchObject({ autonomyLevel: 'medium' });
     expect(sent[2]?.params).toEqual({ autonomyLevel: 'medium' });
     expectGone(pids[0]!);
+  });
+
+  // What the model check before a turn does with a failed listing (core/catalog loadTurnCatalog).
+  it('counts a droid that cannot start as unreachable only with fallback oneshot; a refused request never', async () => {
+    const oneshot = DroidConfigSchema.parse({});
+    const none = DroidConfigSchema.parse({ fallback: 'none' });
+    const { result: died } = await list(undefined, ['die-at-start']);
+    expect(died.status).toBe('rejected');
+    const startError = (died as PromiseRejectedResult).reason as OneWorksError;
+    expect(startError.code).toBe('probe_failed');
+    expect(droidCatalogUnreachable(oneshot, startError)).toMatch(/one-shot mode/);
+    expect(droidCatalogUnreachable(none, startError)).toBeUndefined();
+    const { result: refused } = await list(undefined, ['list-tools-fails']);
+    expect(droidCatalogUnreachable(oneshot, (refused as PromiseRejectedResult).reason as OneWorksError)).toBeUndefined();
   });
 });

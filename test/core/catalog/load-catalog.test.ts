@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ResolvedCli } from '../../../core/adapter.js';
-import { catalogCacheKey, loadCatalog, type Catalog, type CatalogRequest } from '../../../core/catalog/index.js';
+import { catalogCacheKey, loadCatalog, loadTurnCatalog, type Catalog, type CatalogRequest } from '../../../core/catalog/index.js';
 import { OneWorksError } from '../../../core/errors.js';
 import { checkFakeFacts, FAKE_CLI } from '../../support/fake-adapter.js';
 
@@ -144,5 +144,74 @@ describe('catalogCacheKey', () => {
     expect(catalogCacheKey('droid', { cliVersion: '0.225.2', ids: ['custom:B-0'], model: null })).not.toBe(a);
     expect(catalogCacheKey('droid', { cliVersion: '0.215.0', ids: ['custom:A-0'], model: null })).not.toBe(a);
     expect(a).toMatch(/^droid-[0-9a-f]{16}$/);
+  });
+});
+
+describe('loadTurnCatalog (the model check before a turn)', () => {
+  // A fake whose listing works until `down` is set, then fails like a CLI that cannot start; it
+  // declares that its turns go on without the CLI only for that failure.
+  function flapping(): { adapter: Adapter<unknown>; setDown(error: OneWorksError | undefined): void; listings(): number } {
+    let down: OneWorksError | undefined;
+    const fake = fakeAdapter(async () => {
+      if (down) throw down;
+      return { models: [{ id: 'm1', displayName: 'M1', custom: false, deprecated: false, disabled: false, efforts: [] }], tools: [] };
+    });
+    const adapter: Adapter<unknown> = {
+      ...fake.adapter,
+      catalog: {
+        ...fake.adapter.catalog!,
+        unreachable: (_config, error) => (error.code === 'process_exited' ? 'its turns run without it' : undefined),
+      },
+    };
+    return { adapter, setDown: (error) => (down = error), listings: () => fake.requests.length };
+  }
+  let clock = 1_000_000;
+  const turnLoad = (adapter: Adapter<unknown>) =>
+    loadTurnCatalog({ adapter, config: {}, cli: CLI, cacheDir, secrets: [SECRET], ttlMs: 60_000, now: () => clock });
+
+  it('serves a fresh listing without a note while the CLI starts', async () => {
+    const fake = flapping();
+    expect(await turnLoad(fake.adapter)).toEqual({ catalog: expect.objectContaining({ models: [expect.objectContaining({ id: 'm1' })] }) });
+  });
+
+  it('uses the last known catalog, however old, with a note, when the CLI cannot start', async () => {
+    const fake = flapping();
+    await turnLoad(fake.adapter);
+    const listedAt = clock;
+    clock += 3_600_000;
+    fake.setDown(new OneWorksError('process_exited', `fake exited with code 1 (key ${SECRET})`));
+    const turn = await turnLoad(fake.adapter);
+    // It did try: an expired entry is never served without asking the CLI first.
+    expect(fake.listings()).toBe(2);
+    expect(turn.catalog?.models.map((m) => m.id)).toEqual(['m1']);
+    expect(turn.note).toContain('fake cannot start to list its models (process_exited: fake exited with code 1');
+    expect(turn.note).toContain("its turns run without it; the model was checked against fake's last known catalog, listed ");
+    expect(turn.note).toContain(new Date(listedAt).toISOString());
+    expect(turn.note).not.toContain(SECRET);
+    // A plain load (`one-works models`) never serves it.
+    await expect(load(fake.adapter)).rejects.toMatchObject({ code: 'process_exited' });
+  });
+
+  it('checks nothing, with a note, when the CLI cannot start and no catalog was ever listed', async () => {
+    const fake = flapping();
+    fake.setDown(new OneWorksError('process_exited', 'fake exited with code 1'));
+    const turn = await turnLoad(fake.adapter);
+    expect(turn.catalog).toBeUndefined();
+    expect(turn.note).toMatch(/no catalog of fake was ever listed here, so the model could not be checked and is passed to fake as is$/);
+  });
+
+  it('rejects any other failure, even with an old entry on disk', async () => {
+    const fake = flapping();
+    await turnLoad(fake.adapter);
+    clock += 120_000;
+    fake.setDown(new OneWorksError('protocol_error', 'fake answered nonsense'));
+    await expect(turnLoad(fake.adapter)).rejects.toMatchObject({ code: 'protocol_error' });
+  });
+
+  it('rejects for an adapter that does not go on without its CLI', async () => {
+    const fake = fakeAdapter(async () => {
+      throw new OneWorksError('process_exited', 'fake exited with code 1');
+    });
+    await expect(turnLoad(fake.adapter)).rejects.toMatchObject({ code: 'process_exited' });
   });
 });

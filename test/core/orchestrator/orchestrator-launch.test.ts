@@ -127,6 +127,58 @@ describe('orchestrator: launch defaults', () => {
     ]);
   });
 
+  it('a degraded catalog (the CLI cannot start) still refuses an unlisted model, accepts a listed one with its note as a warn, after the settings notes', async () => {
+    const h = await harnesses({
+      deps: {
+        defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
+        modelsFor: async (_adapter, options) => {
+          options?.degraded?.('droid cannot start to list its models; the model was checked against the last known catalog');
+          return CATALOG;
+        },
+      },
+    });
+    await expect(
+      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
+    ).rejects.toMatchObject({ code: 'model_unavailable' });
+    const created = await h.orchestrator.createSession({
+      adapter: 'droid',
+      workspace: h.root,
+      prompt: 'one',
+      model: 'custom:byok',
+      effort: 'high',
+    });
+    expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
+    const notes = (await h.session.logged(created.sessionId)).flatMap((event) =>
+      event.type === 'log' && event.level === 'warn' ? [event.message] : [],
+    );
+    expect(notes).toEqual([
+      expect.stringMatching(/^note: .*custom:byok/),
+      'note: droid cannot start to list its models; the model was checked against the last known catalog',
+    ]);
+  });
+
+  it('no catalog at all (the CLI cannot start, none listed before) lets the turn through unchecked with the note', async () => {
+    const h = await harnesses({
+      deps: {
+        defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
+        modelsFor: async (_adapter, options) => {
+          if (!options?.degraded) throw new OneWorksError('probe_failed', 'droid exited');
+          options.degraded('droid cannot start to list its models; the model could not be checked');
+          return undefined;
+        },
+      },
+    });
+    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' });
+    expect(created.settings).toEqual({ model: 'unlisted-9', autonomy: 'low' });
+    expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
+    const notes = (await h.session.logged(created.sessionId)).flatMap((event) =>
+      event.type === 'log' && event.level === 'warn' ? [event.message] : [],
+    );
+    expect(notes).toEqual(['note: droid cannot start to list its models; the model could not be checked']);
+    // `models()` (one-works models, MCP list_models) never takes the degraded path.
+    await expect(h.orchestrator.models('droid')).rejects.toMatchObject({ code: 'probe_failed' });
+  });
+
   it('the same catalog, authoritative, refuses the unlisted model', async () => {
     const { h } = await launchHarness();
     await expect(
