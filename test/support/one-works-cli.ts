@@ -32,6 +32,8 @@ export interface StartedCli {
   pid: number;
   kill(signal: NodeJS.Signals): void;
   result: Promise<CliResult>;
+  /** What the CLI printed on stdout so far (e.g. a live view's streamed text). */
+  stdoutSoFar(): string;
 }
 
 export type { RigProcess } from './rig-processes.js';
@@ -306,7 +308,11 @@ export function startOneWorks(args: readonly string[], options: { cwd: string; e
   });
   // The caller awaits `result`; this only keeps an abandoned one (a failed test) from being reported as unhandled.
   result.catch(() => undefined);
-  return { pid: child.pid!, kill: (signal) => child.kill(signal), result };
+  let printed = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    printed += chunk.toString('utf8');
+  });
+  return { pid: child.pid!, kill: (signal) => child.kill(signal), result, stdoutSoFar: () => printed };
 }
 
 /** The Claude Code version the conformance tests drive (installed by the global setup). */

@@ -40,11 +40,13 @@ export interface HttpErrorStep {
 }
 
 /**
- * Sends the SSE headers, then nothing for `hangMs`, then drops the connection without
+ * Sends the SSE headers (and `text`, when given), then nothing for `hangMs`, then drops the connection without
  * `[DONE]`. A client disconnect or `close()` ends the hang early.
  */
 export interface HangStep {
   hangMs: number;
+  /** Streamed as content deltas (no finish) before the hang: the reply is cut off mid-way. */
+  text?: string;
 }
 
 /** A step computed from the request it answers (e.g. to echo a tool result back). */

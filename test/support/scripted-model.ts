@@ -80,6 +80,9 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     if ('hangMs' in step) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.flushHeaders();
+      // The reply's text chunks without the final one (finish reason and usage).
+      if (step.text !== undefined)
+        for (const chunk of replyChunks({ text: step.text }, responses + 1, model, sizes).slice(0, -1)) res.write(sseData(chunk));
       await sleep(step.hangMs, undefined, { signal });
       res.destroy();
       return;
