@@ -183,6 +183,31 @@ describe('startScriptedModel', () => {
     await expect(response.text()).rejects.toThrow();
   });
 
+  it("streams a hanging step's text (no finish) before it hangs", async () => {
+    const model = await start({ steps: [{ hangMs: 600_000, text: 'Half an answer' }] });
+    const response = await chat(model, []);
+    const reader = response.body!.getReader();
+    type Chunk = { choices: { delta: { content?: string }; finish_reason: string | null }[] };
+    const chunksOf = (raw: string): Chunk[] =>
+      raw
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)) as Chunk);
+    const textOf = (raw: string): string =>
+      chunksOf(raw)
+        .map((c) => c.choices[0]?.delta.content ?? '')
+        .join('');
+    let received = '';
+    // The pieces come while the response hangs: read until the whole text arrived (a test timeout fails it).
+    while (textOf(received.slice(0, received.lastIndexOf('\n') + 1)) !== 'Half an answer') {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended early: ${received}`);
+      received += new TextDecoder().decode(value);
+    }
+    expect(chunksOf(received).every((c) => c.choices[0]?.finish_reason === null)).toBe(true);
+    await reader.cancel();
+  });
+
   it('frees its port on close, ending requests still hanging', async () => {
     const model = await startScriptedModel({ steps: [{ hangMs: 600_000 }] });
     const response = await chat(model, []);
