@@ -54,6 +54,9 @@ export class CodexSession implements AdapterSession {
   #exit: ChildExit | undefined;
   #resuming = false;
   #warnings = 0;
+  /** Turns Codex accepted in this process, and the settings changes reported. */
+  #turns = 0;
+  #settingsChanges = 0;
   /** The model and effort Codex was last given (thread/start, turn/start). */
   readonly #applied: { model: string | undefined; effort: string | undefined } = { model: undefined, effort: undefined };
   readonly info: AdapterSession['info'] = {};
@@ -95,8 +98,7 @@ export class CodexSession implements AdapterSession {
       // An interrupt asked for before Codex named the turn is sent now, not lost (which would
       // leave the caller to kill the process after its grace).
       if (turn.interrupted) void this.interrupt().catch(() => undefined);
-      if (model && model !== 'inherit') this.#applied.model = model;
-      if (effort) this.#applied.effort = effort;
+      this.#noteApplied(model && model !== 'inherit' ? model : undefined, effort);
     } catch (error) {
       if (this.#turn === turn) this.#turn = undefined;
       throw error;
@@ -104,6 +106,24 @@ export class CodexSession implements AdapterSession {
     const early = this.#early.get(turn.turnId);
     if (early) this.#settle(turn, early);
     return settled;
+  }
+
+  // Codex took this turn's model and effort (turn/start answered): what changed since the last
+  // turn is a `settings.changed` event, as droid and Claude Code report theirs.
+  #noteApplied(model: string | undefined, effort: string | undefined): void {
+    const changed: Record<string, string> = {};
+    if (model && model !== this.#applied.model) {
+      if (this.#turns > 0 || this.#applied.model !== undefined) changed.model = model;
+      this.#applied.model = model;
+    }
+    if (effort && effort !== this.#applied.effort) {
+      if (this.#turns > 0 || this.#applied.effort !== undefined) changed.effort = effort;
+      this.#applied.effort = effort;
+    }
+    this.#turns += 1;
+    if (Object.keys(changed).length === 0) return;
+    this.#settingsChanges += 1;
+    this.#io.emit({ type: 'settings.changed', key: `settings.changed:${this.#epoch}:${this.#settingsChanges}`, settings: changed });
   }
 
   /**
