@@ -23,7 +23,7 @@ export async function withThrowawayAppServer<T>(
   const spec = describeCodexLaunch(config, cli, { cwd: workdir, home: workdir, hostEnv: {} });
   // The throwaway launcher owns HOME: Codex's state follows it ($HOME/.codex) rather than the workdir.
   const { CODEX_HOME: _home, TMPDIR: _tmp, ...env } = spec.env;
-  const seeds = codexSeedFiles(config).filter((file) => file.path.startsWith(`${CODEX_HOME_DIRS.home}/`));
+  const seeds = codexSeedFiles(config, workdir).filter((file) => file.path.startsWith(`${CODEX_HOME_DIRS.home}/`));
   const child = await launch({ ...spec, env }, seeds);
   const conn = createConnection(child.transport, codexEnvelope, { defaultTimeoutMs: config.requestTimeoutMs, idType: 'number' });
   try {

@@ -22,15 +22,9 @@ export const codexAdapter: Adapter<CodexConfig> = {
     authoritativeCatalog: false,
     oneTurnPerProcess: false,
   },
-  limitations: [
-    {
-      tools: ['commandExecution'],
-      kind: 'read',
-      defeats: ['deny', 'denyPaths'],
-      reason:
-        'Codex runs commands it considers read-only (ls, cat, grep, …) without asking under its "untrusted" approval policy, the strictest it has; they run inside its own workspace-write sandbox',
-    },
-  ],
+  // None: under "untrusted" 0.171.0 asks before every command, read-only ones (ls, cat, pwd, git
+  // status) included, and before every apply_patch (policy-decides-every-call, codex row).
+  limitations: [],
   prepare: (config, ctx) => ctx.services.resolveCli(config.cli, CODEX_CLI, ctx),
   open: (config, spec, io) => new CodexSession(config, spec, io),
   probe: (config, cli, launch, workdir): Promise<ProbeResult> => probeCodex(config, cli, launch, workdir),

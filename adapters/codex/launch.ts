@@ -31,7 +31,7 @@ const toml = (value: string): string => JSON.stringify(value);
  * Commands Codex runs do not inherit credentials: variables named like keys, tokens or secrets
  * stay behind (`shell_environment_policy`). No secret is ever written here.
  */
-export function codexConfigToml(config: CodexConfig): string {
+export function codexConfigToml(config: CodexConfig, workspace?: string): string {
   const lines: string[] = ['# Written by One Works for this session; rewritten at every start.', 'check_for_update_on_startup = false'];
   if (config.model !== 'inherit') lines.push(`model = ${toml(config.model)}`);
   if (config.effort) lines.push(`model_reasoning_effort = ${toml(config.effort)}`);
@@ -68,13 +68,22 @@ export function codexConfigToml(config: CodexConfig): string {
       'stream_max_retries = 0',
     );
   }
+  // The workspace's own `.codex/` (its exec-policy rules, e.g. `prefix_rule(…, decision="allow")`,
+  // and its config) would let commands run without asking One Works: Codex 0.171.0 reads them
+  // unless the project is untrusted. The workspace and every folder above it are.
+  if (workspace) {
+    for (let dir = path.resolve(workspace); ; dir = path.dirname(dir)) {
+      lines.push('', `[projects.${toml(dir)}]`, 'trust_level = "untrusted"');
+      if (path.dirname(dir) === dir) break;
+    }
+  }
   return `${lines.join('\n')}\n`;
 }
 
-/** The files seeded into the session HOME before each start: config.toml, and the TMPDIR (a keep file makes it). */
-export function codexSeedFiles(config: CodexConfig): SeedFile[] {
+/** The files seeded into the session HOME before each start: config.toml (the workspace untrusted), and the TMPDIR (a keep file makes it). */
+export function codexSeedFiles(config: CodexConfig, workspace?: string): SeedFile[] {
   return [
-    { path: `${CODEX_HOME_DIRS.home}/config.toml`, content: codexConfigToml(config) },
+    { path: `${CODEX_HOME_DIRS.home}/config.toml`, content: codexConfigToml(config, workspace) },
     { path: `${CODEX_HOME_DIRS.tmp}/.keep`, content: '' },
   ];
 }

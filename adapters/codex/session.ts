@@ -189,7 +189,7 @@ export class CodexSession implements AdapterSession {
       home: this.#spec.home,
       hostEnv: process.env,
     });
-    const child = await this.#io.launch(launch, codexSeedFiles(this.#config));
+    const child = await this.#io.launch(launch, codexSeedFiles(this.#config, this.#spec.workspace));
     this.#child = child;
     const conn = createConnection(child.transport, codexEnvelope, { defaultTimeoutMs: this.#config.requestTimeoutMs, idType: 'number' });
     this.#conn = conn;

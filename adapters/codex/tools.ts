@@ -29,13 +29,15 @@ export function codexToolName(item: ThreadItem): string {
   return item.type;
 }
 
-// `/bin/bash -lc '<script>'` (how 0.171.0 reports a model's `exec_command`) → `<script>`.
-const SHELL_WRAPPER = /^(?:\S*\/)?(?:ba|z)?sh\s+-l?c\s+'((?:[^']|'\\'')*)'$/s;
+// `/bin/bash -lc '<script>'` (how 0.171.0 reports a model's `exec_command`) → `<script>`; a script
+// that needs no quoting comes bare (`/bin/bash -lc ls`).
+const SHELL_WRAPPER = /^(?:\S*\/)?(?:ba|z)?sh\s+-l?c\s+(?:'((?:[^']|'\\'')*)'|([^\s'"\\]+))$/s;
 
 /** The command a person (and the policy) should judge: the script inside Codex's shell wrapper. */
 export function unwrapShellCommand(command: string): string {
   const match = SHELL_WRAPPER.exec(command.trim());
-  return match?.[1] !== undefined ? match[1].replaceAll("'\\''", "'") : command;
+  if (match?.[1] !== undefined) return match[1].replaceAll("'\\''", "'");
+  return match?.[2] ?? command;
 }
 
 const MAX_TARGET = 80;

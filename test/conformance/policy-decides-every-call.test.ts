@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import { type CliResult, type CliRig, CliRigs } from '../support/one-works-cli.js';
 import { type AnthropicStep, startScriptedAnthropic } from '../support/scripted-anthropic.js';
+import { type ResponsesStep, startScriptedResponses } from '../support/scripted-responses.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import type { Step } from '../support/scripted-model.js';
 import { REFERENCE_RUNNER } from './process-runner-support.js';
@@ -187,7 +188,62 @@ const processRunner: PolicyConformanceAdapter = {
   },
 };
 
-const ADAPTERS: PolicyConformanceAdapter[] = [droid, claudeCode, processRunner];
+/** A Codex apply_patch body (its freeform patch language) for a file creation or an edit. */
+function codexPatch(call: Extract<Call, { tool: 'create' | 'edit' }>): string {
+  const body =
+    call.tool === 'create'
+      ? [
+          `*** Add File: ${call.path}`,
+          ...call.content
+            .replace(/\n$/, '')
+            .split('\n')
+            .map((line) => `+${line}`),
+        ]
+      : [`*** Update File: ${call.path}`, '@@', `-${call.before}`, `+${call.after}`];
+  return ['*** Begin Patch', ...body, '*** End Patch', ''].join('\n');
+}
+
+/** Codex 0.171.0 offers its `apply_patch` tool only to models it knows; the scripted server answers any name. */
+const CODEX_PATCH_MODEL = 'gpt-5.5';
+
+const codex: PolicyConformanceAdapter = {
+  name: 'codex',
+  // One Works answers, the same for every adapter (Codex answers accept / decline natively).
+  options: { allow: 'allow-once', deny: 'deny' },
+  model: async (rigs, calls) => {
+    // Codex has no risk label: commands are exec_command, files are apply_patch (a freeform tool).
+    const steps: ResponsesStep[] = calls.map((call) =>
+      call.tool === 'execute'
+        ? { toolCalls: [{ name: 'exec_command', arguments: { cmd: call.command }, callId: call.id }] }
+        : { customToolCalls: [{ name: 'apply_patch', input: codexPatch(call), callId: call.id }] },
+    );
+    const model = await startScriptedResponses({ steps: [...steps, { text: 'done' }] });
+    rigs.defer(() => model.close());
+    return model.baseUrl;
+  },
+  configure: (config, baseUrl, autonomy, policy) => {
+    const block = config.adapters.codex!;
+    (block.endpoint as { baseUrl: string }).baseUrl = baseUrl;
+    Object.assign(block, { model: CODEX_PATCH_MODEL, autonomy, policy });
+  },
+  // Codex's project layer: an exec-policy rule allowing `touch`, and a config asking for nothing.
+  workspaceAllow: {
+    command: 'touch marker.txt',
+    write: async (workspace) => {
+      await mkdir(join(workspace, '.codex', 'rules'), { recursive: true });
+      await writeFile(join(workspace, '.codex', 'rules', 'default.rules'), 'prefix_rule(pattern=["touch"], decision="allow")\n');
+      await writeFile(join(workspace, '.codex', 'config.toml'), 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n');
+    },
+  },
+  // Codex judges `ls` read-only; under the "untrusted" approval policy One Works starts it with, it asks all the same.
+  builtinAllowed: 'ls',
+  expectDenyRun: (result, events) => {
+    expect(result.stderr).not.toContain('without asking One Works');
+    expect(events.filter((e) => e.type === 'log' && e.level === 'warn' && !e.message.includes('Model metadata'))).toEqual([]);
+  },
+};
+
+const ADAPTERS: PolicyConformanceAdapter[] = [droid, claudeCode, processRunner, codex];
 
 const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
@@ -230,6 +286,7 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
     const rig = await rigs.create({
       baseUrl: UNSET_BASE_URL,
       ...(adapter.name === 'claude-code' ? { claude: { baseUrl: UNSET_BASE_URL } } : {}),
+      ...(adapter.name === 'codex' ? { codex: { baseUrl: UNSET_BASE_URL } } : {}),
     });
     const baseUrl = await adapter.model(rigs, typeof calls === 'function' ? calls(rig.workspace) : calls);
     const config = parse(await readFile(rig.configPath, 'utf8')) as RigConfig;
@@ -344,5 +401,41 @@ describe.each(ADAPTERS)('the policy decides every call that is not read-only ($n
     expect(decided).toHaveLength(1);
     expect(decided[0]).toMatchObject({ decision: 'deny', by: 'policy', option: deny });
     expect(decided[0]?.reason).toContain('under denied path');
+  });
+});
+
+describe('codex: an edit the policy allows is written (real CLI, apply_patch)', () => {
+  it('an apply_patch creation and an edit outside denyPaths at autonomy high: allowed by policy, written on disk', async () => {
+    const rig = await rigs.create({ baseUrl: UNSET_BASE_URL, codex: { baseUrl: UNSET_BASE_URL } });
+    await mkdir(join(rig.workspace, 'secret'));
+    await writeFile(join(rig.workspace, 'open.txt'), 'original\n');
+    const baseUrl = await codex.model(rigs, [
+      { id: 'call_new', tool: 'create', path: join(rig.workspace, 'new.txt'), content: 'created\n' },
+      { id: 'call_open', tool: 'edit', path: join(rig.workspace, 'open.txt'), before: 'original', after: 'changed' },
+    ]);
+    const config = parse(await readFile(rig.configPath, 'utf8')) as RigConfig;
+    codex.configure(config, baseUrl, 'high', { denyPaths: [join(rig.workspace, 'secret')] });
+    await writeFile(rig.configPath, stringify(config));
+    const result = await rig.run(['run', '--adapter', 'codex', '--workspace', rig.workspace, 'do it']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(await readFile(join(rig.workspace, 'new.txt'), 'utf8')).toBe('created\n');
+    expect(await readFile(join(rig.workspace, 'open.txt'), 'utf8')).toBe('changed\n');
+    const events = await rig.readEvents(await onlySession(rig));
+    const { requested, decided } = decisions(events);
+    expect(requested.map((e) => [e.tools[0]?.toolUseId, e.tools[0]?.kind])).toEqual([
+      ['call_new', 'edit'],
+      ['call_open', 'edit'],
+    ]);
+    expect(requested[0]?.tools[0]?.label).toContain('new.txt');
+    expect(requested[1]?.tools[0]?.label).toContain('open.txt');
+    expect(decided.map((e) => [e.decision, e.by, e.option])).toEqual([
+      ['allow', 'policy', 'allow-once'],
+      ['allow', 'policy', 'allow-once'],
+    ]);
+    const results = events.filter((e) => e.type === 'tool.result');
+    expect(results.map((e) => [e.toolUseId, e.isError])).toEqual([
+      ['call_new', false],
+      ['call_open', false],
+    ]);
   });
 });

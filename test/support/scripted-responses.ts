@@ -21,10 +21,22 @@ export interface ResponsesToolCall {
   callId?: string;
 }
 
-/** A 200 reply: a text message, then function calls. */
+/**
+ * One call of a freeform (`custom`) tool, e.g. Codex's `apply_patch`, which 0.171.0 offers only to
+ * models it knows (gpt-5.5): `input` is the raw text, streamed in `pieceSize` pieces.
+ */
+export interface ResponsesCustomToolCall {
+  name: string;
+  input: string;
+  /** Default `call_<n>_c<k>`. */
+  callId?: string;
+}
+
+/** A 200 reply: a text message, then function calls, then custom tool calls. */
 export interface ResponsesReplyStep {
   text?: string;
   toolCalls?: ResponsesToolCall[];
+  customToolCalls?: ResponsesCustomToolCall[];
   usage?: { input_tokens: number; output_tokens: number; cached_tokens?: number; reasoning_tokens?: number };
   /** Waits before the response headers. */
   delayMs?: number;
@@ -228,6 +240,26 @@ function responseEvents(step: ResponsesReplyStep, n: number, model: string, piec
     events.push(['response.output_item.done', { type: 'response.output_item.done', output_index: index, item }]);
     output.push(item);
   });
+  (step.customToolCalls ?? []).forEach((call, k) => {
+    const index = output.length;
+    const itemId = `ctc_${n}_${k}`;
+    const callId = call.callId ?? `call_${n}_c${k}`;
+    const added = { id: itemId, type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: call.name, input: '' };
+    events.push(['response.output_item.added', { type: 'response.output_item.added', output_index: index, item: added }]);
+    for (const piece of pieces(call.input, pieceSize)) {
+      events.push([
+        'response.custom_tool_call_input.delta',
+        { type: 'response.custom_tool_call_input.delta', item_id: itemId, output_index: index, delta: piece },
+      ]);
+    }
+    events.push([
+      'response.custom_tool_call_input.done',
+      { type: 'response.custom_tool_call_input.done', item_id: itemId, output_index: index, input: call.input },
+    ]);
+    const item = { ...added, status: 'completed', input: call.input };
+    events.push(['response.output_item.done', { type: 'response.output_item.done', output_index: index, item }]);
+    output.push(item);
+  });
   const usage = step.usage ?? { input_tokens: 50, output_tokens: 5 };
   events.push([
     'response.completed',
@@ -286,10 +318,10 @@ export function responsesTranscript(request: ResponsesRequest): string {
   return texts.join('\n');
 }
 
-/** The `function_call_output` items of a request, in order. */
+/** The `function_call_output` (and `custom_tool_call_output`) items of a request, in order. */
 export function responsesToolOutputs(request: ResponsesRequest): Array<{ callId: string; output: string }> {
   return responsesInput(request)
-    .filter((item) => item.type === 'function_call_output')
+    .filter((item) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output')
     .map((item) => ({
       callId: String(item.call_id ?? ''),
       output: typeof item.output === 'string' ? item.output : JSON.stringify(item.output),

@@ -37,6 +37,10 @@ describe('codex launch', () => {
     expect(toml).toContain('model = "m"\nmodel_reasoning_effort = "low"\nmodel_provider = "one-works"');
     expect(toml).toContain('base_url = "http://127.0.0.1:8000/v1"\nenv_key = "ONE_WORKS_CODEX_API_KEY"\nwire_api = "responses"');
     expect(toml).not.toContain(KEY);
+    expect(toml).not.toContain('[projects.');
+    // The workspace (and every folder above it) is untrusted: its own .codex rules and config are not read.
+    const scoped = codexConfigToml(config, '/work/ws');
+    for (const dir of ['/work/ws', '/work', '/']) expect(scoped).toContain(`[projects."${dir}"]\ntrust_level = "untrusted"`);
     const plain = codexConfigToml(CodexConfigSchema.parse({}));
     expect(plain).not.toContain('model_provider');
     expect(plain).not.toContain('model =');

@@ -63,5 +63,8 @@ describe('unwrapShellCommand', () => {
     expect(unwrapShellCommand("/bin/bash -lc 'echo hi > proof.txt && cat proof.txt'")).toBe('echo hi > proof.txt && cat proof.txt');
     expect(unwrapShellCommand("/bin/bash -lc 'perl -e '\\''sleep 3'\\'''")).toBe("perl -e 'sleep 3'");
     expect(unwrapShellCommand('ls -la')).toBe('ls -la');
+    // A script that needs no quoting comes bare (0.171.0: `ls` → `/bin/bash -lc ls`).
+    expect(unwrapShellCommand('/bin/bash -lc ls')).toBe('ls');
+    expect(unwrapShellCommand('/bin/bash -lc "ls"')).toBe('/bin/bash -lc "ls"');
   });
 });
