@@ -392,6 +392,13 @@ export interface AdapterSession {
    */
   rename?(title: string, signal?: AbortSignal): Promise<void>;
   /**
+   * Optional, for agents that can be steered (capability `steering`): adds `text` to the live turn,
+   * which the agent sees before its next model request of that turn. Resolves true once the agent
+   * took it, false when no turn is live or the agent refused (the turn was ending); the caller
+   * then interrupts and runs the message as a turn of its own.
+   */
+  steer?(text: string): Promise<boolean>;
+  /**
    * Optional: whether the running agent can take `settings` for its next turn without a restart
    * (then `prompt` applies them). Without it, a running agent is only given turns with the
    * settings it runs with, and the caller restarts it for others.

@@ -17,7 +17,7 @@ export const codexAdapter: Adapter<CodexConfig> = {
   capabilities: {
     resume: 'respawn',
     perTurnSettings: true,
-    steering: false,
+    steering: true,
     titles: false,
     authoritativeCatalog: false,
     oneTurnPerProcess: false,

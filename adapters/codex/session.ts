@@ -152,6 +152,27 @@ export class CodexSession implements AdapterSession {
     return this.#exit ? undefined : this.#child?.pid;
   }
 
+  /**
+   * `turn/steer`: adds `text` to the live turn, which Codex gives the model with its next request
+   * of that turn. False when no turn is live yet (Codex has not named it) or Codex refuses (the
+   * turn ended meanwhile: `expectedTurnId` no longer matches).
+   */
+  async steer(text: string): Promise<boolean> {
+    const turn = this.#turn;
+    if (!this.#conn || this.#exit || !turn?.turnId || turn.interrupted) return false;
+    try {
+      await this.#conn.request(CODEX_REQUESTS.turnSteer, {
+        threadId: this.#threadId!,
+        expectedTurnId: turn.turnId,
+        input: [{ type: 'text', text, text_elements: [] }],
+      });
+    } catch (error) {
+      if (isOneWorksError(error, 'peer_error')) return false;
+      throw error;
+    }
+    return this.#turn === turn;
+  }
+
   async interrupt(): Promise<void> {
     const turn = this.#turn;
     if (!this.#conn || this.#exit || !turn) return;

@@ -76,6 +76,31 @@ export async function acceptTurn(
 }
 
 /**
+ * Steering with an agent that can be steered (AdapterSession.steer, capability `steering`): a
+ * `send --interrupt` whose settings are the live turn's gives its message to the live turn
+ * instead of interrupting it; the session's queued turns are superseded as for an interrupt.
+ * Returns the live turn's handle (the caller follows that run), or undefined when there is no
+ * live turn with a runner, the settings differ, or the agent did not take the message: then the
+ * caller interrupts and queues as before.
+ */
+export async function steerLiveTurn(
+  ctx: OrchestratorContext,
+  slot: SessionSlot,
+  prompt: string,
+  settings: EffectiveSettings,
+): Promise<TurnHandle | undefined> {
+  const runner = slot.runner;
+  const live = [...slot.turns.values()].find((turn) => ctx.admission.stateOf(turn.turnId) === 'live');
+  if (!runner || !live || live.cancelRequested) return undefined;
+  const same =
+    live.settings.model === settings.model && live.settings.effort === settings.effort && live.settings.autonomy === settings.autonomy;
+  if (!same || (await runner.steer(prompt)) !== live.runId) return undefined;
+  await cancelQueued(slot, ctx.admission.supersede(slot.id), 'superseded');
+  ctx.pump();
+  return { sessionId: slot.id, runId: live.runId, state: 'running', settings: live.settings };
+}
+
+/**
  * Runs `make` once per request key: without a key it just runs; with one, `ctx.keys` returns the
  * first call's handle for a repeat with the same arguments (`request_key_conflict` for other
  * arguments) and `make` gets the key's {@link Reserve}. A handle stored without settings gets

@@ -7,7 +7,7 @@ import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { Redactor } from '../redact.js';
 import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunRecord, RunStatus, SessionRecord } from '../store/index.js';
-import { acceptTurn, withRequestKey } from './acceptance.js';
+import { acceptTurn, steerLiveTurn, withRequestKey } from './acceptance.js';
 import { createAdmission, type Admission } from './admission.js';
 import { cancelQueued, cancelTurns } from './cancellation.js';
 import { CATALOG_DEADLINE_MS, boundedModelsFor } from './catalog-deadline.js';
@@ -239,6 +239,9 @@ class InProcessOrchestrator implements Orchestrator {
       );
       // `send --allow/--deny` join the session's policy for this turn and every later one.
       if (request.policy) await slot.book.update((record) => ({ ...record, policy: mergePolicies(record.policy, request.policy) }));
+      // An agent that can be steered takes the message into its live turn (Codex: turn/steer).
+      const steered = request.interrupt === true ? await steerLiveTurn(this.#ctx, slot, request.prompt, settings) : undefined;
+      if (steered) return steered;
       return acceptTurn(this.#ctx, slot, request.prompt, settings, {
         interrupt: request.interrupt === true,
         notes,

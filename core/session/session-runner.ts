@@ -66,6 +66,8 @@ export class SessionRunner {
   readonly #redactor: Redactor;
   readonly #adapterSession: AdapterSession;
   #closed = false;
+  /** Messages steered into live turns by this runner (event keys). */
+  #steers = 0;
   // Notes from decisions declined with nobody to decide, recorded when the turn ends.
   #attention: string[] = [];
 
@@ -297,6 +299,25 @@ export class SessionRunner {
     void this.#adapterSession.interrupt().catch(() => undefined);
     const endedInTime = await Promise.race([ended.then(() => true), delay(this.#rt.interruptGraceMs).then(() => false)]);
     if (!endedInTime) await this.#adapterSession.close();
+  }
+
+  /**
+   * Steers the live turn with `text` (AdapterSession.steer): resolves the id of the run that took
+   * it (recorded there as an info `log` event with the redacted text); undefined when no turn is
+   * live, the adapter cannot steer, or the agent refused.
+   */
+  async steer(text: string): Promise<string | undefined> {
+    const run = this.#record.runs.at(-1);
+    if (this.#closed || !this.#adapterSession.steer || run?.status !== 'running') return undefined;
+    if (!(await this.#adapterSession.steer(text))) return undefined;
+    this.#steers += 1;
+    this.#sink.emit({
+      type: 'log',
+      key: `turn:${run.id}:steer:${this.#steers}`,
+      level: 'info',
+      message: `steered run ${run.id}: ${this.#redactor.redact(text)}`,
+    });
+    return run.id;
   }
 
   /**

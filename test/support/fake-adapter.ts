@@ -72,6 +72,11 @@ export interface FakeAdapterOptions {
   script?: (input: TurnInput, n: number) => FakeStep;
   /** The agent takes other settings between turns without a restart. */
   perTurnSettings?: boolean;
+  /**
+   * The agent can be steered (capability `steering`, AdapterSession.steer): a message steered
+   * into a waiting turn ends it `completed` with the text `steered by <message>`.
+   */
+  steering?: boolean;
 }
 
 /** What the fake saw, for assertions. */
@@ -80,6 +85,8 @@ export interface FakeAgentLog {
   prompts: Array<{ sessionId: string; input: TurnInput }>;
   decisions: PermissionDecision[];
   interrupts: number;
+  /** Messages steered into live turns. */
+  steers: string[];
   closes: number;
   /** Sessions opened and not closed. */
   open(): number;
@@ -95,12 +102,12 @@ const FakeConfigSchema = z.object({ model: z.string().optional(), autonomy: z.en
 /** Creates a fake adapter and its log. */
 export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
   let live = 0;
-  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, closes: 0, open: () => live };
+  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, steers: [], closes: 0, open: () => live };
   let turns = 0;
   const capabilities: AdapterCapabilities = {
     resume: 'respawn',
     perTurnSettings: options.perTurnSettings === true,
-    steering: false,
+    steering: options.steering === true,
     titles: false,
     authoritativeCatalog: true,
     oneTurnPerProcess: false,
@@ -116,7 +123,7 @@ export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
     open: (_config, spec, io) => {
       log.opened.push(spec);
       live += 1;
-      return new FakeSession(spec, io, {
+      const session = new FakeSession(spec, io, {
         step: (input) => (options.script ?? (() => ({})))(input, turns++),
         log,
         perTurnSettings: options.perTurnSettings === true,
@@ -124,6 +131,8 @@ export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
           live -= 1;
         },
       });
+      if (options.steering !== true) return session;
+      return Object.assign(session, { steer: (text: string) => session.steerInto(text) });
     },
   };
   return { adapter, log };
@@ -143,6 +152,7 @@ class FakeSession implements AdapterSession {
   readonly #deps: FakeSessionDeps;
   #settings: TurnSettings;
   #interrupt: (() => void) | undefined;
+  #steered: ((text: string) => void) | undefined;
   #closed = false;
   #started = false;
   #asks = 0;
@@ -194,18 +204,33 @@ class FakeSession implements AdapterSession {
       });
       if (decision.decision === 'deny') return { status: 'failed', reason: 'denied', text: '', usage: { reported: false } };
     }
+    let steeredBy: string | undefined;
     if (step.hang || step.delayMs !== undefined) {
       const interrupted = await new Promise<boolean>((resolve) => {
         this.#interrupt = () => resolve(true);
+        this.#steered = (text) => {
+          steeredBy = text;
+          resolve(false);
+        };
         if (!step.hang) setTimeout(() => resolve(false), step.delayMs).unref();
       });
       this.#interrupt = undefined;
+      this.#steered = undefined;
       if (interrupted) return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
     }
     if (step.fail) return { status: 'failed', reason: step.fail, text: '', usage: { reported: false } };
-    const text = step.text ?? `reply to ${input.text}`;
+    const text = steeredBy !== undefined ? `steered by ${steeredBy}` : (step.text ?? `reply to ${input.text}`);
     this.#io.emit({ type: 'assistant.message', key: `message:${input.runId}`, messageId: input.runId, text });
     return { status: 'completed', reason: 'completed', text, usage: { reported: true, inputTokens: 1, outputTokens: 1 } };
+  }
+
+  // AdapterSession.steer when the fake is made with `steering`: only a waiting turn takes it.
+  async steerInto(text: string): Promise<boolean> {
+    const steered = this.#steered;
+    if (!steered) return false;
+    this.#deps.log.steers.push(text);
+    steered(text);
+    return true;
   }
 
   async interrupt(): Promise<void> {

@@ -40,6 +40,8 @@ export interface ResponsesReplyStep {
   usage?: { input_tokens: number; output_tokens: number; cached_tokens?: number; reasoning_tokens?: number };
   /** Waits before the response headers. */
   delayMs?: number;
+  /** Holds the reply (before the response headers) until this settles, e.g. a test's release. */
+  holdUntil?: Promise<unknown>;
 }
 
 export interface ResponsesErrorStep {
@@ -102,6 +104,11 @@ export async function startScriptedResponses(options: ScriptedResponsesOptions):
     res.once('close', () => gone.abort());
     const signal = AbortSignal.any([abort.signal, gone.signal]);
     if ('delayMs' in step && step.delayMs !== undefined) await sleep(step.delayMs, undefined, { signal });
+    if ('holdUntil' in step && step.holdUntil) {
+      const gave = new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await Promise.race([step.holdUntil, gave]);
+      if (signal.aborted) return;
+    }
     if ('hangMs' in step) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.flushHeaders();
