@@ -33,6 +33,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { benchClaudeCode } from './claude-code.js';
+import { benchCodex } from './codex.js';
 import { benchPipeline } from './pipeline.js';
 import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
@@ -61,6 +62,15 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'codex') {
+    const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
+    try {
+      await benchCodex(root, STARTUP_ROUNDS, TURNS, report);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+    return;
+  }
   if (process.env.BENCH_ONLY === 'claude-code') {
     const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
     try {
@@ -100,6 +110,7 @@ async function main(): Promise<void> {
     report('startup to session ready, orchestrator running (ms)', owWarm, rawStart, 'n/a');
     report(`per text turn over ${TURNS} turns (ms)`, ow, raw, 'n/a');
     const claudeVersion = await benchClaudeCode(root, STARTUP_ROUNDS, TURNS, report);
+    const codexVersion = await benchCodex(root, STARTUP_ROUNDS, TURNS, report);
     await cliStartup(root, entry, modelId);
     await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
     await prewarmedRuns(cli.binaryPath, root, entry, modelId);
@@ -112,7 +123,7 @@ async function main(): Promise<void> {
     const idleSession = (JSON.parse(memory.stdout) as { idleSessionBytes: number }).idleSessionBytes;
     figures.idleSessionHeapBytes = idleSession;
     process.stdout.write(`memory per idle recorded session (orchestrator heap): ${(idleSession / 1024).toFixed(1)} KiB\n`);
-    const machine = `${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg()[0]!.toFixed(2)}, node ${process.version}, droid ${cli.version}, claude-code ${claudeVersion}`;
+    const machine = `${process.platform} ${process.arch}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg()[0]!.toFixed(2)}, node ${process.version}, droid ${cli.version}, claude-code ${claudeVersion}, codex ${codexVersion}`;
     process.stdout.write(`machine: ${machine}\n`);
     await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./admission.ts', import.meta.url))], {
       stdout: 'inherit',
@@ -449,7 +460,8 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     'bench run, One Works against a baseline measured in the same run (raw client: a minimal',
     'stream-jsonrpc client driving the same droid binary with the same scripted model; for the',
     '`claude-code:` rows a minimal stream-json client of the same claude binary with the same scripted',
-    'Anthropic model). The machine is shared, so figures are noisy; compare ratios, not milliseconds',
+    'Anthropic model; for the `codex:` rows a minimal JSON-RPC client of the same `codex app-server` with',
+    'the same config.toml and scripted Responses model). The machine is shared, so figures are noisy; compare ratios, not milliseconds',
     'across runs.',
     '',
     `Machine: ${machine}`,
