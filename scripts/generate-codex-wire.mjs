@@ -44,6 +44,8 @@ const ROOTS = [
   'v2/ToolRequestUserInputResponse',
   'v2/ModelListParams',
   'v2/ModelListResponse',
+  'v2/ThreadLoadedListParams',
+  'v2/ThreadLoadedListResponse',
 ];
 
 const binary = process.argv[2];

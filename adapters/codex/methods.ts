@@ -8,6 +8,7 @@ export const CODEX_METHODS = {
   turnInterrupt: 'turn/interrupt',
   turnSteer: 'turn/steer',
   modelList: 'model/list',
+  threadLoadedList: 'thread/loaded/list',
 } as const;
 
 /** Notifications the projection reads; every other one becomes a `native` event or is ignored as noise. */

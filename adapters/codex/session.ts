@@ -136,8 +136,14 @@ export class CodexSession implements AdapterSession {
     return !unsets(settings.model, this.#applied.model) && !unsets(settings.effort, this.#applied.effort);
   }
 
+  /**
+   * True when the codex an earlier turn started still answers within `timeoutMs` and still has
+   * this session's thread loaded (`thread/loaded/list`, a round trip in memory); false when none
+   * was started, it exited or is closing, a turn is live, or it did not answer. Never rejects.
+   */
   async ready(timeoutMs: number): Promise<boolean> {
-    if (!this.#starting) return false;
+    if (!this.#starting || this.#closing || this.#exit || this.#turn) return false;
+    const deadline = Date.now() + timeoutMs;
     const started = await Promise.race([
       this.#starting.then(
         () => true,
@@ -145,7 +151,14 @@ export class CodexSession implements AdapterSession {
       ),
       new Promise<boolean>((resolve) => setTimeout(resolve, timeoutMs, false).unref()),
     ]);
-    return started && !this.#exit && !this.#closing && this.#conn?.state === 'open';
+    const conn = this.#conn;
+    if (!started || this.#exit || this.#closing || conn?.state !== 'open') return false;
+    try {
+      const loaded = await conn.request(CODEX_REQUESTS.threadLoadedList, {}, { timeoutMs: Math.max(1, deadline - Date.now()) });
+      return !this.#exit && this.#threadId !== undefined && loaded.data.includes(this.#threadId);
+    } catch {
+      return false;
+    }
   }
 
   agentPid(): number | undefined {

@@ -13,6 +13,8 @@ import type { ItemStartedNotification } from './generated/v2/ItemStartedNotifica
 import type { ModelListParams } from './generated/v2/ModelListParams.js';
 import type { ModelListResponse } from './generated/v2/ModelListResponse.js';
 import type { PermissionsRequestApprovalParams } from './generated/v2/PermissionsRequestApprovalParams.js';
+import type { ThreadLoadedListParams } from './generated/v2/ThreadLoadedListParams.js';
+import type { ThreadLoadedListResponse } from './generated/v2/ThreadLoadedListResponse.js';
 import type { ThreadResumeParams } from './generated/v2/ThreadResumeParams.js';
 import type { ThreadResumeResponse } from './generated/v2/ThreadResumeResponse.js';
 import type { ThreadStartParams } from './generated/v2/ThreadStartParams.js';
@@ -55,6 +57,8 @@ export type WireAgreement = [
   Sends<typeof W.TurnSteerParamsSchema, TurnSteerParams>,
   Sends<typeof W.ModelListParamsSchema, ModelListParams>,
   Accepts<typeof W.ModelListResponseSchema, ModelListResponse>,
+  Sends<typeof W.ThreadLoadedListParamsSchema, ThreadLoadedListParams>,
+  Accepts<typeof W.ThreadLoadedListResponseSchema, ThreadLoadedListResponse>,
   Accepts<typeof W.TurnNotificationSchema, TurnStartedNotification>,
   Accepts<typeof W.TurnNotificationSchema, TurnCompletedNotification>,
   Accepts<typeof W.ItemNotificationSchema, ItemStartedNotification>,

@@ -104,6 +104,10 @@ export const TurnStartResponseSchema = z.looseObject({ turn: TurnSchema });
 export const TurnInterruptParamsSchema = z.object({ threadId: z.string(), turnId: z.string() });
 export const TurnSteerParamsSchema = z.object({ threadId: z.string(), input: z.array(UserInputSchema), expectedTurnId: z.string() });
 
+/** `thread/loaded/list`: the threads loaded in the app-server's memory (a cheap round trip for `ready`). */
+export const ThreadLoadedListParamsSchema = z.object({ cursor: z.string().nullish(), limit: z.number().int().nullish() });
+export const ThreadLoadedListResponseSchema = z.looseObject({ data: z.array(z.string()), nextCursor: z.string().nullish() });
+
 export const ModelListParamsSchema = z.object({ includeHidden: z.boolean().nullish(), cursor: z.string().nullish() });
 export const ModelSchema = z.looseObject({
   id: z.string(),
@@ -124,6 +128,11 @@ export const CODEX_REQUESTS = {
   turnInterrupt: { method: CODEX_METHODS.turnInterrupt, params: TurnInterruptParamsSchema, result: z.unknown() },
   turnSteer: { method: CODEX_METHODS.turnSteer, params: TurnSteerParamsSchema, result: z.unknown() },
   modelList: { method: CODEX_METHODS.modelList, params: ModelListParamsSchema, result: ModelListResponseSchema },
+  threadLoadedList: {
+    method: CODEX_METHODS.threadLoadedList,
+    params: ThreadLoadedListParamsSchema,
+    result: ThreadLoadedListResponseSchema,
+  },
 } as const satisfies Record<string, RequestDescriptor<unknown, unknown>>;
 
 // ---- notifications --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import { type CliRig, CliRigs, CODEX_TEST_MODEL } from '../support/one-works-cli.js';
+import { waitForExit } from '../support/rig-processes.js';
 import { type ScriptedResponses, startScriptedResponses } from '../support/scripted-responses.js';
 
 // Settings per turn on the real Codex 0.171.0, kept warm by the orchestrator between `run` and
@@ -62,5 +63,33 @@ describe('codex: settings per turn in a warm process', () => {
       ['completed', 'model-two', 'high'],
     ]);
     expect(ofType(events, 'error')).toEqual([]);
+  });
+
+  it('replaces a warm codex that no longer answers (stopped): ready() is a round trip, not a look at the pipe', async () => {
+    const model = await responses(['one', 'two']);
+    const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9', codex: { baseUrl: model.baseUrl }, orchestrator: WARM });
+    const first = await rig.run(['run', '--adapter', 'codex', '--workspace', rig.workspace, 'first']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = await rig.sessionIds();
+    const [warm] = codexes(rig);
+    expect(warm, 'codex stays up after run exited').toBeDefined();
+    // Alive, its pipes open, but it answers nothing.
+    process.kill(warm!.pid, 'SIGSTOP');
+    rigs.defer(async () => {
+      try {
+        process.kill(warm!.pid, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    });
+    const second = await rig.run(['send', id!, 'second']);
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stdout).toContain('two');
+    expect(await waitForExit([warm!.pid], 30_000)).toEqual([]);
+    const events = await rig.readEvents(id!);
+    expect(ofType(events, 'session.closed').map((e) => e.reason)).toEqual(['agent_gone']);
+    expect(ofType(events, 'session.started').map((e) => e.resumed)).toEqual([false, true]);
+    expect(codexes(rig).map((p) => p.pid)).not.toContain(warm!.pid);
+    expect((await rig.readSession(id!)).runs.map((run) => run.status)).toEqual(['completed', 'completed']);
   });
 });
