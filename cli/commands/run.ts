@@ -42,7 +42,9 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
  * with its outcome; Ctrl-C cancels the turn through the orchestrator. `run --detach` only
  * submits and prints the session id. `send --interrupt` steers: the orchestrator supersedes the
  * session's queued turns and interrupts its live one before this turn runs; the command follows
- * its own run (the interrupted one ends `interrupted`).
+ * its own run (the interrupted one ends `interrupted`); an agent that can be steered (Codex) takes
+ * the message into its live turn instead when the settings are that turn's, and the command
+ * follows the live run.
  */
 export function registerRunCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
   program
@@ -85,7 +87,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
     .option(
       '-i, --interrupt',
-      "steer: supersede the session's queued turns and interrupt its live one, then run this message on the same native session",
+      "steer: supersede the session's queued turns and interrupt its live one, then run this message on the same native session (an agent that can be steered, e.g. Codex, takes it into its live turn instead)",
     )
     .option(
       '--allow <command>',

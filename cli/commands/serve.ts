@@ -84,7 +84,10 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .description('queue one more turn of a session in the orchestrator and print its run id at once')
     .argument('<session>', 'session id')
     .argument('<prompt>', 'what to ask the agent')
-    .option('--interrupt', "steer: drop the session's queued turns, interrupt the live one, then run this")
+    .option(
+      '--interrupt',
+      "steer: drop the session's queued turns, interrupt the live one, then run this (an agent that can be steered, e.g. Codex, takes it into its live turn instead)",
+    )
     .option('--request-key <key>', 'idempotency key: repeating the same send returns the original run')
     .option('-m, --model <id>', 'model id for this turn')
     .option('-e, --effort <level>', 'reasoning effort for this turn')

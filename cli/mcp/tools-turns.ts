@@ -51,7 +51,7 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'send_message',
     description:
-      "Queue the next turn of a session (runs after its current turn), or steer with interrupt: true (drops its queued turns, interrupts the live one, then runs this). Settings left out are inherited from the session's last accepted turn.",
+      "Queue the next turn of a session (runs after its current turn), or steer with interrupt: true (drops its queued turns, interrupts the live one, then runs this; an agent that can be steered, e.g. Codex, takes the message into its live turn instead when the settings are that turn's, and the live run's handle is returned). Settings left out are inherited from the session's last accepted turn.",
     input: z.strictObject({
       session: SessionIdInput,
       prompt: PromptInput,
