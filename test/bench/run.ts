@@ -330,7 +330,7 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   report('follow-up: send within keepWarmMs, start to exit, vs raw spawn + load + turn (ms)', send, rawFollow, '<= 0.5x');
   const idle = median(idleRss);
   const settled = median(settledRss);
-  const perWarm = median(warmRss.map((rss, k) => rss - settledRss[k]!));
+  const perWarm = median(warmRss.map((rss, k) => rss - idleRss[k]!));
   figures.orchestratorIdleRssBytes = idle;
   figures.orchestratorSettledIdleRssBytes = settled;
   figures.orchestratorGrowthWithOneWarmAgentBytes = perWarm;
