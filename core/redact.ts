@@ -24,6 +24,7 @@ export class Redactor {
   #wrappable = new Set<string>();
   #pattern: RegExp | undefined;
   #prefixPatterns: RegExp[] | undefined;
+  #sorted: string[] | undefined;
 
   /** Registers a secret (and its encodings). Values shorter than 4 characters are refused: they would redact ordinary text. */
   register(secret: string | undefined | null): void {
@@ -33,11 +34,14 @@ export class Redactor {
     for (const form of base64) if (form.length >= MIN_SECRET_LENGTH) this.#wrappable.add(form);
     this.#pattern = undefined;
     this.#prefixPatterns = undefined;
+    this.#sorted = undefined;
   }
 
   /** The registered raw and encoded forms, longest first. */
   get needles(): readonly string[] {
-    return [...this.#needles].sort((a, b) => b.length - a.length);
+    // Sorted once per registration: streams ask for it at every chunk.
+    this.#sorted ??= [...this.#needles].sort((a, b) => b.length - a.length);
+    return this.#sorted;
   }
 
   /** True when at least one secret is registered. */
@@ -58,7 +62,7 @@ export class Redactor {
     return [...needle].map(escapeRegExp).join(LINE_BREAK);
   }
 
-  /** Redacts every string inside a JSON-like value, returning a copy. */
+  /** Redacts every string inside a JSON-like value: a copy where something was redacted, the value itself where nothing was. */
   redactValue<T>(value: T): T {
     if (this.#needles.size === 0) return value;
     return walk(value, (s) => this.redact(s)) as T;
@@ -117,7 +121,7 @@ export class StreamRedactor {
     for (const needle of this.#redactor.needles) {
       const max = Math.min(needle.length - 1, text.length);
       for (let n = max; n > hold; n--) {
-        if (text.endsWith(needle.slice(0, n))) {
+        if (endsWithPrefix(text, needle, n)) {
           hold = n;
           break;
         }
@@ -129,6 +133,16 @@ export class StreamRedactor {
     }
     return hold;
   }
+}
+
+// True when `text` ends with the first `n` characters of `needle` (compared in place: this runs
+// for every streamed chunk, so no substring is built).
+function endsWithPrefix(text: string, needle: string, n: number): boolean {
+  if (text.charCodeAt(text.length - n) !== needle.charCodeAt(0)) return false;
+  for (let i = 1, at = text.length - n + 1; i < n; i++, at++) {
+    if (text.charCodeAt(at) !== needle.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 function encodingsOf(secret: string): { plain: string[]; base64: string[] } {
@@ -159,13 +173,26 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+// Copy-on-write: a value with nothing to redact is returned as it is (no copy per event).
 function walk(value: unknown, fn: (s: string) => string): unknown {
   if (typeof value === 'string') return fn(value);
-  if (Array.isArray(value)) return value.map((v) => walk(v, fn));
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = walk(value[i], fn);
+      if (v !== value[i]) out ??= value.slice();
+      if (out) out[i] = v;
+    }
+    return out ?? value;
+  }
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = walk(v, fn);
-    return out;
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const w = walk(v, fn);
+      if (w !== v) out ??= { ...value };
+      if (out) out[k] = w;
+    }
+    return out ?? value;
   }
   return value;
 }

@@ -1,22 +1,58 @@
 #!/usr/bin/env node
 // `npm run build` (also npm's `prepare`: run on `npm ci`, on install from git and on `npm pack`):
-// compiles cli/, core/ and adapters/ to JavaScript in dist/ with tsc, then writes
-// dist/build.json: when the build started and which sources it compiled. cli/bin.js runs dist/
-// only while no source is newer than that, so an edited checkout never runs a stale build.
-import { spawnSync } from 'node:child_process';
+// bundles the `one-works` command into dist/cli/ with esbuild, then writes dist/build.json: when
+// the build started and which sources it covers. cli/bin.js runs dist/ only while no source is
+// newer than that, so an edited checkout never runs a stale build.
+//
+// One bundle, split at the command table's dynamic imports: cli/main.js plus a chunk per command
+// module and chunks for what commands share, with the dependencies (zod, execa, commander, the
+// MCP SDK …) inside them. A command so loads a handful of files instead of resolving and
+// compiling some 370 modules (sources and node_modules) one by one at each start, and still
+// loads only its own code (the MCP SDK only for `mcp`). Type checking is `npm run typecheck`'s
+// job (tsc); esbuild only strips the types.
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-if (result.status !== 0) {
-  process.stderr.write(`one-works build: tsc failed (${result.signal ?? `exit ${result.status}`})\n`);
+try {
+  await build({
+    entryPoints: { main: join(root, 'cli', 'main.ts') },
+    outdir: join(root, 'dist', 'cli'),
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // Chunks sit next to main.js, so `new URL('../', import.meta.url)` in any of them is dist/
+    // (cli/package-root.ts finds the package root from there).
+    chunkNames: 'chunk-[hash]',
+    // Bundled CommonJS dependencies (npm-registry-fetch, semver …) call require(): give the
+    // ESM output one, and __dirname/__filename for those that read files next to themselves.
+    banner: {
+      js: [
+        "import { createRequire as __owCreateRequire } from 'node:module';",
+        "import { fileURLToPath as __owFileURLToPath } from 'node:url';",
+        "import { dirname as __owDirname } from 'node:path';",
+        'const require = __owCreateRequire(import.meta.url);',
+        'const __filename = __owFileURLToPath(import.meta.url);',
+        'const __dirname = __owDirname(__filename);',
+      ].join('\n'),
+    },
+    // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
+    // is resolved from node_modules, never bundled.
+    external: ['tsx', 'tsx/*'],
+    legalComments: 'none',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+  });
+} catch (error) {
+  process.stderr.write(`one-works build: esbuild failed (${error instanceof Error ? error.message : String(error)})\n`);
   process.exit(1);
 }
 writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ builtAt, sources }, null, 1)}\n`);

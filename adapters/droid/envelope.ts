@@ -45,6 +45,19 @@ export function classifyDroidFrame(message: unknown): Inbound {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) {
     return { kind: 'invalid', reason: 'frame is not a JSON object' };
   }
+  // Notifications are nearly every frame of a turn: checked by hand with the rules of
+  // DroidNotificationFrameSchema (frames with _meta, and anything else, go through the schema).
+  const m = message as Record<string, unknown>;
+  if (
+    m.type === 'notification' &&
+    m.jsonrpc === '2.0' &&
+    typeof m.method === 'string' &&
+    m._meta === undefined &&
+    (m.factoryApiVersion === undefined || typeof m.factoryApiVersion === 'string') &&
+    (m.factoryProtocolVersion === undefined || typeof m.factoryProtocolVersion === 'string')
+  ) {
+    return { kind: 'notification', method: m.method, params: m.params ?? {} };
+  }
   const parsed = DroidFrameSchema.safeParse(message);
   if (!parsed.success) return { kind: 'invalid', reason: `not a droid frame: ${describeZodError(parsed.error)}` };
   const frame = parsed.data;

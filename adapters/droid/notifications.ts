@@ -144,14 +144,46 @@ export function isDroidNotificationType(type: string): type is DroidNotification
 
 /** Parses `droid.session_notification` params. Never throws. */
 export function parseDroidNotification(params: unknown): ParsedDroidNotification {
-  const outer = SessionNotificationParamsSchema.safeParse(params);
-  if (!outer.success) return { kind: 'invalid', reason: describeZodError(outer.error) };
-  const { sessionId, notification: raw } = outer.data;
+  const fast = fastOuter(params);
+  const outer = fast ? undefined : SessionNotificationParamsSchema.safeParse(params);
+  if (outer && !outer.success) return { kind: 'invalid', reason: describeZodError(outer.error) };
+  const { sessionId, notification: raw } = fast ?? outer!.data!;
   const type = raw.type;
   if (!isDroidNotificationType(type)) return { kind: 'unknown', sessionId, type, raw };
+  // Text and thinking deltas are most of a turn's notifications: checked by hand, with the
+  // same rules as their schema (the schema still reports what is wrong with a malformed one).
+  if ((type === 'assistant_text_delta' || type === 'thinking_text_delta') && isDelta(raw)) {
+    return { kind: 'known', sessionId, notification: raw as DroidNotification };
+  }
   const parsed = DROID_NOTIFICATION_SCHEMAS[type].safeParse(raw);
   if (!parsed.success) return { kind: 'malformed', sessionId, type, raw, reason: describeZodError(parsed.error) };
   return { kind: 'known', sessionId, notification: parsed.data as DroidNotification };
+}
+
+type OuterParams = { sessionId: string | undefined; notification: Record<string, unknown> & { type: string } };
+
+// The outer params checked by hand (the usual case, as SessionNotificationParamsSchema accepts
+// them); undefined sends anything else through the schema, which says what is wrong.
+function fastOuter(params: unknown): OuterParams | undefined {
+  if (!isRecord(params)) return undefined;
+  const { sessionId, notification } = params;
+  if (sessionId !== undefined && typeof sessionId !== 'string') return undefined;
+  if (!isRecord(notification) || typeof notification.type !== 'string') return undefined;
+  return { sessionId, notification: notification as OuterParams['notification'] };
+}
+
+// The rules of deltaShape: string messageId and textDelta, blockIndex absent or a finite number.
+function isDelta(raw: Record<string, unknown>): boolean {
+  const { messageId, textDelta, blockIndex } = raw;
+  return (
+    typeof messageId === 'string' &&
+    typeof textDelta === 'string' &&
+    (blockIndex === undefined || (typeof blockIndex === 'number' && Number.isFinite(blockIndex)))
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A short, single-line account of the first few zod issues (paths and messages, no values). */

@@ -1,10 +1,8 @@
 import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import npmFetch from 'npm-registry-fetch';
 import semver from 'semver';
 import type { ProgressReport } from '../adapter.js';
 import { OneWorksError } from '../errors.js';
-import { fetchTarball } from './fetch-tarball.js';
 import { readInstallMarker, writeInstallMarker } from './install-marker.js';
 import { readNpmConfig, type RegistryConfig } from './npm-config.js';
 import { selectVersion } from './packument.js';
@@ -87,6 +85,9 @@ export async function installPackage(options: InstallPackageOptions): Promise<In
   });
   await removeStaleSiblings(targetDir);
 
+  // The registry client (npm-registry-fetch, tar, ssri) is loaded only for a real install: every
+  // session start passes through here, and nearly all find the package installed.
+  const [{ default: npmFetch }, { fetchTarball }] = await Promise.all([import('npm-registry-fetch'), import('./fetch-tarball.js')]);
   const registry = options.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: process.env }));
   const fetchOptions = toFetchOptions(registry, options.fetchOptions);
   const url = packumentUrl(registry, packageName);

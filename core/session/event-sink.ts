@@ -29,6 +29,9 @@ export class EventSink {
   /** Events recorded but not yet handed to the target (the next write takes them all). */
   #batch: RuntimeEvent[] = [];
   #writeError: unknown;
+  // The last `at` stamp and the millisecond it stands for: a burst within one millisecond formats it once.
+  #atMs = -1;
+  #at = '';
 
   constructor(options: {
     sessionId: string;
@@ -87,7 +90,7 @@ export class EventSink {
       ...(redacted ? draft : this.#redactor.redactValue(draft)),
       sessionId: this.#sessionId,
       seq: live ? this.#seq : ++this.#seq,
-      at: new Date().toISOString(),
+      at: this.#now(),
     } as RuntimeEvent;
     if (!live) {
       // Group commit: events recorded while a write is in flight go out together in the next
@@ -107,6 +110,15 @@ export class EventSink {
     }
     for (const listener of this.#listeners) listener(event);
     return event;
+  }
+
+  #now(): string {
+    const ms = Date.now();
+    if (ms !== this.#atMs) {
+      this.#atMs = ms;
+      this.#at = new Date(ms).toISOString();
+    }
+    return this.#at;
   }
 
   /** True when a draft with this key has been recorded. */

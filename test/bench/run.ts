@@ -27,6 +27,7 @@
  * and per-turn overhead against a raw stream-json client of the same binary: test/bench/claude-code.ts.
  * `BENCH_ONLY=claude-code` runs only that part and prints it (docs/benchmarks.md is not written).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -58,10 +59,16 @@ interface Ratio {
 const ratios: Ratio[] = [];
 const figures: Record<string, unknown> = {};
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
+/** How long the orchestrator is left idle before its settled RSS is read. */
+const SETTLE_MS = 15_000;
 
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
 async function main(): Promise<void> {
+  // The command a user runs is the build (cli/bin.js falls back to the sources through tsx when a
+  // source is newer than dist/, which an edited checkout always is): build first.
+  const built = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.js', import.meta.url))], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error(`npm run build failed (${built.signal ?? `exit ${built.status}`})`);
   if (process.env.BENCH_ONLY === 'codex') {
     const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
     try {
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
     const pipeline = await benchPipeline();
     figures.pipeline = pipeline;
     process.stdout.write(
-      `event pipeline: ${pipeline.notifications} droid notifications (${pipeline.persistedEvents} events persisted): one-works ${Math.round(pipeline.pipelinePerSecond)}/s  bare JSON.parse + append ${Math.round(pipeline.baselinePerSecond)}/s  ratio ${pipeline.ratio.toFixed(2)}x (goal: 100000/s)\n`,
+      `event pipeline: ${pipeline.notifications} droid notifications (${pipeline.persistedEvents} events persisted): one-works ${Math.round(pipeline.pipelinePerSecond)}/s  bare JSON.parse + append ${Math.round(pipeline.baselinePerSecond)}/s  ratio ${pipeline.ratio.toFixed(2)}x; by CPU time one-works ${Math.round(pipeline.pipelineCpuPerSecond)}/s  bare ${Math.round(pipeline.baselineCpuPerSecond)}/s  ratio ${pipeline.cpuRatio.toFixed(2)}x (goal: 100000/s)\n`,
     );
     const memory = await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./memory.ts', import.meta.url))]);
     const idleSession = (JSON.parse(memory.stdout) as { idleSessionBytes: number }).idleSessionBytes;
@@ -295,6 +302,7 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   const up: number[] = [];
   const send: number[] = [];
   const idleRss: number[] = [];
+  const settledRss: number[] = [];
   const warmRss: number[] = [];
   for (let i = 0; i < STARTUP_ROUNDS; i++) {
     const raw = await rawOneTurn(binary, root, i, entry, modelId);
@@ -315,6 +323,10 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
     try {
       await waitForFile(join(dir, 'state', 'orchestrator.sock'));
       idleRss.push(await rssOf(server.pid!));
+      // Idle for a while: V8 gives back the young generation the start-up grew (its memory
+      // reducer runs some seconds after the last allocation burst).
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      settledRss.push(await rssOf(server.pid!));
       up.push(await timed(process.execPath, [BIN, '--config', config, 'run', '--workspace', join(dir, 'ws'), 'hello'], dir));
       const [id] = await readdir(join(dir, 'state', 'sessions'));
       send.push(await timed(process.execPath, [BIN, '--config', config, 'send', id!, 'again'], dir));
@@ -328,11 +340,13 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   report('one turn: run, orchestrator auto-started, start to exit (ms)', auto, rawOne, '<= 1.3x');
   report('follow-up: send within keepWarmMs, start to exit, vs raw spawn + load + turn (ms)', send, rawFollow, '<= 0.5x');
   const idle = median(idleRss);
+  const settled = median(settledRss);
   const perWarm = median(warmRss.map((rss, k) => rss - idleRss[k]!));
   figures.orchestratorIdleRssBytes = idle;
+  figures.orchestratorSettledIdleRssBytes = settled;
   figures.orchestratorGrowthWithOneWarmAgentBytes = perWarm;
   process.stdout.write(
-    `memory: orchestrator idle RSS ${(idle / 2 ** 20).toFixed(1)} MB (goal < 80 MB); growth with one warm agent after run + send (its own process, droid excluded) ${(perWarm / 2 ** 20).toFixed(1)} MB  (n=${idleRss.length})\n`,
+    `memory: orchestrator idle RSS ${(idle / 2 ** 20).toFixed(1)} MB as its socket appears, ${(settled / 2 ** 20).toFixed(1)} MB after ${SETTLE_MS / 1000} s idle (goal < 80 MB); growth with one warm agent after run + send (its own process, droid excluded) ${(perWarm / 2 ** 20).toFixed(1)} MB  (n=${idleRss.length})\n`,
   );
 }
 
@@ -462,7 +476,8 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     '`claude-code:` rows a minimal stream-json client of the same claude binary with the same scripted',
     'Anthropic model; for the `codex:` rows a minimal JSON-RPC client of the same `codex app-server` with',
     'the same config.toml and scripted Responses model). The machine is shared, so figures are noisy; compare ratios, not milliseconds',
-    'across runs.',
+    'across runs. The bench builds dist/ first (`npm run build`) and times `cli/bin.js`, i.e. what an',
+    'installed command runs.',
     '',
     `Machine: ${machine}`,
     ...(before ? ['', `Before (the previous run, whose ratios the "before" column shows): ${before.machine}, ${before.generatedAt}`] : []),
@@ -471,6 +486,8 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
+    ...figureLines(figures, before?.figures),
+    '',
     '```json',
     JSON.stringify(json, null, 2),
     '```',
@@ -478,6 +495,22 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
   ].join('\n');
   await writeFile(BENCHMARKS_DOC, text);
   process.stdout.write(`wrote ${BENCHMARKS_DOC}\n`);
+}
+
+// The figures that are not ratios of times, this run's and the previous run's where it had them.
+function figureLines(now: Record<string, unknown>, was: Record<string, unknown> | undefined): string[] {
+  const mb = (value: unknown) => (typeof value === 'number' ? `${(value / 2 ** 20).toFixed(1)} MB` : 'n/a');
+  const rate = (value: unknown) => (typeof value === 'number' ? `${Math.round(value)}/s` : 'n/a');
+  const pipe = (figures: Record<string, unknown> | undefined) => (figures?.pipeline ?? {}) as Record<string, unknown>;
+  return [
+    '| figure | now | before | goal |',
+    '| --- | --- | --- | --- |',
+    `| event pipeline, wall time (bare JSON.parse + append: ${rate(pipe(now).baselinePerSecond)}) | ${rate(pipe(now).pipelinePerSecond)} | ${rate(pipe(was).pipelinePerSecond)} | 100000/s |`,
+    `| event pipeline, CPU time (bare JSON.parse + append: ${rate(pipe(now).baselineCpuPerSecond)}) | ${rate(pipe(now).pipelineCpuPerSecond)} | ${rate(pipe(was).pipelineCpuPerSecond)} | 100000/s |`,
+    `| orchestrator RSS as its socket appears | ${mb(now.orchestratorIdleRssBytes)} | ${mb(was?.orchestratorIdleRssBytes)} | < 80 MB |`,
+    `| orchestrator RSS after ${SETTLE_MS / 1000} s idle | ${mb(now.orchestratorSettledIdleRssBytes)} | ${mb(was?.orchestratorSettledIdleRssBytes)} | < 80 MB |`,
+    `| orchestrator growth with one warm agent (droid excluded) | ${mb(now.orchestratorGrowthWithOneWarmAgentBytes)} | ${mb(was?.orchestratorGrowthWithOneWarmAgentBytes)} | n/a |`,
+  ];
 }
 
 interface BenchRun {
