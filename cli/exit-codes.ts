@@ -56,6 +56,8 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   state_locked: EXIT.state,
   state_corrupt: EXIT.state,
   state_unwritable: EXIT.state,
+  state_unavailable: EXIT.state,
+  state_schema_newer: EXIT.state,
   orchestrator_mismatch: EXIT.state,
   orchestrator_stopping: EXIT.state,
   orchestrator_unavailable: EXIT.state,

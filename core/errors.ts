@@ -68,6 +68,10 @@ export const ERROR_CODES = {
   STATE_UNWRITABLE: 'state_unwritable',
   /** A state file is malformed; One Works refuses to rewrite it. */
   STATE_CORRUPT: 'state_corrupt',
+  /** The state database (state.backend: postgres) cannot be reached or refused the connection; retryable once it is back. */
+  STATE_UNAVAILABLE: 'state_unavailable',
+  /** The state database's schema is newer than this One Works: upgrade One Works; nothing was changed. */
+  STATE_SCHEMA_NEWER: 'state_schema_newer',
   /** The running orchestrator was started with a different config or environment than this command; restart it. */
   ORCHESTRATOR_MISMATCH: 'orchestrator_mismatch',
   /**

@@ -23,7 +23,38 @@ const DirectoryBlockSchema = z
   })
   .prefault({});
 
-export const StateSchema = DirectoryBlockSchema.describe('Durable state: session records, event logs, session homes.');
+/** The PostgreSQL database of `state.backend: postgres`. */
+export const PostgresStateSchema = z
+  .strictObject({
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+      .meta({
+        secret: true,
+        description:
+          'Connection URL, postgres://user:password@host:port/database (a secret: write ${VAR} to take it from the environment).',
+      }),
+  })
+  .describe('The PostgreSQL database of the postgres backend.');
+
+export const StateSchema = z
+  .strictObject({
+    directory: AbsolutePathSchema.optional().describe(
+      'Absolute directory (session homes, and with the file backend records and event logs); the default follows the XDG base directories.',
+    ),
+    backend: z
+      .enum(['file', 'postgres'])
+      .default('file')
+      .describe('Where records, event logs and request keys live: file (the state directory) or postgres (state.postgres.url).'),
+    postgres: PostgresStateSchema.optional(),
+  })
+  .superRefine((state, ctx) => {
+    if (state.backend === 'postgres' && state.postgres === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['postgres'], message: 'state.backend is postgres: set state.postgres.url' });
+    }
+  })
+  .prefault({})
+  .describe('Durable state: session records, event logs, session homes.');
 export const CacheSchema = DirectoryBlockSchema.describe('Caches: managed CLI installs, model catalogs.');
 
 const IsolationSchema = z.enum(['none', 'worktree']);

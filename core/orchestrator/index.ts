@@ -7,6 +7,7 @@ export type { Orchestrator } from './orchestrator.js';
 export { OrchestratorLimitsSchema } from './orchestrator-deps.js';
 export type { AdapterDefaults, ModelsForOptions, OrchestratorDeps, OrchestratorLimits } from './orchestrator-deps.js';
 export { REQUEST_KEYS_FILE, requestKeyFile } from './request-key-file.js';
+export { requestKeyTable } from './request-key-postgres.js';
 export type * from './types.js';
 export { EffectiveSettingsSchema, TurnHandleSchema } from './turn-handle-schema.js';
 export {

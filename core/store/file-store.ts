@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
-import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
+import type { RuntimeEvent } from '../events/index.js';
+import { checkedEvent } from './checked-event.js';
 import { appendToEventLog, readEventLog } from './event-log.js';
 import { followEventLog } from './follow-event-log.js';
 import { directorySize } from './dir-size.js';
@@ -196,22 +197,6 @@ export class FileStore implements Store {
   #eventsFile(sessionId: string): string {
     return path.join(sessionDir(this.stateDir, sessionId), EVENTS_FILE);
   }
-}
-
-// Validates an event before it becomes durable: a bad one is a bug upstream, not corrupt state.
-function checkedEvent(sessionId: string, event: RuntimeEvent): RuntimeEvent {
-  const parsed = RuntimeEventSchema.safeParse(event);
-  if (!parsed.success || event.sessionId !== sessionId) {
-    throw new OneWorksError(
-      ERROR_CODES.INTERNAL,
-      `refusing to append an invalid event (seq ${String(event.seq)}) to session ${sessionId}`,
-      {
-        data: { sessionId, seq: event.seq, type: event.type },
-        ...(parsed.success ? {} : { cause: parsed.error }),
-      },
-    );
-  }
-  return event;
 }
 
 // Errors of a file system that refuses writes: the state directory's problem, not a bug.

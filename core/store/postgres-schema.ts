@@ -1,0 +1,93 @@
+import type pg from 'pg';
+import { ERROR_CODES, OneWorksError } from '../errors.js';
+
+/**
+ * The versioned schema of the PostgreSQL store. Migration N (1-based) is `MIGRATIONS[N - 1]`;
+ * a migration is never edited once released, a change is a new one appended. The database's
+ * version is the one row of `one_works_schema`. `migrate` runs at every start, in one
+ * transaction under an advisory lock (concurrent starts migrate once), and refuses a database
+ * whose version is newer than this code (`state_schema_newer`), changing nothing.
+ */
+
+const MIGRATIONS: readonly string[] = [
+  // 1: records, runs, events, request keys, the owner.
+  `
+  CREATE TABLE sessions (
+    id text PRIMARY KEY,
+    -- The record's createdAt (ISO 8601, UTC): listings are oldest first.
+    created_at text NOT NULL,
+    -- The session record without its runs (they are rows of runs).
+    record json NOT NULL
+  );
+  CREATE INDEX sessions_created_at ON sessions (created_at COLLATE "C", id);
+  CREATE TABLE runs (
+    session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    -- The run's index in the session's runs (0 first).
+    ordinal integer NOT NULL,
+    id text NOT NULL,
+    status text NOT NULL,
+    started_at text,
+    ended_at text,
+    record json NOT NULL,
+    PRIMARY KEY (session_id, ordinal)
+  );
+  CREATE INDEX runs_status ON runs (status);
+  CREATE TABLE events (
+    session_id text NOT NULL,
+    seq bigint NOT NULL CHECK (seq > 0),
+    key text NOT NULL,
+    -- The stamped event, as appended (json keeps its text as written).
+    event json NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  );
+  CREATE TABLE request_keys (
+    key text PRIMARY KEY,
+    args_hash text NOT NULL,
+    -- 'handle' once the request took effect, 'pending' while it is being accepted.
+    kind text NOT NULL CHECK (kind IN ('handle', 'pending')),
+    value json NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE TABLE owner (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    record json NOT NULL
+  );
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the database to {@link POSTGRES_SCHEMA_VERSION}; returns the version it found (0: empty). */
+export async function migrate(client: pg.ClientBase, where: string): Promise<number> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['one-works:migrate']);
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS one_works_schema (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), version integer NOT NULL)',
+    );
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM one_works_schema');
+    const found = rows[0]?.version ?? 0;
+    if (found > POSTGRES_SCHEMA_VERSION) {
+      throw new OneWorksError(
+        ERROR_CODES.STATE_SCHEMA_NEWER,
+        `the state database ${where} has schema version ${found}, newer than this One Works understands (${POSTGRES_SCHEMA_VERSION}); upgrade One Works on this host (nothing was changed)`,
+        { data: { database: where, found, supported: POSTGRES_SCHEMA_VERSION } },
+      );
+    }
+    for (let version = found + 1; version <= POSTGRES_SCHEMA_VERSION; version++) {
+      await client.query(MIGRATIONS[version - 1] as string);
+    }
+    if (found < POSTGRES_SCHEMA_VERSION) {
+      await client.query(
+        'INSERT INTO one_works_schema (only_row, version) VALUES (true, $1) ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version',
+        [POSTGRES_SCHEMA_VERSION],
+      );
+    }
+    await client.query('COMMIT');
+    return found;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
