@@ -4,6 +4,7 @@ import type { Adapter, LockedVersion, PrepareServices, ProgressReport } from '..
 import { createPrepareServices } from '../core/install/services.js';
 import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
+import { postgresUrlSecrets } from '../core/store/postgres-url.js';
 import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GeminiConfigSchema } from '../adapters/acp/config.js';
 import { ClaudeConfigSchema } from '../adapters/claude-code/config.js';
 import { CodexConfigSchema } from '../adapters/codex/config.js';
@@ -96,6 +97,8 @@ export async function createContext(
   const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
   const config = loaded.config as OneWorksConfig;
   for (const secret of collectSecrets(CONFIG_SCHEMA, config)) processRedactor.register(secret);
+  // The database URL is registered whole by collectSecrets; its password alone is a secret too.
+  if (config.state?.postgres) for (const secret of postgresUrlSecrets(config.state.postgres.url)) processRedactor.register(secret);
   const xdgState = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
   const xdgCache = env.XDG_CACHE_HOME || join(homedir(), '.cache');
   const stateDir = config.state?.directory ?? join(xdgState, 'one-works');

@@ -11,6 +11,7 @@ import { socketPath } from './daemon/wire.js';
  * `store.releaseOwner()` when done; read-only commands don't take ownership.
  */
 export async function openStore(ctx: CliContext, options: { own?: boolean } = { own: true }): Promise<FileStore> {
+  assertFileBackend(ctx);
   const store = await createFileStore(ctx.stateDir);
   if (options.own !== false) {
     const owner = await store.acquireOwner(ownerRecordOfThisProcess()).catch((error: unknown) => {
@@ -33,4 +34,18 @@ export async function openStore(ctx: CliContext, options: { own?: boolean } = { 
     }
   }
   return store;
+}
+
+/**
+ * Throws `config_invalid` unless the state backend is `file`: the PostgreSQL store exists
+ * (core/store/postgres-store.ts) but no command or `serve` uses it yet, and silently using the
+ * state directory instead would split a user's sessions between two places.
+ */
+export function assertFileBackend(ctx: CliContext): void {
+  if (ctx.config.state.backend === 'file') return;
+  throw new OneWorksError(
+    'config_invalid',
+    `state.backend is ${ctx.config.state.backend}, which the one-works commands and serve do not use yet (the PostgreSQL backend is in progress, see the README); set state.backend: file`,
+    { data: { backend: ctx.config.state.backend } },
+  );
 }

@@ -5,6 +5,7 @@ import { createOrchestrator } from '../../core/orchestrator/index.js';
 import { AskBoard } from '../../core/permissions/index.js';
 import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
+import { assertFileBackend } from '../state.js';
 import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
 import { watchConfigFile } from './config-watch.js';
@@ -31,6 +32,7 @@ export interface ServeOptions {
  */
 export async function runServe(ctx: CliContext, options: ServeOptions): Promise<number> {
   const { out } = ctx;
+  assertFileBackend(ctx);
   const store = await createFileStore(ctx.stateDir);
   if (!(await claimOwner(ctx, store, options.auto))) {
     out.info('another orchestrator owns this state directory; leaving it to that one');

@@ -17,7 +17,8 @@ export type { SessionRecord, RunRecord, OwnerRecord, SessionStatus, RunStatus, W
 export { OWNER_FILE, SESSION_ID_PATTERN, assertSessionId, sessionDir } from './state-layout.js';
 export { writeFileAtomic, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-fs.js';
 export { directorySize, formatBytes } from './dir-size.js';
-export { createPostgresStore, PostgresStore, EVENTS_CHANNEL } from './postgres-store.js';
-export type { PostgresStoreOptions, StoredRequestKey } from './postgres-store.js';
+// The PostgreSQL store is imported from './postgres-store.js' by who uses it: it loads the pg
+// driver, which the file backend (and every command's start) does without.
+export type { PostgresStore, PostgresStoreOptions, StoredRequestKey } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 export { postgresUrlSecrets, postgresWhere } from './postgres-url.js';

@@ -192,7 +192,7 @@ describe('one-works config check without a config file', { timeout: CLI_TEST_TIM
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain('no config file');
     expect(result.stderr).toMatch(/the current directory \S+ approved alone/);
-    expect(result.stdout).toMatch(/^state:\n {2}directory: .+\/home\/\.local\/state\/one-works$/m);
+    expect(result.stdout).toMatch(/^state:\n {2}backend: file\n {2}directory: .+\/home\/\.local\/state\/one-works$/m);
   });
 
   it('shows the current directory as the only approved root in the effective config', async () => {

@@ -6,14 +6,8 @@ import { z } from 'zod';
 import { isOneWorksError } from '../../../core/errors.js';
 import type { RuntimeEvent } from '../../../core/events/index.js';
 import { RequestKeyRegistry, requestKeyTable } from '../../../core/orchestrator/index.js';
-import {
-  POSTGRES_SCHEMA_VERSION,
-  createPostgresStore,
-  ownerRecordOfThisProcess,
-  postgresUrlSecrets,
-  type PostgresStore,
-  type PostgresStoreOptions,
-} from '../../../core/store/index.js';
+import { POSTGRES_SCHEMA_VERSION, ownerRecordOfThisProcess, postgresUrlSecrets } from '../../../core/store/index.js';
+import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../../core/store/postgres-store.js';
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
 import { logEvent, sessionRecord, tempState } from './store-helpers.js';
 

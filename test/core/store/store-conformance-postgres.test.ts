@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { createPostgresStore, type PostgresStore } from '../../../core/store/index.js';
+import { createPostgresStore, type PostgresStore } from '../../../core/store/postgres-store.js';
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
 import { describeStoreConformance } from './store-conformance.js';
 
