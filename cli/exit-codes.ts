@@ -58,6 +58,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   state_unwritable: EXIT.state,
   state_unavailable: EXIT.state,
   state_schema_newer: EXIT.state,
+  worker_lease_lost: EXIT.state,
   orchestrator_mismatch: EXIT.state,
   orchestrator_stopping: EXIT.state,
   orchestrator_unavailable: EXIT.state,

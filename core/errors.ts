@@ -72,6 +72,8 @@ export const ERROR_CODES = {
   STATE_UNAVAILABLE: 'state_unavailable',
   /** The state database's schema is newer than this One Works: upgrade One Works; nothing was changed. */
   STATE_SCHEMA_NEWER: 'state_schema_newer',
+  /** A fleet worker's lease expired or was taken over: its claimed turns are not its own any more (they are recorded `unknown`). */
+  WORKER_LEASE_LOST: 'worker_lease_lost',
   /** The running orchestrator was started with a different config or environment than this command; restart it. */
   ORCHESTRATOR_MISMATCH: 'orchestrator_mismatch',
   /**

@@ -53,6 +53,33 @@ const MIGRATIONS: readonly string[] = [
     record json NOT NULL
   );
   `,
+  // 2: the fleet's queue of turns and its workers' leases.
+  `
+  CREATE TABLE workers (
+    name text PRIMARY KEY,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    max_concurrent_runs integer NOT NULL CHECK (max_concurrent_runs > 0),
+    started_at timestamptz NOT NULL DEFAULT now(),
+    heartbeat_at timestamptz NOT NULL DEFAULT now(),
+    lease_expires_at timestamptz NOT NULL,
+    -- Bumped at every registration: a heartbeat of an older registration finds its lease lost.
+    generation bigint NOT NULL DEFAULT 1
+  );
+  CREATE TABLE queue (
+    id bigserial PRIMARY KEY,
+    session_id text NOT NULL,
+    run_id text NOT NULL UNIQUE,
+    state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'claimed', 'done', 'unknown')),
+    worker text REFERENCES workers (name),
+    submitted_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    claimed_at timestamptz,
+    ended_at timestamptz
+  );
+  CREATE INDEX queue_queued ON queue (id) WHERE state = 'queued';
+  -- One live turn per session, whatever any worker does.
+  CREATE UNIQUE INDEX queue_one_live_turn ON queue (session_id) WHERE state = 'claimed';
+  `,
 ];
 
 /** The schema version this code writes and reads. */
