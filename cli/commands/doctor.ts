@@ -43,6 +43,7 @@ export function registerDoctorCommand(program: Command, run: (body: CommandBody)
           ...(await adapterChecks(ctx)),
           await cacheCheck(ctx),
           await stateCheck(ctx),
+          ...(await databaseCheck(ctx)),
           await orchestratorCheck(ctx),
           ...(await configWarnings(ctx)),
           ...(await sessionChecks(ctx)),
@@ -203,6 +204,36 @@ async function stateCheck(ctx: CliContext): Promise<Check> {
     if (code === 'ENOENT')
       return { name: 'state dir', ok: true, warn: true, detail: `${ctx.stateDir} does not exist yet (created 0700 on first run)` };
     return { name: 'state dir', ok: false, detail: `${ctx.stateDir} cannot be used: ${code ?? String(error)}`, exit: EXIT.state };
+  }
+}
+
+// With state.backend: postgres, whether the database answers and its schema version (nothing for the file backend).
+async function databaseCheck(ctx: CliContext): Promise<Check[]> {
+  const postgres = ctx.config.state.postgres;
+  if (ctx.config.state.backend !== 'postgres' || !postgres) return [];
+  // Loaded only here: the pg driver is no cost for the file backend.
+  const { createPostgresStore } = await import('../../core/store/postgres-store.js');
+  const { POSTGRES_SCHEMA_VERSION, postgresWhere, readSchemaVersion } = await import('../../core/store/index.js');
+  const where = postgresWhere(postgres.url);
+  try {
+    // Read-only: doctor never migrates.
+    const store = await createPostgresStore({ url: postgres.url, migrate: false });
+    const found = await store.withClient(readSchemaVersion).finally(() => store.close());
+    const schema =
+      found > POSTGRES_SCHEMA_VERSION
+        ? `schema version ${found} is newer than this One Works (${POSTGRES_SCHEMA_VERSION}): upgrade One Works`
+        : `schema version ${found} (this One Works: ${POSTGRES_SCHEMA_VERSION}${found < POSTGRES_SCHEMA_VERSION ? ', migrated at start' : ''})`;
+    if (found > POSTGRES_SCHEMA_VERSION) return [{ name: 'state database', ok: false, exit: EXIT.state, detail: `${where}: ${schema}` }];
+    return [
+      {
+        name: 'state database',
+        ok: true,
+        warn: true,
+        detail: `${where} answers, ${schema}; the commands do not use the postgres backend yet (see the README)`,
+      },
+    ];
+  } catch (error) {
+    return [{ name: 'state database', ok: false, exit: EXIT.state, detail: error instanceof Error ? error.message : String(error) }];
   }
 }
 

@@ -20,5 +20,5 @@ export { directorySize, formatBytes } from './dir-size.js';
 // The PostgreSQL store is imported from './postgres-store.js' by who uses it: it loads the pg
 // driver, which the file backend (and every command's start) does without.
 export type { PostgresStore, PostgresStoreOptions, StoredRequestKey } from './postgres-store.js';
-export { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
+export { POSTGRES_SCHEMA_VERSION, readSchemaVersion } from './postgres-schema.js';
 export { postgresUrlSecrets, postgresWhere } from './postgres-url.js';

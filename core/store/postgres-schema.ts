@@ -118,3 +118,13 @@ export async function migrate(client: pg.ClientBase, where: string): Promise<num
     throw error;
   }
 }
+
+/** The database's schema version without changing anything (0: no One Works schema yet). */
+export async function readSchemaVersion(client: pg.ClientBase): Promise<number> {
+  const { rows } = await client.query<{ version: number | null }>(
+    "SELECT CASE WHEN to_regclass('one_works_schema') IS NULL THEN 0 END AS version",
+  );
+  if (rows[0]?.version === 0) return 0;
+  const found = await client.query<{ version: number }>('SELECT version FROM one_works_schema');
+  return found.rows[0]?.version ?? 0;
+}

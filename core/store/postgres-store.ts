@@ -6,7 +6,7 @@ import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
 import { checkedEvent } from './checked-event.js';
 import { directorySize } from './dir-size.js';
-import { migrate } from './postgres-schema.js';
+import { migrate, readSchemaVersion } from './postgres-schema.js';
 import { postgresUrlSecrets, postgresWhere } from './postgres-url.js';
 import { OwnerRecordSchema, SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { assertSessionId, sessionDir } from './state-layout.js';
@@ -24,6 +24,8 @@ export interface PostgresStoreOptions {
   followPollMs?: number;
   /** Connections in the pool (default 4). */
   poolSize?: number;
+  /** Migrate the schema at start (default true); false only connects (for a read-only check such as `doctor`). */
+  migrate?: boolean;
   /** Called with a (scrubbed) message when an idle connection fails; default: ignored (the next query reconnects). */
   onConnectionError?: (message: string) => void;
 }
@@ -54,7 +56,7 @@ export interface StoredRequestKey {
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const store = new PostgresStore(options);
   try {
-    await store.withClient((client) => migrate(client, store.where));
+    await store.withClient((client) => (options.migrate === false ? readSchemaVersion(client) : migrate(client, store.where)));
   } catch (error) {
     await store.close();
     throw error;
