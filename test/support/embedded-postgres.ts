@@ -160,8 +160,11 @@ async function launchServer(postgres: string, dataDir: string, port: number, run
     'synchronous_commit=off',
     '-c',
     'full_page_writes=off',
+    // Small: several test files may each run one at once on a shared machine.
     '-c',
-    'max_connections=200',
+    'max_connections=64',
+    '-c',
+    'shared_buffers=16MB',
   ];
   const child = spawn(postgres, args, { ...runAs, env: minimalEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
