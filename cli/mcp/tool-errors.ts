@@ -79,6 +79,14 @@ const ADVICE: Record<string, CodeAdvice> = {
     action:
       'The host cannot write its state directory (disk full, quota or permissions); the host owner must free space or fix it, then retry.',
   },
+  [ERROR_CODES.STATE_UNAVAILABLE]: {
+    retryable: true,
+    action: 'The state database does not answer; retry once it is back (the host owner checks state.postgres.url and the database).',
+  },
+  [ERROR_CODES.STATE_SCHEMA_NEWER]: {
+    retryable: false,
+    action: 'The state database was migrated by a newer One Works; the host owner must upgrade One Works.',
+  },
   [ERROR_CODES.CATALOG_UNAVAILABLE]: {
     retryable: true,
     action: 'Nothing was accepted: the model catalog could not be listed in time; retry the same call with the same requestKey.',
