@@ -62,10 +62,10 @@ export interface AcpAgentProfile {
    */
   askingMode?: string;
   /**
-   * Set when this agent's sessions cannot be resumed although it advertises `loadSession` (why, in
-   * words a person can act on): a later turn fails with `session_load_failed` instead of trying.
+   * Runs before the process that will `session/load` an earlier conversation is launched (e.g.
+   * Gemini: move its chat record out of the way of the load's own fresh record).
    */
-  cannotResume?: string;
+  beforeLoad?(spec: SessionSpec, nativeSessionId: string): Promise<void>;
   /** Where the command of an execute call is read (default `rawInput`). */
   commandSource?: CommandSource;
   /** An `authenticate` method id to call when the agent advertises it (e.g. `gemini-api-key`). */
@@ -194,6 +194,8 @@ export class AcpSession implements AdapterSession {
   }
 
   async #doStart(): Promise<void> {
+    const loading = this.#spec.nativeSessionId;
+    if (loading && this.#profile.beforeLoad) await this.#profile.beforeLoad(this.#spec, loading);
     const { launch, seed } = this.#profile.launch(this.#spec);
     const child = await this.#io.launch(launch, seed);
     this.#child = child;
@@ -237,12 +239,6 @@ export class AcpSession implements AdapterSession {
     const resumed = this.#spec.nativeSessionId !== undefined;
     if (this.#spec.nativeSessionId) {
       const id = this.#spec.nativeSessionId;
-      if (this.#profile.cannotResume) {
-        throw new OneWorksError(
-          'session_load_failed',
-          `${this.#profile.agent} cannot resume session ${id}: ${this.#profile.cannotResume}; the conversation was not replaced`,
-        );
-      }
       if (init.agentCapabilities?.loadSession !== true) {
         throw new OneWorksError(
           'session_load_failed',
@@ -442,7 +438,6 @@ function timeout<T>(message: string, ms: number): Promise<T> {
 
 // An SDK RequestError carries the agent's JSON-RPC error; anything else its message.
 function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
   if (error && typeof error === 'object') {
     const e = error as { message?: unknown; data?: unknown };
     const data = e.data === undefined ? '' : ` (${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)})`;
