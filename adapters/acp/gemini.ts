@@ -165,6 +165,8 @@ function geminiProfile(config: GeminiConfig, bundle: (spec: SessionSpec) => stri
     // Gemini CLI 0.61.0 sends no raw input; its shell tool's title is the full command.
     commandSource: 'rawInputOrTitle',
     authMethod: GEMINI_API_KEY_AUTH,
+    // 0.61.0 reports the turn's tokens in the prompt result's `_meta.quota`, not in `usage`.
+    metaQuotaUsage: true,
     beforeLoad: async (spec, sessionId) => {
       await setAsideGeminiChatRecords(path.join(spec.home, GEMINI_HOME_DIRS.home), sessionId);
     },

@@ -66,6 +66,8 @@ export interface AcpAgentProfile {
    * Gemini: move its chat record out of the way of the load's own fresh record).
    */
   beforeLoad?(spec: SessionSpec, nativeSessionId: string): Promise<void>;
+  /** Read the prompt result's `_meta.quota.token_count` as usage when it has no `usage` (Gemini CLI). */
+  metaQuotaUsage?: boolean;
   /** Where the command of an execute call is read (default `rawInput`). */
   commandSource?: CommandSource;
   /** An `authenticate` method id to call when the agent advertises it (e.g. `gemini-api-key`). */
@@ -141,7 +143,7 @@ export class AcpSession implements AdapterSession {
     try {
       const settled = await Promise.race([prompted.then((result) => ({ result })), exited]);
       if ('exit' in settled) return this.#exitOutcome(turn, settled.exit);
-      const usage = promptUsage(settled.result);
+      const usage = promptUsage(settled.result, { metaQuota: this.#profile.metaQuotaUsage === true });
       for (const draft of this.#projector.commitTurn()) this.#io.emit(draft);
       if (usage.reported) this.#io.emit({ type: 'usage', key: `usage:${input.runId}`, scope: 'turn', usage });
       const stop = settled.result.stopReason;

@@ -43,8 +43,15 @@ async function writtenState(rig: CliRig): Promise<string> {
 describe('gemini: Gemini CLI over ACP, end to end', () => {
   it('run_shell_command runs in the workspace at autonomy high; the model gets its output; no key leaks, ~/.gemini untouched', async () => {
     const model = await gemini([
-      { text: 'Writing the file.', functionCalls: [{ name: 'run_shell_command', args: { command: COMMAND, description: 'write proof' } }] },
-      (request) => ({ text: `The tool said: ${geminiFunctionResponses(request).length > 0 ? 'ok' : 'nothing'}` }),
+      {
+        text: 'Writing the file.',
+        functionCalls: [{ name: 'run_shell_command', args: { command: COMMAND, description: 'write proof' } }],
+        usage: { promptTokenCount: 40, candidatesTokenCount: 7 },
+      },
+      (request) => ({
+        text: `The tool said: ${geminiFunctionResponses(request).length > 0 ? 'ok' : 'nothing'}`,
+        usage: { promptTokenCount: 55, candidatesTokenCount: 9 },
+      }),
     ]);
     const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9', gemini: { baseUrl: model.baseUrl, autonomy: 'high' } });
     const result = await rig.run(['run', '--adapter', 'gemini', '--workspace', rig.workspace, 'write a file']);
@@ -69,6 +76,12 @@ describe('gemini: Gemini CLI over ACP, end to end', () => {
       nativeOption: 'proceed_once',
       by: 'policy',
     });
+
+    // Usage: Gemini's `_meta.quota` of the prompt result, the sums over the turn's two model requests.
+    expect(events.filter((e) => e.type === 'usage')).toEqual([
+      expect.objectContaining({ scope: 'turn', usage: { reported: true, inputTokens: 95, outputTokens: 16 } }),
+    ]);
+    expect(record.runs[0]?.usage).toEqual({ reported: true, inputTokens: 95, outputTokens: 16 });
 
     const steps = model.requests.filter((r) => r.kind === 'step');
     expect(steps).toHaveLength(2);
