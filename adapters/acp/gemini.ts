@@ -159,6 +159,9 @@ function geminiProfile(config: GeminiConfig, bundle: (spec: SessionSpec) => stri
     adapter: 'gemini',
     agent: 'gemini',
     launch: (spec) => describeGeminiLaunch(config, spec, bundle(spec), process.env),
+    // None: Gemini CLI 0.61.0 connects no MCP server in an untrusted folder (McpClientManager
+    // returns before connecting; a stdio one would throw "current folder is not trusted"), and
+    // One Works never trusts the workspace (trust would load its .gemini settings and hooks).
     mcpServers: [],
     // `default`: Gemini asks before every call that is not read-only.
     askingMode: 'default',

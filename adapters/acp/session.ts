@@ -16,6 +16,7 @@ import {
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
+import { checkMcpTransports } from './mcp.js';
 import { chooseOption } from './permissions.js';
 import { AcpProjector, promptUsage } from './project.js';
 import { transportStream, UNKNOWN_UPDATE_METHOD } from './stream.js';
@@ -53,7 +54,7 @@ export interface AcpAgentProfile {
   /** Human name of the agent in messages. */
   agent: string;
   launch(spec: SessionSpec): { launch: LaunchSpec; seed: SeedFile[] };
-  /** The MCP servers given in `session/new` / `session/load` (droid-acp: none, its settings carry them). */
+  /** The MCP servers given in `session/new` / `session/load` (the configured ones; droid-acp: none, its settings carry them). */
   mcpServers: acp.McpServer[];
   /**
    * The session mode under which the agent asks before every call that is not read-only, so
@@ -236,6 +237,7 @@ export class AcpSession implements AdapterSession {
     }
     const cwd = this.#spec.workspace;
     const mcpServers = this.#profile.mcpServers;
+    checkMcpTransports(this.#profile.agent, mcpServers, init.agentCapabilities?.mcpCapabilities);
     let modes: { currentModeId: string; availableModes: Array<{ id: string }> } | null | undefined;
     let configOptions: unknown;
     const resumed = this.#spec.nativeSessionId !== undefined;
