@@ -10,6 +10,7 @@ import {
   type SeedFile,
   type SessionSpec,
 } from '../../core/adapter.js';
+import { geminiCatalog } from './catalog.js';
 import { GEMINI_API_KEY_AUTH, GEMINI_BUNDLE, GEMINI_DEFAULT_PIN, GEMINI_PACKAGE, type GeminiConfig, GeminiConfigSchema } from './config.js';
 import { probeAcp } from './probe.js';
 import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
@@ -206,6 +207,7 @@ export const geminiAdapter: Adapter<GeminiConfig> = {
   configSchema: GeminiConfigSchema,
   cli: GEMINI_CLI,
   checkVersionFacts: checkAcpFacts,
+  catalog: geminiCatalog,
   capabilities: {
     // session/load, after setAsideGeminiChatRecords (0.61.0 would wipe a record of the same minute).
     resume: 'load',
