@@ -3,6 +3,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { type AcpAgent, type AcpConfig, AcpConfigSchema, acpAgentName } from './config.js';
+import { acpMcpServers } from './mcp.js';
 import { probeAcp } from './probe.js';
 import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
 
@@ -54,12 +55,12 @@ function profile(name: string, config: AcpConfig, agent: AcpAgent): AcpAgentProf
           args: agent.args,
           cwd: spec.workspace,
           env: { ...agent.env, ...credentials },
-          secrets: Object.values(credentials),
+          secrets: [...Object.values(credentials), ...acpMcpServers(agent.mcpServers).secrets],
         },
         seed: [],
       };
     },
-    mcpServers: [],
+    mcpServers: acpMcpServers(agent.mcpServers).servers,
     ...(agent.authMethod ? { authMethod: agent.authMethod } : {}),
     startupTimeoutMs: config.startupTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,

@@ -6,6 +6,40 @@ import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** A server name: what the agent calls the server (and prefixes its tools with). */
+export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/**
+ * One MCP server given to an ACP agent in `session/new` / `session/load` (`mcpServers`): stdio
+ * (command, args, env) or remote (http / sse: url, headers). Env and header values are secrets.
+ */
+export const AcpMcpServerSchema = z
+  .strictObject({
+    type: z.enum(['stdio', 'http', 'sse']).default('stdio').describe('stdio: a local command; http / sse: a remote server at url.'),
+    command: z.string().min(1).optional().describe('stdio: the executable (an absolute path, or a name the agent looks up).'),
+    args: z.array(z.string()).default([]).describe('stdio: its arguments.'),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string().meta({ secret: true }))
+      .default({})
+      .describe('stdio: its environment variables; the values are secrets.'),
+    url: z.url().optional().describe('http / sse: the server URL.'),
+    headers: z
+      .record(z.string().min(1), z.string().meta({ secret: true }))
+      .default({})
+      .describe('http / sse: HTTP headers; the values are secrets.'),
+  })
+  .superRefine((server, ctx) => {
+    const need = server.type === 'stdio' ? 'command' : 'url';
+    if (server[need] === undefined) ctx.addIssue({ code: 'custom', path: [need], message: `required when type is "${server.type}"` });
+  });
+export type AcpMcpServer = z.output<typeof AcpMcpServerSchema>;
+
+const mcpServers = (who: string) =>
+  z
+    .record(z.string().regex(MCP_SERVER_NAME, 'expected a server name of letters, digits, "_" and "-"'), AcpMcpServerSchema)
+    .default({})
+    .describe(`MCP servers given to ${who} in session/new and session/load; the only ones One Works gives it.`);
+
 /** One ACP agent declared by command: `adapters.acp.agents.<name>`. */
 export const AcpAgentSchema = z.strictObject({
   command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
@@ -19,6 +53,7 @@ export const AcpAgentSchema = z.strictObject({
     .default([])
     .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
   authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
+  mcpServers: mcpServers('the agent'),
 });
 export type AcpAgent = z.output<typeof AcpAgentSchema>;
 

@@ -1,3 +1,4 @@
+import { link, open, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import {
@@ -9,6 +10,7 @@ import {
   type SeedFile,
   type SessionSpec,
 } from '../../core/adapter.js';
+import { geminiCatalog } from './catalog.js';
 import { GEMINI_API_KEY_AUTH, GEMINI_BUNDLE, GEMINI_DEFAULT_PIN, GEMINI_PACKAGE, type GeminiConfig, GeminiConfigSchema } from './config.js';
 import { probeAcp } from './probe.js';
 import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
@@ -25,10 +27,13 @@ export const GEMINI_HOME_DIRS = { home: '.gemini-home', tmp: '.gemini-tmp' } as 
 /**
  * The settings that keep Gemini CLI loopback-only and quiet: no auto-update (the pinned version
  * stays the one that runs), no usage statistics, no telemetry, and the API-key auth type (without
- * it a custom base URL makes the CLI infer the `gateway` auth type).
+ * it a custom base URL makes the CLI infer the `gateway` auth type). Session retention off: One
+ * Works keeps a session as long as its user does, and 0.61.0's cleanup at every start deletes all
+ * chat records sharing a short id with a record it finds empty, which a `session/load` leaves
+ * behind (see setAsideGeminiChatRecords), so with it on the second load would find nothing.
  */
 export const GEMINI_SETTINGS = {
-  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, sessionRetention: { enabled: false } },
   privacy: { usageStatisticsEnabled: false },
   telemetry: { enabled: false },
   security: { auth: { selectedType: GEMINI_API_KEY_AUTH } },
@@ -87,22 +92,88 @@ export function describeGeminiLaunch(
   };
 }
 
+/**
+ * Gemini CLI 0.61.0's chat record names, as its ChatRecordingService makes them for a main session:
+ * `session-<YYYY-MM-DDTHH-MM>-<first 8 characters of the session id>.jsonl` (the minute it starts).
+ */
+const RECORDER_NAME = /^session-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2})-([A-Za-z0-9_-]{8})\.jsonl$/;
+
+/**
+ * Why a Gemini session can be loaded only after this: 0.61.0's `session/load` first initializes its
+ * config for the session id, which starts a *fresh* chat record for that id, named by the current
+ * minute, and appends a header plus a `$set` of the message list (only the session context) to that
+ * file; only then does it look the session up. When the load runs in the same minute as the
+ * session's creation (a quick `send`), that is the recorded conversation's own file: the `$set`
+ * wipes its messages, the lookup finds no resumable session ("No previous sessions found for this
+ * project", `-32603 Internal error`), and the record stays wiped. Moving the session's records to a
+ * name the recorder never makes (`session-<minute>-loaded[N]-<id8>.jsonl`, never replacing a file; Gemini finds sessions by the
+ * id inside the file, not by its name) keeps the fresh record in a file of its own. Only files of
+ * this session id in this session's own Gemini home are renamed; nothing is rewritten.
+ */
+export async function setAsideGeminiChatRecords(geminiHome: string, sessionId: string): Promise<string[]> {
+  const projects = path.join(geminiHome, '.gemini', 'tmp');
+  const moved: string[] = [];
+  for (const project of await readdir(projects, { withFileTypes: true }).catch(() => [])) {
+    if (!project.isDirectory()) continue;
+    const chats = path.join(projects, project.name, 'chats');
+    for (const name of await readdir(chats).catch(() => [] as string[])) {
+      const match = RECORDER_NAME.exec(name);
+      if (!match || match[2] !== sessionId.slice(0, 8)) continue;
+      const file = path.join(chats, name);
+      if ((await recordSessionId(file)) !== sessionId) continue;
+      // A name of its own, never an existing file's (link fails rather than replace one).
+      for (let attempt = 0; ; attempt++) {
+        const target = path.join(chats, `session-${match[1]}-loaded${attempt || ''}-${match[2]}.jsonl`);
+        try {
+          await link(file, target);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+          throw error;
+        }
+        await unlink(file);
+        moved.push(target);
+        break;
+      }
+    }
+  }
+  return moved;
+}
+
+// The session id in a chat record's first line (its header), if it has one.
+async function recordSessionId(file: string): Promise<string | undefined> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(4096);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const line = buffer.subarray(0, bytesRead).toString('utf8').split('\n')[0] ?? '';
+    const header = JSON.parse(line) as { sessionId?: unknown };
+    return typeof header.sessionId === 'string' ? header.sessionId : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
 function geminiProfile(config: GeminiConfig, bundle: (spec: SessionSpec) => string): AcpAgentProfile {
   return {
     adapter: 'gemini',
     agent: 'gemini',
     launch: (spec) => describeGeminiLaunch(config, spec, bundle(spec), process.env),
+    // None: Gemini CLI 0.61.0 connects no MCP server in an untrusted folder (McpClientManager
+    // returns before connecting; a stdio one would throw "current folder is not trusted"), and
+    // One Works never trusts the workspace (trust would load its .gemini settings and hooks).
     mcpServers: [],
     // `default`: Gemini asks before every call that is not read-only.
     askingMode: 'default',
     // Gemini CLI 0.61.0 sends no raw input; its shell tool's title is the full command.
     commandSource: 'rawInputOrTitle',
     authMethod: GEMINI_API_KEY_AUTH,
-    // Gemini CLI 0.61.0's session/new starts its chat record twice under one id (two headers in one
-    // file), and its session/load then fails ("Internal error"); seen in most runs of
-    // test/conformance/gemini.test.ts. One Works refuses rather than fail half-way.
-    cannotResume:
-      'Gemini CLI 0.61.0 records a new session twice in one file and cannot load it back (session/load fails); start a new session with run',
+    // 0.61.0 reports the turn's tokens in the prompt result's `_meta.quota`, not in `usage`.
+    metaQuotaUsage: true,
+    beforeLoad: async (spec, sessionId) => {
+      await setAsideGeminiChatRecords(path.join(spec.home, GEMINI_HOME_DIRS.home), sessionId);
+    },
     startupTimeoutMs: config.startupTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   };
@@ -136,9 +207,10 @@ export const geminiAdapter: Adapter<GeminiConfig> = {
   configSchema: GeminiConfigSchema,
   cli: GEMINI_CLI,
   checkVersionFacts: checkAcpFacts,
+  catalog: geminiCatalog,
   capabilities: {
-    // See cannotResume in geminiProfile: advertised by the CLI, broken in 0.61.0.
-    resume: 'none',
+    // session/load, after setAsideGeminiChatRecords (0.61.0 would wipe a record of the same minute).
+    resume: 'load',
     perTurnSettings: false,
     steering: false,
     titles: false,

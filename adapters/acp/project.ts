@@ -199,8 +199,17 @@ function toolOutput(update: Record<string, unknown>): string {
   return '';
 }
 
-/** Usage a prompt result reports (`usage`, unstable in ACP v1); unreported otherwise. */
-export function promptUsage(result: { usage?: unknown }): Usage {
+/**
+ * Usage a prompt result reports: ACP's `usage` (unstable in v1); with `metaQuota`, Gemini CLI's
+ * `_meta.quota.token_count` (`input_tokens`, `output_tokens`: the sums over the turn's model
+ * requests) when there is no `usage`. Unreported otherwise, never zeros made up.
+ */
+export function promptUsage(result: { usage?: unknown; _meta?: unknown }, options: { metaQuota?: boolean } = {}): Usage {
+  const n = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+  const reported = (fields: Record<string, number | undefined>): Usage => ({
+    reported: true,
+    ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+  });
   const u = result.usage as
     | {
         inputTokens?: number;
@@ -211,14 +220,21 @@ export function promptUsage(result: { usage?: unknown }): Usage {
       }
     | null
     | undefined;
-  if (!u || typeof u !== 'object') return { reported: false };
-  const n = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
-  const fields = {
-    inputTokens: n(u.inputTokens),
-    outputTokens: n(u.outputTokens),
-    thinkingTokens: n(u.thoughtTokens),
-    cacheReadTokens: n(u.cachedReadTokens),
-    cacheCreationTokens: n(u.cachedWriteTokens),
-  };
-  return { reported: true, ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) };
+  if (u && typeof u === 'object') {
+    return reported({
+      inputTokens: n(u.inputTokens),
+      outputTokens: n(u.outputTokens),
+      thinkingTokens: n(u.thoughtTokens),
+      cacheReadTokens: n(u.cachedReadTokens),
+      cacheCreationTokens: n(u.cachedWriteTokens),
+    });
+  }
+  if (options.metaQuota) {
+    const count = (result._meta as { quota?: { token_count?: { input_tokens?: unknown; output_tokens?: unknown } } } | null | undefined)
+      ?.quota?.token_count;
+    const input = n(count?.input_tokens);
+    const output = n(count?.output_tokens);
+    if (input !== undefined || output !== undefined) return reported({ inputTokens: input, outputTokens: output });
+  }
+  return { reported: false };
 }

@@ -16,6 +16,7 @@ import {
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
+import { checkMcpTransports } from './mcp.js';
 import { chooseOption } from './permissions.js';
 import { AcpProjector, promptUsage } from './project.js';
 import { transportStream, UNKNOWN_UPDATE_METHOD } from './stream.js';
@@ -53,7 +54,7 @@ export interface AcpAgentProfile {
   /** Human name of the agent in messages. */
   agent: string;
   launch(spec: SessionSpec): { launch: LaunchSpec; seed: SeedFile[] };
-  /** The MCP servers given in `session/new` / `session/load` (droid-acp: none, its settings carry them). */
+  /** The MCP servers given in `session/new` / `session/load` (the configured ones; droid-acp: none, its settings carry them). */
   mcpServers: acp.McpServer[];
   /**
    * The session mode under which the agent asks before every call that is not read-only, so
@@ -62,10 +63,12 @@ export interface AcpAgentProfile {
    */
   askingMode?: string;
   /**
-   * Set when this agent's sessions cannot be resumed although it advertises `loadSession` (why, in
-   * words a person can act on): a later turn fails with `session_load_failed` instead of trying.
+   * Runs before the process that will `session/load` an earlier conversation is launched (e.g.
+   * Gemini: move its chat record out of the way of the load's own fresh record).
    */
-  cannotResume?: string;
+  beforeLoad?(spec: SessionSpec, nativeSessionId: string): Promise<void>;
+  /** Read the prompt result's `_meta.quota.token_count` as usage when it has no `usage` (Gemini CLI). */
+  metaQuotaUsage?: boolean;
   /** Where the command of an execute call is read (default `rawInput`). */
   commandSource?: CommandSource;
   /** An `authenticate` method id to call when the agent advertises it (e.g. `gemini-api-key`). */
@@ -141,7 +144,7 @@ export class AcpSession implements AdapterSession {
     try {
       const settled = await Promise.race([prompted.then((result) => ({ result })), exited]);
       if ('exit' in settled) return this.#exitOutcome(turn, settled.exit);
-      const usage = promptUsage(settled.result);
+      const usage = promptUsage(settled.result, { metaQuota: this.#profile.metaQuotaUsage === true });
       for (const draft of this.#projector.commitTurn()) this.#io.emit(draft);
       if (usage.reported) this.#io.emit({ type: 'usage', key: `usage:${input.runId}`, scope: 'turn', usage });
       const stop = settled.result.stopReason;
@@ -194,6 +197,8 @@ export class AcpSession implements AdapterSession {
   }
 
   async #doStart(): Promise<void> {
+    const loading = this.#spec.nativeSessionId;
+    if (loading && this.#profile.beforeLoad) await this.#profile.beforeLoad(this.#spec, loading);
     const { launch, seed } = this.#profile.launch(this.#spec);
     const child = await this.#io.launch(launch, seed);
     this.#child = child;
@@ -232,17 +237,12 @@ export class AcpSession implements AdapterSession {
     }
     const cwd = this.#spec.workspace;
     const mcpServers = this.#profile.mcpServers;
+    checkMcpTransports(this.#profile.agent, mcpServers, init.agentCapabilities?.mcpCapabilities);
     let modes: { currentModeId: string; availableModes: Array<{ id: string }> } | null | undefined;
     let configOptions: unknown;
     const resumed = this.#spec.nativeSessionId !== undefined;
     if (this.#spec.nativeSessionId) {
       const id = this.#spec.nativeSessionId;
-      if (this.#profile.cannotResume) {
-        throw new OneWorksError(
-          'session_load_failed',
-          `${this.#profile.agent} cannot resume session ${id}: ${this.#profile.cannotResume}; the conversation was not replaced`,
-        );
-      }
       if (init.agentCapabilities?.loadSession !== true) {
         throw new OneWorksError(
           'session_load_failed',
@@ -442,7 +442,6 @@ function timeout<T>(message: string, ms: number): Promise<T> {
 
 // An SDK RequestError carries the agent's JSON-RPC error; anything else its message.
 function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
   if (error && typeof error === 'object') {
     const e = error as { message?: unknown; data?: unknown };
     const data = e.data === undefined ? '' : ` (${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)})`;

@@ -26,6 +26,8 @@
  * The droid binary comes from the managed cache (installed on first use). Claude Code's startup
  * and per-turn overhead against a raw stream-json client of the same binary: test/bench/claude-code.ts.
  * `BENCH_ONLY=claude-code` runs only that part and prints it (docs/benchmarks.md is not written).
+ * The ACP adapters (gemini, droid-acp) per turn against a raw ACP client of the same binaries:
+ * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -33,6 +35,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { benchAcp } from './acp.js';
 import { benchClaudeCode } from './claude-code.js';
 import { benchCodex } from './codex.js';
 import { benchPipeline } from './pipeline.js';
@@ -69,6 +72,15 @@ async function main(): Promise<void> {
   // source is newer than dist/, which an edited checkout always is): build first.
   const built = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.js', import.meta.url))], { stdio: 'inherit' });
   if (built.status !== 0) throw new Error(`npm run build failed (${built.signal ?? `exit ${built.status}`})`);
+  if (process.env.BENCH_ONLY === 'acp') {
+    const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
+    try {
+      await benchAcp(root, TURNS, report);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+    return;
+  }
   if (process.env.BENCH_ONLY === 'codex') {
     const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
     try {
@@ -118,6 +130,7 @@ async function main(): Promise<void> {
     report(`per text turn over ${TURNS} turns (ms)`, ow, raw, 'n/a');
     const claudeVersion = await benchClaudeCode(root, STARTUP_ROUNDS, TURNS, report);
     const codexVersion = await benchCodex(root, STARTUP_ROUNDS, TURNS, report);
+    await benchAcp(root, TURNS, report);
     await cliStartup(root, entry, modelId);
     await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
     await prewarmedRuns(cli.binaryPath, root, entry, modelId);
@@ -475,7 +488,9 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     'stream-jsonrpc client driving the same droid binary with the same scripted model; for the',
     '`claude-code:` rows a minimal stream-json client of the same claude binary with the same scripted',
     'Anthropic model; for the `codex:` rows a minimal JSON-RPC client of the same `codex app-server` with',
-    'the same config.toml and scripted Responses model). The machine is shared, so figures are noisy; compare ratios, not milliseconds',
+    'the same config.toml and scripted Responses model; for the `gemini:` and `droid-acp:` rows a minimal',
+    "ACP client on the SDK spawning the adapter's own launch of the same binary with the same scripted",
+    'model). The machine is shared, so figures are noisy; compare ratios, not milliseconds',
     'across runs. The bench builds dist/ first (`npm run build`) and times `cli/bin.js`, i.e. what an',
     'installed command runs.',
     '',

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ afterEach(() => rigs.dispose());
 
 const FAKE_AGENT = fileURLToPath(new URL('../peers/fake-acp-agent', import.meta.url));
 const SECRET = 'fake-acp-secret-93b1d0';
+const MCP_SECRET = 'mcp-env-secret-4d2a77';
+const MCP_HEADER_SECRET = 'mcp-header-secret-81fe0c';
 
 async function fakeRig(faults: string[], extra: Record<string, unknown> = {}) {
   return rigs.create({
@@ -107,6 +110,73 @@ describe('acp:<name>: an ACP agent by command', () => {
     expect(second.stdout).toContain('fake reply: two');
     const events = await rig.closedEvents(id!, 2);
     expect(events.filter((e) => e.type === 'session.started').map((e) => e.resumed)).toEqual([false, true]);
+  });
+
+  it('the configured MCP servers, and only they, are given in session/new and session/load; their secrets are redacted', async () => {
+    const log = join(await rigs.tempDir('ow-acp-mcp-'), 'mcp.jsonl');
+    const rig = await rigs.create({
+      baseUrl: 'http://127.0.0.1:9',
+      acp: {
+        agents: {
+          fake: {
+            command: FAKE_AGENT,
+            env: { FAKE_ACP_MCP_LOG: log },
+            mcpServers: {
+              tiny: { command: '/usr/bin/tiny-mcp', args: ['--stdio'], env: { TINY_TOKEN: MCP_SECRET } },
+              web: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${MCP_HEADER_SECRET}` } },
+            },
+          },
+        },
+      },
+    });
+    const first = await rig.run(['run', '--adapter', 'acp:fake', '--workspace', rig.workspace, 'one']);
+    expect(first.exitCode, first.stderr + first.stdout).toBe(0);
+    const [id] = await rig.sessionIds();
+    await rig.closedEvents(id!);
+    const second = await rig.run(['send', id!, 'two']);
+    expect(second.exitCode, second.stderr + second.stdout).toBe(0);
+    const servers = [
+      { name: 'tiny', command: '/usr/bin/tiny-mcp', args: ['--stdio'], env: [{ name: 'TINY_TOKEN', value: MCP_SECRET }] },
+      {
+        type: 'http',
+        name: 'web',
+        url: 'http://127.0.0.1:9/mcp',
+        headers: [{ name: 'Authorization', value: `Bearer ${MCP_HEADER_SECRET}` }],
+      },
+    ];
+    const received = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(received).toEqual([
+      { method: 'session/new', mcpServers: servers },
+      { method: 'session/load', mcpServers: servers },
+    ]);
+    for (const text of [first.stdout, first.stderr, second.stdout, second.stderr, (await rig.readEventLines(id!)).join('\n')]) {
+      expect(text).not.toContain(MCP_SECRET);
+      expect(text).not.toContain(MCP_HEADER_SECRET);
+    }
+  });
+
+  it('an MCP transport the agent does not advertise (sse) is refused before session/new, naming the server', async () => {
+    const log = join(await rigs.tempDir('ow-acp-mcp-'), 'mcp.jsonl');
+    const rig = await rigs.create({
+      baseUrl: 'http://127.0.0.1:9',
+      acp: {
+        agents: {
+          fake: {
+            command: FAKE_AGENT,
+            env: { FAKE_ACP_MCP_LOG: log },
+            mcpServers: { events: { type: 'sse', url: 'http://127.0.0.1:9/sse' } },
+          },
+        },
+      },
+    });
+    const result = await rig.run(['run', '--adapter', 'acp:fake', '--workspace', rig.workspace, 'one']);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr + result.stdout).toContain("does not accept these MCP servers' transport (its mcpCapabilities): events (sse)");
+    expect(existsSync(log)).toBe(false);
+    expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
   });
 
   it('a crash mid-prompt fails the turn with process_exited and leaves no process', async () => {

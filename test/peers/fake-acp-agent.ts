@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
@@ -14,8 +14,15 @@ import * as acp from '@agentclientprotocol/sdk';
  *                      content although the client declared no terminal), else fails it
  *   plan               sends a plan update
  *   crash              exits with code 3 in the middle of a prompt
+ * It advertises MCP over stdio and http (not sse). FAKE_ACP_MCP_LOG, when set, gets one JSON line
+ * per session/new and session/load: `{method, mcpServers}` as received.
  */
 const faults = new Set((process.env.FAKE_ACP_FAULT ?? '').split(',').filter((f) => f !== ''));
+
+function logMcp(method: string, mcpServers: unknown): void {
+  const log = process.env.FAKE_ACP_MCP_LOG;
+  if (log) appendFileSync(log, `${JSON.stringify({ method, mcpServers })}\n`);
+}
 
 class FakeAgent implements acp.Agent {
   readonly #conn: acp.AgentSideConnection;
@@ -29,13 +36,14 @@ class FakeAgent implements acp.Agent {
   initialize(): acp.InitializeResponse {
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: !faults.has('no-load') },
+      agentCapabilities: { loadSession: !faults.has('no-load'), mcpCapabilities: { http: true, sse: false } },
       agentInfo: { name: 'fake-acp-agent', version: '0.0.1' },
       authMethods: [],
     };
   }
 
   newSession(params: acp.NewSessionRequest): acp.NewSessionResponse {
+    logMcp('session/new', params.mcpServers);
     this.#next += 1;
     const sessionId = `fake-session-${process.pid}-${this.#next}`;
     this.#cwd.set(sessionId, params.cwd);
@@ -43,6 +51,7 @@ class FakeAgent implements acp.Agent {
   }
 
   loadSession(params: acp.LoadSessionRequest): acp.LoadSessionResponse {
+    logMcp('session/load', params.mcpServers);
     this.#cwd.set(params.sessionId, params.cwd);
     return {};
   }

@@ -19,6 +19,8 @@ export interface GeminiFunctionCall {
 export interface GeminiReplyStep {
   text?: string;
   functionCalls?: GeminiFunctionCall[];
+  /** The reply's token counts (`usageMetadata`); default 12 prompt, 5 candidates. */
+  usage?: { promptTokenCount: number; candidatesTokenCount: number };
 }
 
 export type GeminiStep = GeminiReplyStep | ((request: GeminiRequest) => GeminiReplyStep);
@@ -84,7 +86,8 @@ export async function startScriptedGemini(options: { steps: GeminiStep[] }): Pro
 // The text first (one frame), then one frame with the function calls and the usage.
 function replyFrames(step: GeminiReplyStep): unknown[] {
   const frames: unknown[] = [];
-  const usageMetadata = { promptTokenCount: 12, candidatesTokenCount: 5, totalTokenCount: 17 };
+  const counts = step.usage ?? { promptTokenCount: 12, candidatesTokenCount: 5 };
+  const usageMetadata = { ...counts, totalTokenCount: counts.promptTokenCount + counts.candidatesTokenCount };
   const frame = (parts: unknown[], last: boolean) => ({
     candidates: [{ content: { role: 'model', parts }, ...(last ? { finishReason: 'STOP' } : {}), index: 0 }],
     ...(last ? { usageMetadata } : {}),
