@@ -146,7 +146,7 @@ interface FakeSessionDeps {
 }
 
 class FakeSession implements AdapterSession {
-  readonly info: { nativeSessionId?: string } = {};
+  readonly info: AdapterSession['info'] = {};
   readonly #spec: SessionSpec;
   readonly #io: SessionIO;
   readonly #deps: FakeSessionDeps;
@@ -172,6 +172,7 @@ class FakeSession implements AdapterSession {
       this.#started = true;
       const native = this.#spec.nativeSessionId ?? `fake-${this.#spec.sessionId}`;
       this.info.nativeSessionId = native;
+      this.info.versionFacts = { fakeVersion: FAKE_RESOLVED_CLI.version };
       await this.#io.setNativeSessionId(native);
       this.#io.emit({
         type: 'session.started',
@@ -179,6 +180,7 @@ class FakeSession implements AdapterSession {
         adapter: 'fake',
         workspace: this.#spec.workspace,
         resumed: this.#spec.nativeSessionId !== undefined,
+        versionFacts: this.info.versionFacts,
       });
     }
     if (input.settings) this.#settings = input.settings;
