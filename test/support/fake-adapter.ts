@@ -22,7 +22,7 @@ import { createFileStore } from '../../core/store/index.js';
 /**
  * An in-memory adapter for core tests: no child process, no wire format. Each turn follows a
  * scripted step (reply text, a permission ask through `io.decide`, a turn that hangs until it is
- * interrupted, a failure); the fake records what core gave it (opens, prompts with their
+ * interrupted, a failure, an agent that dies: `crash`); the fake records what core gave it (opens, prompts with their
  * settings, decisions, interrupts, closes) so that core/session and orchestrator tests need no
  * droid. Settings per turn: when `perTurnSettings` is set the fake takes any settings, else only
  * the ones it was opened with (the runner then restarts it).
@@ -88,6 +88,8 @@ export interface FakeAgentLog {
   /** Messages steered into live turns. */
   steers: string[];
   closes: number;
+  /** The One Works session id of each closed agent, in close order. */
+  closed: string[];
   /** Sessions opened and not closed. */
   open(): number;
 }
@@ -95,14 +97,23 @@ export interface FakeAgentLog {
 export interface FakeAgent {
   adapter: Adapter<unknown>;
   log: FakeAgentLog;
+  /**
+   * The running agent of a session dies as if killed from outside: `ready` answers false, a turn
+   * in progress ends `failed` (`process_exited`), and so does every later prompt to it.
+   */
+  crash(sessionId: string): void;
 }
+
+/** Above Linux's largest pid (2^22): a pid no real process can have, for memory accounting only. */
+const FAKE_PID_BASE = 2 ** 22;
 
 const FakeConfigSchema = z.object({ model: z.string().optional(), autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low') });
 
 /** Creates a fake adapter and its log. */
 export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
   let live = 0;
-  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, steers: [], closes: 0, open: () => live };
+  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, steers: [], closes: 0, closed: [], open: () => live };
+  const sessions: FakeSession[] = [];
   let turns = 0;
   const capabilities: AdapterCapabilities = {
     resume: 'respawn',
@@ -127,21 +138,30 @@ export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
         step: (input) => (options.script ?? (() => ({})))(input, turns++),
         log,
         perTurnSettings: options.perTurnSettings === true,
+        pid: FAKE_PID_BASE + log.opened.length,
         onClose: () => {
           live -= 1;
+          log.closed.push(spec.sessionId);
         },
       });
+      sessions.push(session);
       if (options.steering !== true) return session;
       return Object.assign(session, { steer: (text: string) => session.steerInto(text) });
     },
   };
-  return { adapter, log };
+  const crash = (sessionId: string): void => {
+    const session = sessions.findLast((s) => s.sessionId === sessionId && s.alive);
+    if (!session) throw new Error(`no live fake agent for ${sessionId}`);
+    session.die();
+  };
+  return { adapter, log, crash };
 }
 
 interface FakeSessionDeps {
   step(input: TurnInput): FakeStep;
   log: FakeAgentLog;
   perTurnSettings: boolean;
+  pid: number;
   onClose(): void;
 }
 
@@ -151,9 +171,10 @@ class FakeSession implements AdapterSession {
   readonly #io: SessionIO;
   readonly #deps: FakeSessionDeps;
   #settings: TurnSettings;
-  #interrupt: (() => void) | undefined;
+  #interrupt: ((how: 'interrupt' | 'crash') => void) | undefined;
   #steered: ((text: string) => void) | undefined;
   #closed = false;
+  #dead = false;
   #started = false;
   #asks = 0;
 
@@ -165,8 +186,23 @@ class FakeSession implements AdapterSession {
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
   }
 
+  get sessionId(): string {
+    return this.#spec.sessionId;
+  }
+
+  /** Open and not crashed. */
+  get alive(): boolean {
+    return !this.#closed && !this.#dead;
+  }
+
+  die(): void {
+    this.#dead = true;
+    this.#interrupt?.('crash');
+    this.#interrupt = undefined;
+  }
+
   async prompt(input: TurnInput): Promise<TurnOutcome> {
-    if (this.#closed) return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
+    if (this.#closed || this.#dead) return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
     this.#deps.log.prompts.push({ sessionId: this.#spec.sessionId, input });
     if (!this.#started) {
       this.#started = true;
@@ -208,17 +244,18 @@ class FakeSession implements AdapterSession {
     }
     let steeredBy: string | undefined;
     if (step.hang || step.delayMs !== undefined) {
-      const interrupted = await new Promise<boolean>((resolve) => {
-        this.#interrupt = () => resolve(true);
+      const ended = await new Promise<'interrupt' | 'crash' | 'done'>((resolve) => {
+        this.#interrupt = resolve;
         this.#steered = (text) => {
           steeredBy = text;
-          resolve(false);
+          resolve('done');
         };
-        if (!step.hang) setTimeout(() => resolve(false), step.delayMs).unref();
+        if (!step.hang) setTimeout(() => resolve('done'), step.delayMs).unref();
       });
       this.#interrupt = undefined;
       this.#steered = undefined;
-      if (interrupted) return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
+      if (ended === 'crash') return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
+      if (ended === 'interrupt') return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
     }
     if (step.fail) return { status: 'failed', reason: step.fail, text: '', usage: { reported: false } };
     const text = steeredBy !== undefined ? `steered by ${steeredBy}` : (step.text ?? `reply to ${input.text}`);
@@ -237,7 +274,7 @@ class FakeSession implements AdapterSession {
 
   async interrupt(): Promise<void> {
     this.#deps.log.interrupts += 1;
-    this.#interrupt?.();
+    this.#interrupt?.('interrupt');
     this.#interrupt = undefined;
   }
 
@@ -245,13 +282,17 @@ class FakeSession implements AdapterSession {
     if (this.#closed) return;
     this.#closed = true;
     this.#deps.log.closes += 1;
-    this.#interrupt?.();
+    this.#interrupt?.('interrupt');
     this.#deps.onClose();
   }
 
   // An agent is up once a turn started it, until it is closed (an in-memory agent always answers).
   async ready(_timeoutMs: number): Promise<boolean> {
-    return this.#started && !this.#closed;
+    return this.#started && this.alive;
+  }
+
+  agentPid(): number | undefined {
+    return this.#started && this.alive ? this.#deps.pid : undefined;
   }
 
   canApplySettings(settings: TurnSettings): boolean {
