@@ -204,21 +204,7 @@ class FakeSession implements AdapterSession {
   async prompt(input: TurnInput): Promise<TurnOutcome> {
     if (this.#closed || this.#dead) return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
     this.#deps.log.prompts.push({ sessionId: this.#spec.sessionId, input });
-    if (!this.#started) {
-      this.#started = true;
-      const native = this.#spec.nativeSessionId ?? `fake-${this.#spec.sessionId}`;
-      this.info.nativeSessionId = native;
-      this.info.versionFacts = { fakeVersion: FAKE_RESOLVED_CLI.version };
-      await this.#io.setNativeSessionId(native);
-      this.#io.emit({
-        type: 'session.started',
-        key: `session.started:${native}:${this.#deps.log.opened.length}`,
-        adapter: 'fake',
-        workspace: this.#spec.workspace,
-        resumed: this.#spec.nativeSessionId !== undefined,
-        versionFacts: this.info.versionFacts,
-      });
-    }
+    await this.start();
     if (input.settings) this.#settings = input.settings;
     const step = this.#deps.step(input);
     if (step.ask) {
@@ -270,6 +256,25 @@ class FakeSession implements AdapterSession {
     this.#deps.log.steers.push(text);
     steered(text);
     return true;
+  }
+
+  // Prewarming (and the first prompt): the "handshake" — the native id recorded, session.started.
+  async start(): Promise<void> {
+    if (this.#started) return;
+    if (this.#closed || this.#dead) throw new Error('the fake agent is closed');
+    this.#started = true;
+    const native = this.#spec.nativeSessionId ?? `fake-${this.#spec.sessionId}`;
+    this.info.nativeSessionId = native;
+    this.info.versionFacts = { fakeVersion: FAKE_RESOLVED_CLI.version };
+    await this.#io.setNativeSessionId(native);
+    this.#io.emit({
+      type: 'session.started',
+      key: `session.started:${native}:${this.#deps.pid}`,
+      adapter: 'fake',
+      workspace: this.#spec.workspace,
+      resumed: this.#spec.nativeSessionId !== undefined,
+      versionFacts: this.info.versionFacts,
+    });
   }
 
   async interrupt(): Promise<void> {
