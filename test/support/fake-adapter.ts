@@ -245,6 +245,8 @@ class FakeSession implements AdapterSession {
     }
     if (step.fail) return { status: 'failed', reason: step.fail, text: '', usage: { reported: false } };
     const text = steeredBy !== undefined ? `steered by ${steeredBy}` : (step.text ?? `reply to ${input.text}`);
+    // Streamed first (live only, never logged), then the whole message.
+    this.#io.emit({ type: 'assistant.delta', key: `delta:${input.runId}:0`, messageId: input.runId, text });
     this.#io.emit({ type: 'assistant.message', key: `message:${input.runId}`, messageId: input.runId, text });
     return { status: 'completed', reason: 'completed', text, usage: { reported: true, inputTokens: 1, outputTokens: 1 } };
   }
@@ -269,7 +271,7 @@ class FakeSession implements AdapterSession {
     await this.#io.setNativeSessionId(native);
     this.#io.emit({
       type: 'session.started',
-      key: `session.started:${native}:${this.#deps.pid}`,
+      key: `session.started:${this.#deps.pid}`,
       adapter: 'fake',
       workspace: this.#spec.workspace,
       resumed: this.#spec.nativeSessionId !== undefined,
