@@ -9,7 +9,8 @@ import { createFakeAdapter, FAKE_RESOLVED_CLI, type FakeAdapterOptions, type Fak
 import { createSessionHarness, probe, type SessionHarness, type SessionHarnessOptions } from '../../support/session-harness.js';
 
 /**
- * An in-process orchestrator over the fake droid (through the session harness's runtime):
+ * An in-process orchestrator over the in-memory fake adapter (`fake` option), or else over the
+ * fake droid binary through the session harness's runtime (for what needs a real child process):
  * workspaces are directories under the harness workspace (the one approved root), every event
  * of every session is collected in order, and `dispose` shuts the orchestrator down and checks
  * that every child it launched is gone.
