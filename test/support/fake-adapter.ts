@@ -77,6 +77,8 @@ export interface FakeAdapterOptions {
    * into a waiting turn ends it `completed` with the text `steered by <message>`.
    */
   steering?: boolean;
+  /** `start()` (prewarming) rejects with this message; a prompt still starts the agent. */
+  failStart?: string;
 }
 
 /** What the fake saw, for assertions. */
@@ -138,6 +140,7 @@ export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
         step: (input) => (options.script ?? (() => ({})))(input, turns++),
         log,
         perTurnSettings: options.perTurnSettings === true,
+        failStart: options.failStart,
         pid: FAKE_PID_BASE + log.opened.length,
         onClose: () => {
           live -= 1;
@@ -161,6 +164,7 @@ interface FakeSessionDeps {
   step(input: TurnInput): FakeStep;
   log: FakeAgentLog;
   perTurnSettings: boolean;
+  failStart: string | undefined;
   pid: number;
   onClose(): void;
 }
@@ -204,7 +208,7 @@ class FakeSession implements AdapterSession {
   async prompt(input: TurnInput): Promise<TurnOutcome> {
     if (this.#closed || this.#dead) return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
     this.#deps.log.prompts.push({ sessionId: this.#spec.sessionId, input });
-    await this.start();
+    await this.#begin();
     if (input.settings) this.#settings = input.settings;
     const step = this.#deps.step(input);
     if (step.ask) {
@@ -260,8 +264,14 @@ class FakeSession implements AdapterSession {
     return true;
   }
 
-  // Prewarming (and the first prompt): the "handshake" — the native id recorded, session.started.
+  // Prewarming: starts the agent without a prompt (or fails as told).
   async start(): Promise<void> {
+    if (this.#deps.failStart !== undefined) throw new Error(this.#deps.failStart);
+    await this.#begin();
+  }
+
+  // The "handshake" of the first prompt or of start: the native id recorded, session.started.
+  async #begin(): Promise<void> {
     if (this.#started) return;
     if (this.#closed || this.#dead) throw new Error('the fake agent is closed');
     this.#started = true;

@@ -139,4 +139,28 @@ describe('prewarmed agents (orchestrator.prewarm)', () => {
     // dispose (shutdown again) is idempotent.
     await h.dispose();
   });
+
+  it('logs a prewarm start that failed with the session secrets redacted, keeps no agent, and the next session still runs', async () => {
+    const SECRET = 'sk-prewarm-7f3a91c2';
+    const log: string[] = [];
+    const h = await harnesses({
+      fake: { failStart: `the agent refused the key ${SECRET}` },
+      secrets: [SECRET],
+      limits: { keepWarmMs: LONG_MS, prewarm: 1 },
+      deps: { log: (line) => log.push(line) },
+    });
+    const a = await newSession(h, 'ws');
+    await h.until(() => log.some((line) => line.includes('could not start')));
+    const failed = log.filter((line) => line.includes('could not start'));
+    expect(failed[0]).toMatch(/^prewarmed agent s-\S+ \(fake\) could not start: the agent refused the key /);
+    expect(log.filter((line) => line.includes(SECRET))).toEqual([]);
+    await h.until(() => h.orchestrator.prewarmedAgents().length === 0);
+    // The failed agent was closed and left nothing in the state.
+    const prewarmedId = h.fake!.log.opened[1]!.sessionId;
+    await h.until(() => h.fake!.log.closed.includes(prewarmedId));
+    expect(existsSync(join(h.deps.stateDir, 'sessions', prewarmedId))).toBe(false);
+    const b = await newSession(h, 'ws');
+    expect(b).not.toBe(prewarmedId);
+    expect((await h.session.store.listSessions()).map((record) => record.id).sort()).toEqual([a, b].sort());
+  });
 });
