@@ -132,6 +132,7 @@ describe('orchestrator: launch defaults', () => {
 
   it('a degraded catalog (the CLI cannot start) still refuses an unlisted model, accepts a listed one with its note as a warn, after the settings notes', async () => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
         modelsFor: async (_adapter, options) => {
@@ -141,10 +142,10 @@ describe('orchestrator: launch defaults', () => {
       },
     });
     await expect(
-      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
+      h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
     ).rejects.toMatchObject({ code: 'model_unavailable' });
     const created = await h.orchestrator.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'one',
       model: 'custom:byok',
@@ -162,6 +163,7 @@ describe('orchestrator: launch defaults', () => {
 
   it('no catalog at all (the CLI cannot start, none listed before) lets the turn through unchecked with the note', async () => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
         modelsFor: async (_adapter, options) => {
@@ -171,7 +173,7 @@ describe('orchestrator: launch defaults', () => {
         },
       },
     });
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'unlisted-9' });
     expect(created.settings).toEqual({ model: 'unlisted-9', autonomy: 'low' });
     expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
     const notes = (await h.session.logged(created.sessionId)).flatMap((event) =>
@@ -179,7 +181,7 @@ describe('orchestrator: launch defaults', () => {
     );
     expect(notes).toEqual(['note: droid cannot start to list its models; the model could not be checked']);
     // `models()` (one-works models, MCP list_models) never takes the degraded path.
-    await expect(h.orchestrator.models('droid')).rejects.toMatchObject({ code: 'probe_failed' });
+    await expect(h.orchestrator.models('fake')).rejects.toMatchObject({ code: 'probe_failed' });
   });
 
   it('the same catalog, authoritative, refuses the unlisted model', async () => {
