@@ -25,7 +25,8 @@ export type CliSource = 'managed' | 'system' | 'path';
  * Version facts of a CLI: what the adapter's qualified-version table (or the project's lock
  * file, after an upgrade probe) records for a version, and what a probe reads off the running
  * CLI. Each adapter defines its keys (droid: `apiVersion` and `protocolVersion`; Claude Code: the
- * `claudeCodeVersion` it announces) and checks them itself (`Adapter.checkVersionFacts`).
+ * `claudeCodeVersion` it announces) and checks them itself (`Adapter.checkVersionFacts`). A
+ * running session reports the same record (`AdapterSession.info.versionFacts`, `session.started`).
  */
 export type VersionFacts = Readonly<Record<string, string>>;
 
