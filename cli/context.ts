@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Adapter, LockedVersion, PrepareServices, ProgressReport } from '../core/adapter.js';
 import { createPrepareServices } from '../core/install/services.js';
-import { approvedRootPath, collectSecrets, createConfigSchema, loadConfig, readLock } from '../core/config/index.js';
+import { approvedRootPath, collectSecrets, createConfigSchema, DEFAULT_ADAPTER, loadConfig, readLock } from '../core/config/index.js';
 import { OneWorksError } from '../core/errors.js';
 import { postgresUrlSecrets } from '../core/store/postgres-url.js';
 import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GeminiConfigSchema } from '../adapters/acp/config.js';
@@ -217,7 +217,7 @@ export async function createContext(
         ...agents,
       ];
     },
-    defaultAdapter: config.defaults.adapter ?? 'droid',
+    defaultAdapter: config.defaults.adapter ?? DEFAULT_ADAPTER,
     async lockEntries(name) {
       const lock = await readLock(lockPath);
       return new Map(Object.entries(lock.adapters[name] ?? {}));

@@ -31,7 +31,9 @@ export async function main(argv: string[]): Promise<number> {
   };
 
   const program = new Command('one-works')
-    .description('One Works: run coding-agent CLIs (Factory droid) in isolated, pinned, observable sessions')
+    .description(
+      'One Works: run coding-agent CLIs (droid, Claude Code, Codex, Gemini CLI, ACP agents) in isolated, pinned, observable sessions',
+    )
     .version(await packageVersion(), '-V, --version')
     .addOption(
       new Option(

@@ -32,7 +32,7 @@ export interface SessionDecision extends DecisionRecord {
 export interface DeciderOptions {
   /** This process's additions to the policy (`run --allow/--deny`); see `sessionPolicyFromFlags`. */
   sessionPolicy?: PermissionPolicyInput;
-  /** Called once per decision, before droid gets the answer; must not throw. */
+  /** Called once per decision, before the agent gets the answer; must not throw. */
   onDecision?: (decision: SessionDecision) => void;
   /**
    * The turn's abort signal: aborting declines an open terminal prompt (and queued ones) and

@@ -14,7 +14,7 @@ import type { Transport } from './transport/transport.js';
  */
 
 /** Version of this contract; bumped on breaking changes (cf. vercel/ai `specificationVersion`). */
-export const ADAPTER_CONTRACT_VERSION = 3 as const;
+export const ADAPTER_CONTRACT_VERSION = 4 as const;
 
 export type Autonomy = 'off' | 'low' | 'medium' | 'high';
 
@@ -25,7 +25,8 @@ export type CliSource = 'managed' | 'system' | 'path';
  * Version facts of a CLI: what the adapter's qualified-version table (or the project's lock
  * file, after an upgrade probe) records for a version, and what a probe reads off the running
  * CLI. Each adapter defines its keys (droid: `apiVersion` and `protocolVersion`; Claude Code: the
- * `claudeCodeVersion` it announces) and checks them itself (`Adapter.checkVersionFacts`).
+ * `claudeCodeVersion` it announces) and checks them itself (`Adapter.checkVersionFacts`). A
+ * running session reports the same record (`AdapterSession.info.versionFacts`, `session.started`).
  */
 export type VersionFacts = Readonly<Record<string, string>>;
 
@@ -419,8 +420,11 @@ export interface AdapterSession {
    * leaves the session closed) when the start fails. Without it, an agent is never prewarmed.
    */
   start?(): Promise<void>;
-  /** Facts negotiated with the child, once started. */
-  readonly info: { nativeSessionId?: string; apiVersion?: string; protocolVersion?: string };
+  /**
+   * Facts negotiated with the child, once started: its native session id and the version facts
+   * it announced (keys the adapter defines, as in `ProbeResult.facts`).
+   */
+  readonly info: { nativeSessionId?: string; versionFacts?: VersionFacts };
 }
 
 /** What a probe read off a CLI binary's first frames, without sending any prompt. */

@@ -229,8 +229,7 @@ export class AcpSession implements AdapterSession {
       }),
       this.#profile.startupTimeoutMs,
     );
-    this.info.apiVersion = ACP_API;
-    this.info.protocolVersion = acpProtocolVersion(init.protocolVersion);
+    this.info.versionFacts = { api: ACP_API, protocolVersion: acpProtocolVersion(init.protocolVersion) };
     const method = this.#profile.authMethod;
     if (method && init.authMethods?.some((m) => m.id === method)) {
       await deadline('authenticate', conn.authenticate({ methodId: method }), this.#profile.requestTimeoutMs);
@@ -288,8 +287,7 @@ export class AcpSession implements AdapterSession {
       workspace: cwd,
       resumed,
       cliVersion: this.#spec.cli.version,
-      apiVersion: ACP_API,
-      protocolVersion: this.info.protocolVersion,
+      versionFacts: this.info.versionFacts,
     });
   }
 

@@ -257,7 +257,7 @@ export class ClaudeSession implements AdapterSession {
         message: `claude reports session ${message.session_id}, expected ${this.info.nativeSessionId}`,
       });
     }
-    this.info.protocolVersion = message.claude_code_version ?? this.#spec.cli.version;
+    this.info.versionFacts = { claudeCodeVersion: message.claude_code_version ?? this.#spec.cli.version };
     this.#io.emit({
       type: 'session.started',
       key: `session.started:${this.#epoch}`,
@@ -265,7 +265,7 @@ export class ClaudeSession implements AdapterSession {
       workspace: this.#spec.workspace,
       resumed: this.#resuming,
       cliVersion: this.#spec.cli.version,
-      protocolVersion: this.info.protocolVersion,
+      versionFacts: this.info.versionFacts,
     });
   }
 

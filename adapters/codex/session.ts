@@ -8,7 +8,7 @@ import { codexSeedFiles, describeCodexLaunch } from './launch.js';
 import { CODEX_NOTIFICATIONS, CODEX_QUIET_NOTIFICATIONS, CODEX_SERVER_REQUESTS } from './methods.js';
 import { answerCommandApproval, answerFileChangeApproval, answerPermissionsApproval, answerUserInput } from './permissions.js';
 import { CodexProjector, codexTurnStatus } from './project.js';
-import { CODEX_API } from './versions.js';
+import { versionFromUserAgent } from './app-server-client.js';
 import {
   CODEX_REQUESTS,
   codexEnvelope,
@@ -250,7 +250,7 @@ export class CodexSession implements AdapterSession {
 
   async #handshake(conn: Connection): Promise<void> {
     const timeoutMs = this.#config.startupTimeoutMs;
-    await conn.request(
+    const initialized = await conn.request(
       CODEX_REQUESTS.initialize,
       { clientInfo: { name: 'one-works', title: 'One Works', version: '0' }, capabilities: null },
       { timeoutMs },
@@ -284,8 +284,7 @@ export class CodexSession implements AdapterSession {
       this.info.nativeSessionId = started.thread.id;
       await this.#io.setNativeSessionId(started.thread.id);
     }
-    this.info.apiVersion = CODEX_API;
-    this.info.protocolVersion = this.#spec.cli.version;
+    this.info.versionFacts = { codexVersion: versionFromUserAgent(initialized.userAgent) ?? this.#spec.cli.version };
     this.#io.emit({
       type: 'session.started',
       key: `session.started:${this.#epoch}`,
@@ -293,8 +292,7 @@ export class CodexSession implements AdapterSession {
       workspace: this.#spec.workspace,
       resumed: this.#resuming,
       cliVersion: this.#spec.cli.version,
-      apiVersion: CODEX_API,
-      protocolVersion: this.#spec.cli.version,
+      versionFacts: this.info.versionFacts,
     });
   }
 

@@ -423,8 +423,7 @@ export class DroidSession implements AdapterSession {
     }
     await this.#applySettings(conn, timeoutMs);
     this.#applied = { model: this.#spec.model, effort: this.#spec.effort, autonomy: this.#spec.autonomy };
-    this.info.apiVersion = API_VERSION;
-    this.info.protocolVersion = protocolVersion;
+    this.info.versionFacts = { apiVersion: API_VERSION, protocolVersion };
     this.#io.emit({
       type: 'session.started',
       key: `session.started:${randomUUID()}`,
@@ -432,8 +431,7 @@ export class DroidSession implements AdapterSession {
       workspace: this.#spec.workspace,
       resumed,
       cliVersion: this.#spec.cli.version,
-      apiVersion: API_VERSION,
-      protocolVersion,
+      versionFacts: this.info.versionFacts,
     });
   }
 

@@ -96,7 +96,7 @@ export class RunnerSession implements AdapterSession {
       this.info.nativeSessionId = spec.nativeSessionId;
       this.#attachment = spec.nativeSessionId;
     }
-    this.info.protocolVersion = RUNNER_PROTOCOL_VERSION;
+    this.info.versionFacts = { api: 'runner-frame', protocolVersion: RUNNER_PROTOCOL_VERSION };
   }
 
   async prompt(input: TurnInput): Promise<TurnOutcome> {
@@ -225,8 +225,7 @@ export class RunnerSession implements AdapterSession {
       adapter: this.#adapterName,
       workspace: this.#spec.workspace,
       resumed: opened.data.resumed,
-      apiVersion: 'runner-frame',
-      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      versionFacts: this.info.versionFacts,
     });
   }
 

@@ -13,6 +13,7 @@ import type { CommandBody, GlobalOptions } from '../main.js';
 import { registerReconcileCommand } from './sessions-reconcile.js';
 import { createLiveRenderer, formatUsage } from '../render.js';
 import { openStore } from '../state.js';
+import { formatVersionFacts } from '../version-facts.js';
 
 /** Registers `sessions list|show` and `events`; returns the `sessions` command (for its other subcommands). */
 export function registerSessionCommands(program: Command, run: (body: CommandBody) => Promise<void>): Command {
@@ -224,7 +225,7 @@ function eventLine(out: import('../output.js').Output): (e: RuntimeEvent) => voi
   return (e) => {
     if (e.type === 'session.started')
       out.line(
-        `[${e.at}] session started (${e.adapter} ${e.cliVersion ?? ''}, protocol ${e.protocolVersion ?? '?'}${e.resumed ? ', resumed' : ''})`,
+        `[${e.at}] session started (${[e.adapter, e.cliVersion].filter(Boolean).join(' ')}; ${formatVersionFacts(e.versionFacts)}${e.resumed ? '; resumed' : ''})`,
       );
     else if (e.type === 'turn.started') out.line(`[${e.at}] turn ${e.runId} started`);
     else if (e.type === 'session.closed') out.line(`[${e.at}] session closed (${e.reason})`);

@@ -2,6 +2,7 @@ import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import type { ToolOrchestrator } from './tool.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS, MAX_PROMPT_LENGTH, MAX_TITLE_LENGTH } from '../../core/orchestrator/index.js';
+import { DEFAULT_ADAPTER } from '../../core/config/index.js';
 import { AutonomySchema } from './schemas.js';
 
 // Input pieces shared by several tools. Every tool input is a z.strictObject: an unknown
@@ -50,7 +51,7 @@ export const TitleInput = z.string().min(1).max(MAX_TITLE_LENGTH).describe('a sh
 export const LabelsInput = z
   .array(z.string().min(1).max(MAX_LABEL_LENGTH).regex(LABEL_PATTERN))
   .max(MAX_LABELS)
-  .describe('labels (One Works metadata; sent to droid as session tags at creation)');
+  .describe('labels (One Works metadata; sent to the agent CLI as session tags at creation where it has tags)');
 
 /** An adapter name; left out: the orchestrator's default (`defaults.adapter`, else droid). */
 export const AdapterInput = z
@@ -63,5 +64,5 @@ export const AdapterInput = z
 /** The adapter a tool call named, else the one the orchestrator's config makes the default. */
 export async function adapterOrDefault(orchestrator: Pick<ToolOrchestrator, 'info'>, adapter: string | undefined): Promise<string> {
   if (adapter !== undefined) return adapter;
-  return (await orchestrator.info()).defaultAdapter ?? 'droid';
+  return (await orchestrator.info()).defaultAdapter ?? DEFAULT_ADAPTER;
 }

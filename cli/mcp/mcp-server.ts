@@ -35,7 +35,7 @@ export interface McpServerOptions {
 }
 
 const INSTRUCTIONS =
-  'One Works runs coding-agent sessions (Factory droid) in approved workspaces, each in its own sandbox, under one orchestrator with limits and queues. ' +
+  'One Works runs coding-agent sessions (droid, Claude Code, Codex, Gemini CLI and other ACP agents, process runners) in approved workspaces, each in its own sandbox, under one orchestrator with limits and queues. ' +
   'Start with list_workspaces, then create_session; follow with wait_for_sessions and read_session; send_message continues or steers a session. ' +
   'Pass a requestKey to create_session and send_message so that a retried call never runs twice.';
 

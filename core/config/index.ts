@@ -26,6 +26,7 @@ export {
   StateSchema,
   WorkspacesSchema,
   approvedRootPath,
+  DEFAULT_ADAPTER,
   createConfigSchema,
   type AdapterSchemas,
   type ConfigSchema,

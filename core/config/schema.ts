@@ -226,7 +226,7 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
         adapter: defaultAdapterSchema(Object.keys(adapterSchemas))
           .optional()
           .describe(
-            'The adapter of run, submit, models and create_session when none is named (default: droid); a named instance of one is <adapter>:<name> (process:<harness>).',
+            `The adapter of run, submit, models and create_session when none is named (default: ${DEFAULT_ADAPTER}); a named instance of one is <adapter>:<name> (process:<harness>).`,
           ),
       })
       .prefault({})
@@ -237,6 +237,9 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
       .describe('One block per adapter.'),
   });
 }
+
+/** The adapter of commands and tools that name none, when `defaults.adapter` is unset. */
+export const DEFAULT_ADAPTER = 'droid';
 
 // An adapter name, or `<adapter>:<name>` for a named instance an adapter declares (process:<harness>).
 function defaultAdapterSchema(names: string[]): z.ZodType<string> {

@@ -50,8 +50,8 @@ const payloads = {
     workspace: z.string(),
     resumed: z.boolean(),
     cliVersion: z.string().optional(),
-    apiVersion: z.string().optional(),
-    protocolVersion: z.string().optional(),
+    /** The version facts the agent announced (keys its adapter defines, as in probes and the lock). */
+    versionFacts: z.record(z.string(), z.string()).optional(),
   },
   'session.closed': { reason: z.string() },
   'turn.queued': { runId: z.string(), prompt: z.string() },
@@ -153,13 +153,30 @@ export const EventDraftSchema: z.ZodType<EventDraft> = z.discriminatedUnion(
 
 const stamp = { sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() };
 
-/** A recorded event: a draft stamped by the session layer. */
-export const RuntimeEventSchema: z.ZodType<RuntimeEvent> = z.discriminatedUnion(
-  'type',
-  draftMembers.map((m) => m.extend(stamp)) as unknown as [
-    ReturnType<typeof member<'session.started'>>,
-    ...ReturnType<typeof member<RuntimeEventType>>[],
-  ],
+/**
+ * Event logs written before version facts were a record hold droid's pair on `session.started`
+ * (`apiVersion`, `protocolVersion`): read them as that adapter's version facts.
+ */
+function foldLegacyVersionFacts(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || (value as { type?: unknown }).type !== 'session.started') return value;
+  const { apiVersion, protocolVersion, ...rest } = value as Record<string, unknown>;
+  if (rest.versionFacts !== undefined) return rest;
+  const facts = Object.fromEntries(
+    Object.entries({ apiVersion, protocolVersion }).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+  return Object.keys(facts).length > 0 ? { ...rest, versionFacts: facts } : rest;
+}
+
+/** A recorded event: a draft stamped by the session layer (older logs' shapes are read too). */
+export const RuntimeEventSchema: z.ZodType<RuntimeEvent> = z.preprocess(
+  foldLegacyVersionFacts,
+  z.discriminatedUnion(
+    'type',
+    draftMembers.map((m) => m.extend(stamp)) as unknown as [
+      ReturnType<typeof member<'session.started'>>,
+      ...ReturnType<typeof member<RuntimeEventType>>[],
+    ],
+  ),
 ) as unknown as z.ZodType<RuntimeEvent>;
 
 type DraftOf<T extends RuntimeEventType> = { type: T; key: string } & {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 
-/** Deepest level of descendants counted (bwrap → droid → tools). */
+/** Deepest level of descendants counted (bwrap → agent CLI → tools). */
 const MAX_DEPTH = 4;
 
 /**

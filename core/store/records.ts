@@ -85,6 +85,7 @@ export const SessionRecordSchema = z.strictObject({
   archived: z.boolean().optional(),
   nativeSessionId: z.string().optional(),
   cliVersion: z.string().optional(),
+  /** Written by earlier versions only (droid's protocol); kept so their records still read. Version facts are on `session.started`. */
   protocolVersion: z.string().optional(),
   status: SessionStatusSchema,
   /** Why the session needs attention, in words a person can act on. */

@@ -141,6 +141,25 @@ describe('adapters install against a registry', { timeout: CLI_TEST_TIMEOUT_MS }
     expect(list.stdout).toContain('managed droid 0.225.2 is not installed');
   });
 
+  it('refuses a package that declares runtime dependencies with install_has_dependencies, exit 4, before any download', async () => {
+    const registry = await startStub(async (name) => ({
+      ...(await fakePlatformPackage(name)),
+      dependencies: { '@factory/runtime': '^1.0.0', 'left-pad': '1.3.0' },
+    }));
+    const env = { npm_config_registry: registry.url };
+    const result = await box.run(['adapters', 'install', 'droid'], env);
+    expect(result.exitCode).toBe(4);
+    expect(result.stderr).toContain(
+      `one-works: ${PACKAGE}@0.225.2 declares runtime dependencies (@factory/runtime@^1.0.0, left-pad@1.3.0); `,
+    );
+    expect(result.stderr).not.toMatch(STACK_LINE);
+    // Refused on the packument: the tarball was never fetched, nothing was installed.
+    expect(registry.requests.map((r) => r.path)).toEqual([`/${PACKAGE}`]);
+    expect(await versionEntries()).toEqual([]);
+    // The message says what to do instead.
+    expect(result.stderr).toContain('Pin a version without dependencies, or use cli.source: system or path');
+  });
+
   it('exits 4 when the pinned version is not published', async () => {
     const registry = await startStub(fakePlatformPackage);
     await box.writeConfig(

@@ -27,7 +27,7 @@ const PROPOSAL = { reason: 'needs autonomy high' };
 
 async function setup(askTimeoutMs: number) {
   const board = new AskBoard();
-  const h: OrchestratorHarness = await harnesses({ deps: { asks: board } });
+  const h: OrchestratorHarness = await harnesses({ fake: {}, deps: { asks: board } });
   const router = new EscalationRouter({ board, askTimeoutMs, terminalTimeoutMs: 5_000 });
   const server = await startOrchestratorServer({
     orchestrator: h.orchestrator,
@@ -42,7 +42,7 @@ async function setup(askTimeoutMs: number) {
     return client;
   };
   const client = await connect();
-  const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello' });
+  const handle = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' });
   await client.waitForRun(handle.sessionId, handle.runId);
   return { board, router, client, connect, h, sessionId: handle.sessionId };
 }

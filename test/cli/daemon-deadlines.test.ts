@@ -38,6 +38,7 @@ function slowCancel(orchestrator: Orchestrator): Orchestrator {
 describe('control client deadlines', () => {
   it('gives create, send, models and cancel their own deadlines: work longer than the default deadline still answers', async () => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
         modelsFor: async () => {
@@ -56,9 +57,9 @@ describe('control client deadlines', () => {
     opened.push(client);
 
     expect(await client.list()).toEqual([]);
-    const created = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    const created = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     const sent = await client.sendMessage({ sessionId: created.sessionId, prompt: 'two' });
-    expect(await client.models('droid')).toEqual(CATALOG);
+    expect(await client.models('fake')).toEqual(CATALOG);
     expect(await client.cancel(created.sessionId, sent.runId)).toMatchObject({ sessionId: created.sessionId });
     await client.wait([created.sessionId], 30_000);
   });

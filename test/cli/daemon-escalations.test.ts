@@ -46,7 +46,7 @@ async function setup(h: OrchestratorHarness, timeoutMs = 5_000) {
     return client;
   };
   const client = await connect();
-  const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello' });
+  const handle = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' });
   await client.waitForRun(handle.sessionId, handle.runId);
   return { router, server, client, connect, sessionId: handle.sessionId, exitRequests: () => exitRequests };
 }
@@ -60,7 +60,7 @@ const answering = (answer: EscalationAnswer, seen: PermissionAsk[] = []): Escala
 
 describe('escalations through the control socket', () => {
   it('declines as a policy decision when no client is attached', async () => {
-    const { router, sessionId } = await setup(await harnesses());
+    const { router, sessionId } = await setup(await harnesses({ fake: {} }));
     expect(await router.escalatorFor(sessionId).ask(ASK, PROPOSAL)).toMatchObject({
       decision: 'deny',
       by: 'policy',
@@ -69,7 +69,7 @@ describe('escalations through the control socket', () => {
   });
 
   it("forwards the ask to the attached client and uses its person's answer", async () => {
-    const { router, client, sessionId } = await setup(await harnesses());
+    const { router, client, sessionId } = await setup(await harnesses({ fake: {} }));
     const seen: PermissionAsk[] = [];
     await client.attachEscalator(
       sessionId,
@@ -83,7 +83,7 @@ describe('escalations through the control socket', () => {
   });
 
   it('asks the client following the live run when several follow the session', async () => {
-    const { router, client, connect, sessionId } = await setup(await harnesses());
+    const { router, client, connect, sessionId } = await setup(await harnesses({ fake: {} }));
     const other = await connect();
     const mine: PermissionAsk[] = [];
     const theirs: PermissionAsk[] = [];
@@ -101,7 +101,7 @@ describe('escalations through the control socket', () => {
   });
 
   it('marks an answer the client abandoned (its person interrupted) once', async () => {
-    const { router, client, sessionId } = await setup(await harnesses());
+    const { router, client, sessionId } = await setup(await harnesses({ fake: {} }));
     await client.attachEscalator(
       sessionId,
       undefined,
@@ -114,7 +114,7 @@ describe('escalations through the control socket', () => {
   });
 
   it('a cancel through the socket declines the open ask of the cancelled run as abandoned, without waiting for the client', async () => {
-    const { router, client, sessionId } = await setup(await harnesses());
+    const { router, client, sessionId } = await setup(await harnesses({ fake: {} }));
     const second = await client.sendMessage({ sessionId, prompt: 'again' });
     await client.waitForRun(sessionId, second.runId);
     // The person never answers: only the cancel can settle the ask.
@@ -134,7 +134,7 @@ describe('escalations through the control socket', () => {
   });
 
   it('declines once the attached client disconnected, and when it does not answer in time', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const { router, client, connect, sessionId } = await setup(h, 200);
     await client.attachEscalator(sessionId, undefined, answering({ decision: 'allow', by: 'human' }));
     // Whether the server already saw the close or finds out while asking, the ask is declined.
@@ -150,7 +150,7 @@ describe('escalations through the control socket', () => {
   });
 
   it('says hello with its fingerprint and exits on request only when this client is its only user', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const { server, client, connect, exitRequests } = await setup(h);
     expect(await client.hello()).toMatchObject({
       fingerprint: 'f'.repeat(64),

@@ -32,11 +32,12 @@ async function connected(h: OrchestratorHarness): Promise<OrchestratorClient> {
 describe('orchestrator control socket: metadata, reads, usage, info, models', () => {
   it('forwards every new method and returns handles with their settings', async () => {
     const h = await harnesses({
-      deps: { adapterNames: () => ['droid'], defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => CATALOG },
+      fake: {},
+      deps: { adapterNames: () => ['fake'], defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => CATALOG },
     });
     const client = await connected(h);
     const handle = await client.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'hello',
       title: 'T',
@@ -60,14 +61,14 @@ describe('orchestrator control socket: metadata, reads, usage, info, models', ()
     const usage = await client.usage([handle.sessionId]);
     expect(usage.sessions).toEqual([expect.objectContaining({ sessionId: handle.sessionId, runs: 2 })]);
     expect((await client.usage()).total).toEqual(usage.total);
-    expect(await client.info()).toMatchObject({ approvedRoots: [h.root], adapters: [{ name: 'droid', model: 'big', autonomy: 'low' }] });
-    expect(await client.models('droid')).toEqual(CATALOG);
+    expect(await client.info()).toMatchObject({ approvedRoots: [h.root], adapters: [{ name: 'fake', model: 'big', autonomy: 'low' }] });
+    expect(await client.models('fake')).toEqual(CATALOG);
   });
 
   it('checks the new params at the edge and passes stable error codes through', async () => {
-    const h = await harnesses({ deps: { modelsFor: async () => CATALOG } });
+    const h = await harnesses({ fake: {}, deps: { modelsFor: async () => CATALOG } });
     const client = await connected(h);
-    const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello' });
+    const handle = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' });
     await client.waitForRun(handle.sessionId, handle.runId);
     await expect(client.readSession({ sessionId: handle.sessionId, maxEvents: 201 })).rejects.toMatchObject({
       code: 'peer_error',

@@ -34,7 +34,7 @@ async function connect(server: OrchestratorServer): Promise<OrchestratorClient> 
 
 describe('orchestrator control socket', () => {
   it('creates the socket with mode 0600, replacing a stale socket file, and removes it on close', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     await writeFile(socketPath(h.deps.stateDir), 'stale');
     const server = await serve(h);
     const info = await stat(server.socketPath);
@@ -46,14 +46,14 @@ describe('orchestrator control socket', () => {
   });
 
   it('runs a turn through the socket and streams its events to a subscriber', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const client = await connect(await serve(h));
-    const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello', labels: ['l'] });
+    const handle = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello', labels: ['l'] });
     expect(handle).toMatchObject({ runId: 'r1' });
     const events: RuntimeEvent[] = [];
     await client.subscribe(handle.sessionId, (event) => events.push(event));
     const outcome = await client.waitForRun(handle.sessionId, handle.runId);
-    expect(outcome).toMatchObject({ status: 'completed', runStatus: 'completed', text: 'Hello from the fake droid.' });
+    expect(outcome).toMatchObject({ status: 'completed', runStatus: 'completed', text: 'reply to hello' });
     const waited = await client.wait([handle.sessionId], 1_000);
     expect(waited.timedOut).toBe(false);
     expect(waited.settled.map((s) => s.sessionId)).toEqual([handle.sessionId]);
@@ -66,10 +66,10 @@ describe('orchestrator control socket', () => {
   });
 
   it('sends errors with their OneWorksError code and a redacted message', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const client = await connect(await serve(h));
     await expect(client.status('s-missing')).rejects.toMatchObject({ name: 'OneWorksError', code: 'session_not_found' });
-    await expect(client.createSession({ adapter: 'droid', workspace: '/', prompt: 'x' })).rejects.toMatchObject({
+    await expect(client.createSession({ adapter: 'fake', workspace: '/', prompt: 'x' })).rejects.toMatchObject({
       code: 'workspace_not_approved',
     });
     // The harness's defaultsFor throws a plain Error naming the adapter: it becomes `internal`, redacted.
@@ -79,18 +79,18 @@ describe('orchestrator control socket', () => {
     await expect(unknown).rejects.not.toThrow(/sk-wire-secret/);
     // Params are checked at the edge: the orchestrator never sees them.
     await expect(client.wait([], 10)).rejects.toMatchObject({ code: 'peer_error', message: expect.stringMatching(/invalid params/) });
-    await expect(
-      client.createSession({ adapter: 'droid', workspace: h.root, prompt: '', autonomy: 'wild' as never }),
-    ).rejects.toMatchObject({
-      code: 'peer_error',
-    });
+    await expect(client.createSession({ adapter: 'fake', workspace: h.root, prompt: '', autonomy: 'wild' as never })).rejects.toMatchObject(
+      {
+        code: 'peer_error',
+      },
+    );
     expect(await h.session.store.listSessions()).toEqual([]);
   });
 
   it('waits with a timeout that is not a failure, then cancels the live turn', async () => {
-    const h = await harnesses({ stepMs: 60_000 });
+    const h = await harnesses({ fake: { script: () => ({ hang: true }) } });
     const client = await connect(await serve(h));
-    const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'long' });
+    const handle = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'long' });
     await h.running(handle.sessionId, handle.runId);
     const waited = await client.wait([handle.sessionId], 50);
     expect(waited).toMatchObject({ timedOut: true, settled: [] });
@@ -105,11 +105,11 @@ describe('orchestrator control socket', () => {
   });
 
   it('reports idle only once no client is connected and no turn is live or queued', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     let idle = 0;
     const server = await serve(h, { idleExitMs: 30, onIdle: () => (idle += 1) });
     const client = await connect(server);
-    const handle = await client.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello' });
+    const handle = await client.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' });
     await client.waitForRun(handle.sessionId, handle.runId);
     // Connected clients keep the server up however long they stay.
     await sleep(300);

@@ -46,7 +46,11 @@ describe('acp:<name>: an ACP agent by command', () => {
     expect(events.find((e) => e.type === 'native' && e.nativeType === 'hologram_update')).toMatchObject({ payload: { shimmer: 7 } });
     // The agent echoed the key it was given: it arrived, and One Works redacted it.
     expect(record.runs[0]?.text).toBe('fake reply: hello (key [REDACTED])');
-    expect(events.find((e) => e.type === 'session.started')).toMatchObject({ adapter: 'acp:fake', apiVersion: 'acp', resumed: false });
+    expect(events.find((e) => e.type === 'session.started')).toMatchObject({
+      adapter: 'acp:fake',
+      versionFacts: { api: 'acp' },
+      resumed: false,
+    });
     // Redacted wherever One Works wrote or printed it.
     expect(result.stdout + result.stderr).not.toContain(SECRET);
     expect((await rig.readEventLines(id!)).join('\n')).not.toContain(SECRET);

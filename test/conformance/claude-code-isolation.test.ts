@@ -124,7 +124,7 @@ describe('claude-code: isolation', () => {
     expect((await filesUnder(join(home, '.claude'))).some((f) => f.endsWith('.jsonl'))).toBe(true);
   });
 
-  it('the claude process holds only allowlisted variables, and the key is absent from everything One Works wrote or printed', async () => {
+  it('the claude process holds only allowlisted variables (and the passEnv ones that are set), and the key is absent from everything One Works wrote or printed', async () => {
     let childEnv: Record<string, string> | undefined;
     const sampleEnv = (): void => {
       const claude = findProcesses(rigRoot).find((p) => p.args.includes('--input-format stream-json'));
@@ -143,12 +143,16 @@ describe('claude-code: isolation', () => {
         text: `The tool said ${anthropicToolResults(request)[0]?.content} and the header was ${String(request.headers['x-api-key'])}`,
       }),
     ]);
-    const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9', claude: { baseUrl: model.baseUrl } });
+    // passEnv lets host variables through by name, only when they are set.
+    const rig = await rigs.create({
+      baseUrl: 'http://127.0.0.1:9',
+      claude: { baseUrl: model.baseUrl, passEnv: ['ONE_WORKS_PASSED', 'ONE_WORKS_PASSED_UNSET'] },
+    });
     rigRoot = rig.root;
     const outputs: CliResult[] = [];
     outputs.push(
       await rig.run(['run', '-A', 'claude-code', '--allow', 'echo', '--workspace', rig.workspace, 'print the key'], {
-        env: { HOST_SECRET_NOT_ALLOWED: 'host-secret-value' },
+        env: { HOST_SECRET_NOT_ALLOWED: 'host-secret-value', ONE_WORKS_PASSED: 'let-through' },
       }),
     );
     expect(outputs[0]!.exitCode, outputs[0]!.stderr).toBe(0);
@@ -174,11 +178,14 @@ describe('claude-code: isolation', () => {
       'DISABLE_ERROR_REPORTING',
       'ANTHROPIC_BASE_URL',
       'ANTHROPIC_API_KEY',
+      'ONE_WORKS_PASSED',
     ]);
     const names = Object.keys(childEnv!);
     expect(names.filter((name) => !allowed.has(name))).toEqual([]);
     expect(childEnv!.HOME).toBe(rig.sessionHome(id!));
     expect(childEnv!.HOST_SECRET_NOT_ALLOWED).toBeUndefined();
+    expect(childEnv!.ONE_WORKS_PASSED).toBe('let-through');
+    expect(names).not.toContain('ONE_WORKS_PASSED_UNSET');
 
     // Everything One Works wrote (state minus claude's own files in the session HOME) and printed.
     outputs.push(await rig.run(['events', id!]));

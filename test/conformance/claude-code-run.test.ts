@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CliRigs } from '../support/one-works-cli.js';
+import { CLAUDE_TEST_VERSION, CliRigs } from '../support/one-works-cli.js';
 import {
   type AnthropicStep,
   anthropicToolResults,
@@ -93,6 +93,11 @@ describe('claude-code: run and send', () => {
     // Two processes: two session.started, the second resumed; history is not re-emitted.
     const started = (await rig.readEvents(id!)).filter((e) => e.type === 'session.started');
     expect(started.map((e) => e.resumed)).toEqual([false, true]);
+    // The version facts claude announced on system/init (claude_code_version), as its probe reads them.
+    expect(started.map((e) => e.versionFacts)).toEqual([
+      { claudeCodeVersion: CLAUDE_TEST_VERSION },
+      { claudeCodeVersion: CLAUDE_TEST_VERSION },
+    ]);
     const messages = (await rig.readEvents(id!)).filter((e) => e.type === 'assistant.message');
     expect(messages.map((e) => e.text)).toEqual(['First answer: ALPHA-1.', 'Second answer.']);
   });

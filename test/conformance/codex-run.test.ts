@@ -37,7 +37,12 @@ describe('codex: run and send', () => {
     expect(record.nativeSessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(record.runs[0]).toMatchObject({ status: 'completed', text: 'Hello from the scripted model.' });
     const events = await rig.readEvents(id!);
-    expect(events.find((e) => e.type === 'session.started')).toMatchObject({ adapter: 'codex', resumed: false, cliVersion: '0.171.0' });
+    expect(events.find((e) => e.type === 'session.started')).toMatchObject({
+      adapter: 'codex',
+      resumed: false,
+      cliVersion: '0.171.0',
+      versionFacts: { codexVersion: '0.171.0' },
+    });
     expect(events.filter((e) => e.type === 'assistant.message').map((e) => e.text)).toEqual(['Hello from the scripted model.']);
     expect(events.find((e) => e.type === 'usage')).toMatchObject({ usage: { reported: true, inputTokens: 40, outputTokens: 7 } });
     const warning = events.find((e) => e.type === 'log' && e.message.includes('Model metadata'));

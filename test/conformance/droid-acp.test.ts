@@ -64,8 +64,7 @@ describe('droid-acp: droid in ACP mode, end to end', () => {
     expect(events.find((e) => e.type === 'session.started')).toMatchObject({
       adapter: 'droid-acp',
       resumed: false,
-      apiVersion: 'acp',
-      protocolVersion: '1.0.0',
+      versionFacts: { api: 'acp', protocolVersion: '1.0.0' },
     });
     const calls = events.filter((e) => e.type === 'tool.call');
     expect(calls.map((e) => e.phase)).toEqual(['input', 'running']);

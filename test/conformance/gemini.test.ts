@@ -64,7 +64,11 @@ describe('gemini: Gemini CLI over ACP, end to end', () => {
     expect(record.runs[0]).toMatchObject({ status: 'completed' });
     expect(record.runs[0]?.text).toContain('The tool said: ok');
     const events = await rig.readEvents(id!);
-    expect(events.find((e) => e.type === 'session.started')).toMatchObject({ adapter: 'gemini', resumed: false, apiVersion: 'acp' });
+    expect(events.find((e) => e.type === 'session.started')).toMatchObject({
+      adapter: 'gemini',
+      resumed: false,
+      versionFacts: { api: 'acp' },
+    });
     // Gemini's first notice of the call is the permission request: the span opens there.
     const calls = events.filter((e) => e.type === 'tool.call');
     expect(calls[0]).toMatchObject({ phase: 'input', kind: 'execute', label: `execute: ${COMMAND}` });

@@ -37,7 +37,11 @@ describe('process runner: the reference runner', () => {
     expect(record.runs[0]).toMatchObject({ status: 'completed', text: 'Hello from the scripted model.' });
     expect(record.runs[0]!.usage).toMatchObject({ reported: true, inputTokens: 12, outputTokens: 5 });
     const events = await rig.closedEvents(id!);
-    expect(events.find((e) => e.type === 'session.started')).toMatchObject({ adapter: ADAPTER, resumed: false });
+    expect(events.find((e) => e.type === 'session.started')).toMatchObject({
+      adapter: ADAPTER,
+      resumed: false,
+      versionFacts: { api: 'runner-frame', protocolVersion: '1.0.0' },
+    });
     expect(events.find((e) => e.type === 'assistant.message')).toMatchObject({ text: 'Hello from the scripted model.' });
 
     // The runner called the model with the key it got in `open`, and with the prompt.

@@ -74,9 +74,9 @@ describe('one-works send: a second process resumes the session', () => {
     const keys = events.map((e) => e.key);
     expect(keys.filter((key, i) => keys.indexOf(key) !== i)).toEqual([]);
     const started = events.filter((e) => e.type === 'session.started');
-    expect(started.map((e) => [e.resumed, e.protocolVersion])).toEqual([
-      [false, '1.220.0'],
-      [true, '1.220.0'],
+    expect(started.map((e) => [e.resumed, e.versionFacts])).toEqual([
+      [false, { apiVersion: '1.0.0', protocolVersion: '1.220.0' }],
+      [true, { apiVersion: '1.0.0', protocolVersion: '1.220.0' }],
     ]);
     expect(events.filter((e) => e.type === 'session.closed')).toHaveLength(2);
     expect(events.filter((e) => e.type === 'turn.completed').map((e) => e.runId)).toEqual(['r1', 'r2']);

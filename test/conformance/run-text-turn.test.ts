@@ -76,8 +76,7 @@ describe('one-works run: a text turn', () => {
       workspace: rig.workspace,
       resumed: false,
       cliVersion: '0.225.2',
-      apiVersion: '1.0.0',
-      protocolVersion: '1.220.0',
+      versionFacts: { apiVersion: '1.0.0', protocolVersion: '1.220.0' },
     });
     expect(events[at('assistant.message')]).toMatchObject({ text: TEXT });
     expect(events[at('turn.completed')]).toMatchObject({

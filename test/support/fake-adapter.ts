@@ -22,7 +22,7 @@ import { createFileStore } from '../../core/store/index.js';
 /**
  * An in-memory adapter for core tests: no child process, no wire format. Each turn follows a
  * scripted step (reply text, a permission ask through `io.decide`, a turn that hangs until it is
- * interrupted, a failure); the fake records what core gave it (opens, prompts with their
+ * interrupted, a failure, an agent that dies: `crash`); the fake records what core gave it (opens, prompts with their
  * settings, decisions, interrupts, closes) so that core/session and orchestrator tests need no
  * droid. Settings per turn: when `perTurnSettings` is set the fake takes any settings, else only
  * the ones it was opened with (the runner then restarts it).
@@ -77,6 +77,8 @@ export interface FakeAdapterOptions {
    * into a waiting turn ends it `completed` with the text `steered by <message>`.
    */
   steering?: boolean;
+  /** `start()` (prewarming) rejects with this message; a prompt still starts the agent. */
+  failStart?: string;
 }
 
 /** What the fake saw, for assertions. */
@@ -88,6 +90,8 @@ export interface FakeAgentLog {
   /** Messages steered into live turns. */
   steers: string[];
   closes: number;
+  /** The One Works session id of each closed agent, in close order. */
+  closed: string[];
   /** Sessions opened and not closed. */
   open(): number;
 }
@@ -95,14 +99,23 @@ export interface FakeAgentLog {
 export interface FakeAgent {
   adapter: Adapter<unknown>;
   log: FakeAgentLog;
+  /**
+   * The running agent of a session dies as if killed from outside: `ready` answers false, a turn
+   * in progress ends `failed` (`process_exited`), and so does every later prompt to it.
+   */
+  crash(sessionId: string): void;
 }
+
+/** Above Linux's largest pid (2^22): a pid no real process can have, for memory accounting only. */
+const FAKE_PID_BASE = 2 ** 22;
 
 const FakeConfigSchema = z.object({ model: z.string().optional(), autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low') });
 
 /** Creates a fake adapter and its log. */
 export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
   let live = 0;
-  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, steers: [], closes: 0, open: () => live };
+  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, steers: [], closes: 0, closed: [], open: () => live };
+  const sessions: FakeSession[] = [];
   let turns = 0;
   const capabilities: AdapterCapabilities = {
     resume: 'respawn',
@@ -127,33 +140,45 @@ export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
         step: (input) => (options.script ?? (() => ({})))(input, turns++),
         log,
         perTurnSettings: options.perTurnSettings === true,
+        failStart: options.failStart,
+        pid: FAKE_PID_BASE + log.opened.length,
         onClose: () => {
           live -= 1;
+          log.closed.push(spec.sessionId);
         },
       });
+      sessions.push(session);
       if (options.steering !== true) return session;
       return Object.assign(session, { steer: (text: string) => session.steerInto(text) });
     },
   };
-  return { adapter, log };
+  const crash = (sessionId: string): void => {
+    const session = sessions.findLast((s) => s.sessionId === sessionId && s.alive);
+    if (!session) throw new Error(`no live fake agent for ${sessionId}`);
+    session.die();
+  };
+  return { adapter, log, crash };
 }
 
 interface FakeSessionDeps {
   step(input: TurnInput): FakeStep;
   log: FakeAgentLog;
   perTurnSettings: boolean;
+  failStart: string | undefined;
+  pid: number;
   onClose(): void;
 }
 
 class FakeSession implements AdapterSession {
-  readonly info: { nativeSessionId?: string } = {};
+  readonly info: AdapterSession['info'] = {};
   readonly #spec: SessionSpec;
   readonly #io: SessionIO;
   readonly #deps: FakeSessionDeps;
   #settings: TurnSettings;
-  #interrupt: (() => void) | undefined;
+  #interrupt: ((how: 'interrupt' | 'crash') => void) | undefined;
   #steered: ((text: string) => void) | undefined;
   #closed = false;
+  #dead = false;
   #started = false;
   #asks = 0;
 
@@ -165,22 +190,25 @@ class FakeSession implements AdapterSession {
     if (spec.nativeSessionId) this.info.nativeSessionId = spec.nativeSessionId;
   }
 
+  get sessionId(): string {
+    return this.#spec.sessionId;
+  }
+
+  /** Open and not crashed. */
+  get alive(): boolean {
+    return !this.#closed && !this.#dead;
+  }
+
+  die(): void {
+    this.#dead = true;
+    this.#interrupt?.('crash');
+    this.#interrupt = undefined;
+  }
+
   async prompt(input: TurnInput): Promise<TurnOutcome> {
-    if (this.#closed) return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
+    if (this.#closed || this.#dead) return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
     this.#deps.log.prompts.push({ sessionId: this.#spec.sessionId, input });
-    if (!this.#started) {
-      this.#started = true;
-      const native = this.#spec.nativeSessionId ?? `fake-${this.#spec.sessionId}`;
-      this.info.nativeSessionId = native;
-      await this.#io.setNativeSessionId(native);
-      this.#io.emit({
-        type: 'session.started',
-        key: `session.started:${native}:${this.#deps.log.opened.length}`,
-        adapter: 'fake',
-        workspace: this.#spec.workspace,
-        resumed: this.#spec.nativeSessionId !== undefined,
-      });
-    }
+    await this.#begin();
     if (input.settings) this.#settings = input.settings;
     const step = this.#deps.step(input);
     if (step.ask) {
@@ -206,20 +234,23 @@ class FakeSession implements AdapterSession {
     }
     let steeredBy: string | undefined;
     if (step.hang || step.delayMs !== undefined) {
-      const interrupted = await new Promise<boolean>((resolve) => {
-        this.#interrupt = () => resolve(true);
+      const ended = await new Promise<'interrupt' | 'crash' | 'done'>((resolve) => {
+        this.#interrupt = resolve;
         this.#steered = (text) => {
           steeredBy = text;
-          resolve(false);
+          resolve('done');
         };
-        if (!step.hang) setTimeout(() => resolve(false), step.delayMs).unref();
+        if (!step.hang) setTimeout(() => resolve('done'), step.delayMs).unref();
       });
       this.#interrupt = undefined;
       this.#steered = undefined;
-      if (interrupted) return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
+      if (ended === 'crash') return { status: 'failed', reason: 'process_exited', text: '', usage: { reported: false } };
+      if (ended === 'interrupt') return { status: 'interrupted', reason: 'cancelled', text: '', usage: { reported: false } };
     }
     if (step.fail) return { status: 'failed', reason: step.fail, text: '', usage: { reported: false } };
     const text = steeredBy !== undefined ? `steered by ${steeredBy}` : (step.text ?? `reply to ${input.text}`);
+    // Streamed first (live only, never logged), then the whole message.
+    this.#io.emit({ type: 'assistant.delta', key: `delta:${input.runId}:0`, messageId: input.runId, text });
     this.#io.emit({ type: 'assistant.message', key: `message:${input.runId}`, messageId: input.runId, text });
     return { status: 'completed', reason: 'completed', text, usage: { reported: true, inputTokens: 1, outputTokens: 1 } };
   }
@@ -233,9 +264,34 @@ class FakeSession implements AdapterSession {
     return true;
   }
 
+  // Prewarming: starts the agent without a prompt (or fails as told).
+  async start(): Promise<void> {
+    if (this.#deps.failStart !== undefined) throw new Error(this.#deps.failStart);
+    await this.#begin();
+  }
+
+  // The "handshake" of the first prompt or of start: the native id recorded, session.started.
+  async #begin(): Promise<void> {
+    if (this.#started) return;
+    if (this.#closed || this.#dead) throw new Error('the fake agent is closed');
+    this.#started = true;
+    const native = this.#spec.nativeSessionId ?? `fake-${this.#spec.sessionId}`;
+    this.info.nativeSessionId = native;
+    this.info.versionFacts = { fakeVersion: FAKE_RESOLVED_CLI.version };
+    await this.#io.setNativeSessionId(native);
+    this.#io.emit({
+      type: 'session.started',
+      key: `session.started:${this.#deps.pid}`,
+      adapter: 'fake',
+      workspace: this.#spec.workspace,
+      resumed: this.#spec.nativeSessionId !== undefined,
+      versionFacts: this.info.versionFacts,
+    });
+  }
+
   async interrupt(): Promise<void> {
     this.#deps.log.interrupts += 1;
-    this.#interrupt?.();
+    this.#interrupt?.('interrupt');
     this.#interrupt = undefined;
   }
 
@@ -243,13 +299,17 @@ class FakeSession implements AdapterSession {
     if (this.#closed) return;
     this.#closed = true;
     this.#deps.log.closes += 1;
-    this.#interrupt?.();
+    this.#interrupt?.('interrupt');
     this.#deps.onClose();
   }
 
   // An agent is up once a turn started it, until it is closed (an in-memory agent always answers).
   async ready(_timeoutMs: number): Promise<boolean> {
-    return this.#started && !this.#closed;
+    return this.#started && this.alive;
+  }
+
+  agentPid(): number | undefined {
+    return this.#started && this.alive ? this.#deps.pid : undefined;
   }
 
   canApplySettings(settings: TurnSettings): boolean {

@@ -9,7 +9,8 @@ import { createFakeAdapter, FAKE_RESOLVED_CLI, type FakeAdapterOptions, type Fak
 import { createSessionHarness, probe, type SessionHarness, type SessionHarnessOptions } from '../../support/session-harness.js';
 
 /**
- * An in-process orchestrator over the fake droid (through the session harness's runtime):
+ * An in-process orchestrator over the in-memory fake adapter (`fake` option), or else over the
+ * fake droid binary through the session harness's runtime (for what needs a real child process):
  * workspaces are directories under the harness workspace (the one approved root), every event
  * of every session is collected in order, and `dispose` shuts the orchestrator down and checks
  * that every child it launched is gone.
@@ -51,6 +52,8 @@ export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
    * droid, for tests that only need an adapter; the store and workspace stay the harness's.
    */
   fake?: FakeAdapterOptions;
+  /** Secrets the runtime registers with each session's redactor (fake adapter runs only). */
+  secrets?: string[];
   limits?: Partial<OrchestratorLimits>;
   /** Replaces deps callbacks, e.g. `defaultsFor` or a fake catalog as `modelsFor`. */
   deps?: Partial<
@@ -63,11 +66,17 @@ export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
 
 /** Builds a harness; prefer `useOrchestratorHarnesses` so it is disposed after each test. */
 export async function createOrchestratorHarness(options: OrchestratorHarnessOptions = {}): Promise<OrchestratorHarness> {
-  const { limits, deps: overrides, fake: fakeOptions, ...sessionOptions } = options;
+  const { limits, deps: overrides, fake: fakeOptions, secrets, ...sessionOptions } = options;
   const session = await createSessionHarness(sessionOptions);
   const fake = fakeOptions ? createFakeAdapter(fakeOptions) : undefined;
   const runtime: SessionRuntime = fake
-    ? { ...session.runtime, adapter: fake.adapter, adapterConfig: fake.adapter.configSchema.parse({}), cli: FAKE_RESOLVED_CLI }
+    ? {
+        ...session.runtime,
+        adapter: fake.adapter,
+        adapterConfig: fake.adapter.configSchema.parse({}),
+        cli: FAKE_RESOLVED_CLI,
+        ...(secrets ? { secrets } : {}),
+      }
     : session.runtime;
   const adapterName = runtime.adapter.name;
   const events: RuntimeEvent[] = [];

@@ -35,26 +35,27 @@ async function launchHarness() {
       return CATALOG;
     },
   };
-  return { h: await harnesses({ deps }), calls };
+  return { h: await harnesses({ fake: {}, deps }), calls };
 }
 
 describe('orchestrator: launch defaults', () => {
   it('bounds the catalog listing at acceptance: catalog_unavailable, nothing accepted, and a retry once it answers', async () => {
     let answer: (() => void) | undefined;
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
         modelsFor: () => new Promise((resolve) => (answer = () => resolve(CATALOG))),
         catalogDeadlineMs: 100,
       },
     });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' })).rejects.toMatchObject({
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' })).rejects.toMatchObject({
       code: 'catalog_unavailable',
     });
     expect(await h.orchestrator.list()).toEqual([]);
     expect(h.orchestrator.activity()).toEqual({ live: 0, queued: 0 });
     answer = undefined;
-    const retried = h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    const retried = h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     await h.until(() => answer !== undefined);
     answer!();
     const handle = await retried;
@@ -64,7 +65,7 @@ describe('orchestrator: launch defaults', () => {
   it('follows turn.queued with a warn note when an asked effort does not apply to the model', async () => {
     const { h } = await launchHarness();
     const created = await h.orchestrator.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'one',
       model: 'custom:byok',
@@ -84,12 +85,13 @@ describe('orchestrator: launch defaults', () => {
   // A harness whose default model has no effort levels, configured with `effort: high` (explicit or a schema default).
   const configuredEffortNotes = async (effortExplicit: boolean): Promise<unknown[]> => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'custom:byok', effort: 'high', autonomy: 'low', effortExplicit }),
         modelsFor: async () => CATALOG,
       },
     });
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     expect(created.settings).toEqual({ model: 'custom:byok', autonomy: 'low' });
     await h.orchestrator.waitForRun(created.sessionId, created.runId);
     return (await h.session.logged(created.sessionId)).filter((event) => event.type === 'log' && event.level === 'warn');
@@ -107,10 +109,11 @@ describe('orchestrator: launch defaults', () => {
 
   it('an advisory catalog passes an unlisted model through with a warn note, never model_unavailable; a listed one without a note', async () => {
     const h = await harnesses({
+      fake: {},
       deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: async () => CATALOG, catalogIsAdvisory: () => true },
     });
     const created = await h.orchestrator.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'one',
       model: 'unlisted-9',
@@ -123,12 +126,13 @@ describe('orchestrator: launch defaults', () => {
     expect(await h.orchestrator.waitForRun(created.sessionId, second.runId)).toMatchObject({ status: 'completed' });
     const notes = (await h.session.logged(created.sessionId)).filter((event) => event.type === 'log' && event.level === 'warn');
     expect(notes.map((event) => (event as { message: string }).message)).toEqual([
-      "note: model unlisted-9 is not in droid's model list, which is advisory (the configured model and the CLI's aliases): it is passed to droid as is",
+      "note: model unlisted-9 is not in fake's model list, which is advisory (the configured model and the CLI's aliases): it is passed to fake as is",
     ]);
   });
 
   it('a degraded catalog (the CLI cannot start) still refuses an unlisted model, accepts a listed one with its note as a warn, after the settings notes', async () => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
         modelsFor: async (_adapter, options) => {
@@ -138,10 +142,10 @@ describe('orchestrator: launch defaults', () => {
       },
     });
     await expect(
-      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
+      h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
     ).rejects.toMatchObject({ code: 'model_unavailable' });
     const created = await h.orchestrator.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'one',
       model: 'custom:byok',
@@ -159,6 +163,7 @@ describe('orchestrator: launch defaults', () => {
 
   it('no catalog at all (the CLI cannot start, none listed before) lets the turn through unchecked with the note', async () => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
         modelsFor: async (_adapter, options) => {
@@ -168,7 +173,7 @@ describe('orchestrator: launch defaults', () => {
         },
       },
     });
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'unlisted-9' });
     expect(created.settings).toEqual({ model: 'unlisted-9', autonomy: 'low' });
     expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
     const notes = (await h.session.logged(created.sessionId)).flatMap((event) =>
@@ -176,13 +181,13 @@ describe('orchestrator: launch defaults', () => {
     );
     expect(notes).toEqual(['note: droid cannot start to list its models; the model could not be checked']);
     // `models()` (one-works models, MCP list_models) never takes the degraded path.
-    await expect(h.orchestrator.models('droid')).rejects.toMatchObject({ code: 'probe_failed' });
+    await expect(h.orchestrator.models('fake')).rejects.toMatchObject({ code: 'probe_failed' });
   });
 
   it('the same catalog, authoritative, refuses the unlisted model', async () => {
     const { h } = await launchHarness();
     await expect(
-      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
+      h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'unlisted-9' }),
     ).rejects.toMatchObject({
       code: 'model_unavailable',
     });
@@ -190,7 +195,7 @@ describe('orchestrator: launch defaults', () => {
 
   it('records the settings each turn resolved at acceptance and returns them in the handle', async () => {
     const { h } = await launchHarness();
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', autonomy: 'off' });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', autonomy: 'off' });
     expect(created.settings).toEqual({ model: 'big', effort: 'high', autonomy: 'off' });
     // Follow-ups inherit from the last accepted turn (here still queued or running), never the host default autonomy.
     const second = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two' });
@@ -220,7 +225,7 @@ describe('orchestrator: launch defaults', () => {
 
   it('refuses what the catalog does not support, recording nothing', async () => {
     const { h } = await launchHarness();
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     await h.orchestrator.waitForRun(created.sessionId, created.runId);
     await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', model: 'picky' })).rejects.toMatchObject({
       code: 'effort_required',
@@ -232,7 +237,7 @@ describe('orchestrator: launch defaults', () => {
     await expect(h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'x', effort: 'off' })).rejects.toMatchObject({
       code: 'effort_unsupported',
     });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', model: 'nope' })).rejects.toMatchObject({
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x', model: 'nope' })).rejects.toMatchObject({
       code: 'model_unavailable',
     });
     expect((await h.session.store.readSession(created.sessionId)).runs).toHaveLength(1);
@@ -244,38 +249,39 @@ describe('orchestrator: launch defaults', () => {
 
   it('refuses a turn whose catalog cannot be listed, with the listing error, recording nothing', async () => {
     const h = await harnesses({
+      fake: {},
       deps: {
         defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
-        modelsFor: () => Promise.reject(new OneWorksError('probe_failed', 'listing the catalog of droid failed: boom')),
+        modelsFor: () => Promise.reject(new OneWorksError('probe_failed', 'listing the catalog of fake failed: boom')),
       },
     });
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject(
-      { code: 'probe_failed' },
-    );
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject({
+      code: 'probe_failed',
+    });
     expect(await h.session.store.listSessions()).toEqual([]);
     // The key stayed unclaimed: the same request may be retried.
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject(
-      { code: 'probe_failed' },
-    );
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x', requestKey: 'k' })).rejects.toMatchObject({
+      code: 'probe_failed',
+    });
     // Without a model to check, no listing is needed.
-    const inherit = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'y', model: 'inherit' });
+    const inherit = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'y', model: 'inherit' });
     await h.orchestrator.waitForRun(inherit.sessionId, inherit.runId);
   });
 
   it('asks the catalog only for a model it will check', async () => {
     const { h, calls } = await launchHarness();
-    const created = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one', model: 'inherit' });
+    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'inherit' });
     expect(created.settings).toEqual({ model: 'inherit', autonomy: 'low' });
     await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two' });
     expect(calls).toEqual([]);
     await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'three', model: 'big' });
-    expect(calls).toEqual(['droid']);
+    expect(calls).toEqual(['fake']);
     await h.orchestrator.wait([created.sessionId], 60_000);
   });
 
   it('replays the original settings for a request key, after later turns and after a restart', async () => {
     const { h } = await launchHarness();
-    const request = { adapter: 'droid', workspace: h.root, prompt: 'one', requestKey: 'create-1', autonomy: 'off' as const };
+    const request = { adapter: 'fake', workspace: h.root, prompt: 'one', requestKey: 'create-1', autonomy: 'off' as const };
     const created = await h.orchestrator.createSession(request);
     const send = { sessionId: created.sessionId, prompt: 'two', model: 'small', requestKey: 'send-1' };
     const sent = await h.orchestrator.sendMessage(send);

@@ -6,9 +6,9 @@ const harnesses = useOrchestratorHarnesses();
 
 describe('orchestrator: session metadata, reads, usage and info', () => {
   it('persists title and labels at creation, updates them, and lists archived sessions too', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const handle = await h.orchestrator.createSession({
-      adapter: 'droid',
+      adapter: 'fake',
       workspace: h.root,
       prompt: 'hello',
       title: 'Fix CI',
@@ -30,7 +30,7 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
     expect(Date.parse(updated.updatedAt)).toBeGreaterThanOrEqual(Date.parse(stored.updatedAt));
     expect(await h.session.store.readSession(handle.sessionId)).toMatchObject({ title: 'Fix CI', labels: ['done'], archived: true });
 
-    const other = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'b' });
+    const other = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'b' });
     await h.orchestrator.wait([other.sessionId], 60_000);
     const listed = await h.orchestrator.list();
     expect(listed.map((s) => [s.sessionId, s.archived ?? false])).toEqual(
@@ -51,15 +51,15 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
   });
 
   it('refuses invalid metadata with usage and records nothing', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     await expect(
-      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', labels: ['bad label'] }),
+      h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x', labels: ['bad label'] }),
     ).rejects.toMatchObject({ code: 'usage' });
     await expect(
-      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', title: 't'.repeat(201) }),
+      h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x', title: 't'.repeat(201) }),
     ).rejects.toMatchObject({ code: 'usage' });
     expect(await h.session.store.listSessions()).toEqual([]);
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x' });
+    const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x' });
     await expect(
       h.orchestrator.updateSession({ sessionId: handle.sessionId, labels: Array.from({ length: 33 }, (_, i) => `l${i}`) }),
     ).rejects.toMatchObject({ code: 'usage' });
@@ -71,8 +71,8 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
   });
 
   it('keeps an update made while a turn runs when the runner writes the record afterwards', async () => {
-    const h = await harnesses({ stepMs: 40 });
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'slow', title: 'before' });
+    const h = await harnesses({ fake: { script: () => ({ delayMs: 40 }) } });
+    const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'slow', title: 'before' });
     await h.running(handle.sessionId, handle.runId);
     await h.orchestrator.updateSession({ sessionId: handle.sessionId, title: 'after', labels: ['mid-turn'] });
     expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
@@ -84,11 +84,13 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
   });
 
   it('reads the latest run, a bounded tail of persisted events without deltas, and no pending question', async () => {
-    const h = await harnesses();
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello', autonomy: 'off' });
+    const h = await harnesses({ fake: {} });
+    const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello', autonomy: 'off' });
     h.watch(handle.sessionId);
     await h.orchestrator.sendMessage({ sessionId: handle.sessionId, prompt: 'again' });
     await h.orchestrator.wait([handle.sessionId], 60_000);
+    // The idle agent is closed after the run settled: read once its close is logged too.
+    await h.until(async () => (await h.session.logged(handle.sessionId)).some((event) => event.type === 'session.closed'));
     const logged = await h.session.logged(handle.sessionId);
 
     const detail = await h.orchestrator.readSession({ sessionId: handle.sessionId, maxEvents: 4 });
@@ -98,7 +100,7 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
       status: 'completed',
       prompt: 'again',
       settings: { autonomy: 'off' },
-      text: 'Hello from the fake droid.',
+      text: 'reply to again',
     });
     expect(detail.events).toEqual(logged.slice(-4));
     expect(detail.eventsTruncated).toBe(true);
@@ -117,10 +119,10 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
   });
 
   it('sums the usage the runs reported, per session and in total', async () => {
-    const h = await harnesses();
-    const a = await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir('a'), prompt: 'one' });
+    const h = await harnesses({ fake: {} });
+    const a = await h.orchestrator.createSession({ adapter: 'fake', workspace: await h.dir('a'), prompt: 'one' });
     await h.orchestrator.sendMessage({ sessionId: a.sessionId, prompt: 'two' });
-    const b = await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir('b'), prompt: 'three' });
+    const b = await h.orchestrator.createSession({ adapter: 'fake', workspace: await h.dir('b'), prompt: 'three' });
     await h.orchestrator.wait([a.sessionId, b.sessionId], 60_000);
     const perRun = (await h.session.store.readSession(b.sessionId)).runs[0]!.usage!;
     expect(perRun.reported).toBe(true);
@@ -142,19 +144,20 @@ describe('orchestrator: session metadata, reads, usage and info', () => {
       { id: 'm1', displayName: 'M1', custom: false, deprecated: false, disabled: false, efforts: ['low'], defaultEffort: 'low' },
     ];
     const h = await harnesses({
+      fake: {},
       deps: {
-        adapterNames: () => ['droid'],
+        adapterNames: () => ['fake'],
         defaultsFor: () => ({ model: 'm1', autonomy: 'medium' }),
-        modelsFor: async (adapter) => (adapter === 'droid' ? catalog : undefined),
+        modelsFor: async (adapter) => (adapter === 'fake' ? catalog : undefined),
       },
     });
     expect(await h.orchestrator.info()).toEqual({
       approvedRoots: [h.root],
       limits: { maxConcurrentRuns: 4, maxQueuedTotal: 16, maxQueuedPerSession: 8, runTimeoutMs: 15_000, cancelGraceMs: 300 },
       activity: { live: 0, queued: 0 },
-      adapters: [{ name: 'droid', model: 'm1', autonomy: 'medium' }],
+      adapters: [{ name: 'fake', model: 'm1', autonomy: 'medium' }],
     });
-    expect(await h.orchestrator.models('droid')).toEqual(catalog);
+    expect(await h.orchestrator.models('fake')).toEqual(catalog);
     await expect(h.orchestrator.models('other')).rejects.toMatchObject({ code: 'usage' });
   });
 });

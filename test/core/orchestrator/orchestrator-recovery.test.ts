@@ -11,7 +11,7 @@ const harnesses = useOrchestratorHarnesses();
 // A session record as an owner that died mid-way leaves it.
 function leftBehind(id: string, workspace: string, runs: RunRecord[]): SessionRecord {
   const at = '2026-01-01T00:00:00.000Z';
-  return { id, adapter: 'droid', workspace, createdAt: at, updatedAt: at, status: 'working', runs };
+  return { id, adapter: 'fake', workspace, createdAt: at, updatedAt: at, status: 'working', runs };
 }
 
 async function withSecond<T>(start: () => Promise<Orchestrator>, body: (o: Orchestrator) => Promise<T>): Promise<T> {
@@ -25,7 +25,7 @@ async function withSecond<T>(start: () => Promise<Orchestrator>, body: (o: Orche
 
 describe('orchestrator: start after a crash', () => {
   it('marks queued runs queue_lost and running ones unknown, refusing that session until reconciled', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     await h.orchestrator.shutdown();
     const done: RunRecord = { id: 'r1', prompt: 'a', autonomy: 'low', status: 'completed', reason: 'completed' };
     await h.session.store.writeSession(
@@ -68,8 +68,8 @@ describe('orchestrator: start after a crash', () => {
   });
 
   it('keeps request keys across restarts', async () => {
-    const h = await harnesses();
-    const request = { adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'durable' };
+    const h = await harnesses({ fake: {} });
+    const request = { adapter: 'fake', workspace: h.root, prompt: 'once', requestKey: 'durable' };
     const handle = await h.orchestrator.createSession(request);
     await h.orchestrator.waitForRun(handle.sessionId, handle.runId);
     await h.orchestrator.shutdown();
@@ -86,7 +86,7 @@ describe('orchestrator: start after a crash', () => {
   });
 
   it('makes a request key durable (pending, with the turn ids) before the turn is recorded', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const store = h.session.store;
     const writeSession = store.writeSession.bind(store);
     const keysAtFirstWrite: unknown[] = [];
@@ -95,15 +95,15 @@ describe('orchestrator: start after a crash', () => {
         keysAtFirstWrite.push(JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8').catch(() => '{}')));
       return writeSession(record);
     };
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'early' });
+    const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'once', requestKey: 'early' });
     expect(keysAtFirstWrite).toEqual([{ early: { argsHash: expect.any(String), pending: { sessionId: handle.sessionId, runId: 'r1' } } }]);
     const saved = JSON.parse(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')) as Record<string, unknown>;
     expect(saved.early).toEqual({ argsHash: expect.any(String), handle });
   });
 
   it('settles pending request keys at start: a recorded turn completes to its handle, an unrecorded one is dropped', async () => {
-    const h = await harnesses();
-    const request = { adapter: 'droid', workspace: h.root, prompt: 'once', autonomy: 'off' as const };
+    const h = await harnesses({ fake: {} });
+    const request = { adapter: 'fake', workspace: h.root, prompt: 'once', autonomy: 'off' as const };
     const done = await h.orchestrator.createSession(request);
     await h.orchestrator.waitForRun(done.sessionId, done.runId);
     await h.orchestrator.shutdown();
@@ -131,12 +131,12 @@ describe('orchestrator: start after a crash', () => {
   });
 
   it('refuses to start over a malformed request-key file, and refuses new turns once shut down', async () => {
-    const h = await harnesses();
-    await expect(
-      h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'x', requestKey: 'k' }),
-    ).resolves.toMatchObject({ runId: 'r1' });
+    const h = await harnesses({ fake: {} });
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'x', requestKey: 'k' })).resolves.toMatchObject(
+      { runId: 'r1' },
+    );
     await h.orchestrator.shutdown();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'late' })).rejects.toMatchObject({
       code: 'orchestrator_stopping',
     });
     await writeFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), '[1, 2]');

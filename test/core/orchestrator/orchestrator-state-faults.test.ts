@@ -9,12 +9,12 @@ const harnesses = useOrchestratorHarnesses();
 
 function record(id: string, workspace: string, runs: RunRecord[], status: SessionRecord['status'] = 'working'): SessionRecord {
   const at = '2026-01-01T00:00:00.000Z';
-  return { id, adapter: 'droid', workspace, createdAt: at, updatedAt: at, status, runs };
+  return { id, adapter: 'fake', workspace, createdAt: at, updatedAt: at, status, runs };
 }
 
 describe('orchestrator: state that never takes it down', () => {
   it('starts beside a corrupt and a truncated record, reports them, and runs and reconciles the healthy session', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     await h.orchestrator.shutdown();
     const store = h.session.store;
     await store.writeSession(record('s-aaaaaaaaaa', h.root, [{ id: 'r1', prompt: 'a', autonomy: 'low', status: 'running' }]));
@@ -62,7 +62,7 @@ describe('orchestrator: state that never takes it down', () => {
   });
 
   it('a known outcome whose record write failed (disk full) is written by a graceful stop, never downgraded on the next start', async () => {
-    const h = await harnesses();
+    const h = await harnesses({ fake: {} });
     const store = h.session.store;
     const writeSession = store.writeSession.bind(store);
     let full = false;
@@ -72,7 +72,7 @@ describe('orchestrator: state that never takes it down', () => {
       if (full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       return writeSession(written);
     };
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello' });
+    const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' });
     expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
     expect(await h.orchestrator.status(handle.sessionId)).toMatchObject({ state: 'idle', latestRun: { status: 'completed' } });
     expect((await store.readSession(handle.sessionId)).runs[0]?.status).toBe('running');

@@ -3,13 +3,15 @@ import { useOrchestratorHarnesses } from './orchestrator-harness.js';
 
 const harnesses = useOrchestratorHarnesses();
 
+// Core behaviour (queueing, FIFO, request keys, idle close) on the in-memory fake adapter.
+
 describe('orchestrator: turns of one session', () => {
   it('records a turn as queued before it runs, runs it, and closes the idle child', async () => {
-    const h = await harnesses();
-    const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'hello', title: 't', labels: ['x'] });
+    const h = await harnesses({ fake: {} });
+    const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello', title: 't', labels: ['x'] });
     expect(handle).toMatchObject({ runId: 'r1' });
     const outcome = await h.orchestrator.waitForRun(handle.sessionId, handle.runId);
-    expect(outcome).toMatchObject({ status: 'completed', runStatus: 'completed', text: 'Hello from the fake droid.' });
+    expect(outcome).toMatchObject({ status: 'completed', runStatus: 'completed', text: 'reply to hello' });
 
     // The idle child is closed by the orchestrator after the run settled, without holding up the caller.
     await h.until(async () => (await h.session.logged(handle.sessionId)).some((event) => event.type === 'session.closed'));
@@ -30,14 +32,16 @@ describe('orchestrator: turns of one session', () => {
       title: 't',
       latestRun: { runId: 'r1', status: 'completed' },
     });
-    // The session went idle: its child was stopped.
-    expect(h.session.children).toHaveLength(1);
-    await h.session.children[0]!.exited;
+    // The session went idle: its agent was stopped.
+    expect(h.fake!.log.opened).toHaveLength(1);
+    await h.until(() => h.fake!.log.open() === 0);
+    expect(h.fake!.log.closes).toBe(1);
   });
 
   it('runs queued turns of a session in order on one child, also when a later turn changes the autonomy', async () => {
-    const h = await harnesses();
-    const first = await h.orchestrator.createSession({ adapter: 'droid', workspace: h.root, prompt: 'one' });
+    // An agent that applies settings per turn (as droid does with update_session_settings).
+    const h = await harnesses({ fake: { perTurnSettings: true } });
+    const first = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     const second = await h.orchestrator.sendMessage({ sessionId: first.sessionId, prompt: 'two' });
     const third = await h.orchestrator.sendMessage({ sessionId: first.sessionId, prompt: 'three', autonomy: 'off' });
     expect([second.state, third.state]).toEqual(['queued', 'queued']);
@@ -50,18 +54,20 @@ describe('orchestrator: turns of one session', () => {
       ['r2', 'two', 'completed', 'low'],
       ['r3', 'three', 'completed', 'off'],
     ]);
-    // r2 reused r1's child; r3 changed the autonomy, which is One Works' policy's (droid runs at
-    // its native autonomy off): still one child, one session, no load, no settings update.
-    expect(h.session.children).toHaveLength(1);
-    const methods = await h.session.receivedMethods();
-    expect(methods.filter((m) => m === 'droid.initialize_session')).toHaveLength(1);
-    expect(methods.filter((m) => m === 'droid.load_session')).toHaveLength(0);
-    expect(methods.filter((m) => m === 'droid.update_session_settings')).toHaveLength(1);
+    // r2 reused r1's agent; r3 changed the autonomy, which the running agent took with the turn:
+    // still one agent, one new native session, no resume; the turns reached it in order.
+    expect(h.fake!.log.opened).toHaveLength(1);
+    expect(h.fake!.log.opened[0]!.nativeSessionId).toBeUndefined();
+    expect(h.fake!.log.prompts.map((p) => [p.input.text, p.input.settings?.autonomy])).toEqual([
+      ['one', 'low'],
+      ['two', 'low'],
+      ['three', 'off'],
+    ]);
   });
 
   it('refuses a workspace outside the approved roots and an unknown session, recording nothing', async () => {
-    const h = await harnesses();
-    await expect(h.orchestrator.createSession({ adapter: 'droid', workspace: '/', prompt: 'x' })).rejects.toMatchObject({
+    const h = await harnesses({ fake: {} });
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: '/', prompt: 'x' })).rejects.toMatchObject({
       code: 'workspace_not_approved',
     });
     await expect(h.orchestrator.sendMessage({ sessionId: 's-0000000000', prompt: 'x' })).rejects.toMatchObject({
@@ -71,8 +77,8 @@ describe('orchestrator: turns of one session', () => {
   });
 
   it('returns the same handle for a repeated request key and refuses other arguments', async () => {
-    const h = await harnesses();
-    const request = { adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'k-1' };
+    const h = await harnesses({ fake: {} });
+    const request = { adapter: 'fake', workspace: h.root, prompt: 'once', requestKey: 'k-1' };
     const first = await h.orchestrator.createSession(request);
     const again = await h.orchestrator.createSession({ ...request });
     expect(again).toEqual(first);
@@ -85,8 +91,8 @@ describe('orchestrator: turns of one session', () => {
   });
 
   it('treats interrupt: false and labels: [] like omitted members when checking a request key', async () => {
-    const h = await harnesses();
-    const create = { adapter: 'droid', workspace: h.root, prompt: 'once', requestKey: 'c-1' };
+    const h = await harnesses({ fake: {} });
+    const create = { adapter: 'fake', workspace: h.root, prompt: 'once', requestKey: 'c-1' };
     const first = await h.orchestrator.createSession({ ...create, labels: [] });
     expect(await h.orchestrator.createSession(create)).toEqual(first);
     const send = { sessionId: first.sessionId, prompt: 'next', requestKey: 's-1' };

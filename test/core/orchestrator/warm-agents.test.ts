@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../../core/events/index.js';
-import { probe } from '../../support/session-harness.js';
 import { type OrchestratorHarness, useOrchestratorHarnesses } from './orchestrator-harness.js';
 
 const harnesses = useOrchestratorHarnesses();
+
+// Warm agents are core's (the orchestrator's); they run on the in-memory fake adapter, whose log
+// says which agents were opened (with the native id they resume), prompted and closed.
 
 // A window no test outlasts: only the limits, an explicit drain or shutdown close these agents.
 const LONG_MS = 600_000;
 
 // Runs one turn in a new session (own workspace) and waits for its outcome.
 async function newSession(h: OrchestratorHarness, name: string): Promise<string> {
-  const handle = await h.orchestrator.createSession({ adapter: 'droid', workspace: await h.dir(name), prompt: `hello ${name}` });
+  const handle = await h.orchestrator.createSession({ adapter: 'fake', workspace: await h.dir(name), prompt: `hello ${name}` });
   expect(await h.orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
   return handle.sessionId;
 }
@@ -32,17 +34,18 @@ async function closedReasons(h: OrchestratorHarness, sessionId: string): Promise
 
 describe('warm agents', () => {
   it('gives the next turn within the window to the same agent: no second spawn, no load', async () => {
-    const h = await harnesses({ limits: { keepWarmMs: LONG_MS } });
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: LONG_MS } });
     const id = await newSession(h, 'a');
     expect(h.orchestrator.warmSessions()).toEqual([id]);
     await send(h, id, 'again');
     await send(h, id, 'and again');
-    expect(h.session.children).toHaveLength(1);
-    expect(probe(h.session.pid())).toBeUndefined();
-    const methods = await h.session.receivedMethods();
-    expect(methods.filter((m) => m === 'droid.initialize_session')).toHaveLength(1);
-    expect(methods.filter((m) => m === 'droid.load_session')).toHaveLength(0);
-    expect(methods.filter((m) => m === 'droid.add_user_message')).toHaveLength(3);
+    const log = h.fake!.log;
+    expect(log.opened).toHaveLength(1);
+    expect(log.open()).toBe(1);
+    // One new native session, never resumed; three prompts to that one agent.
+    expect(log.opened[0]!.nativeSessionId).toBeUndefined();
+    expect(log.opened.filter((spec) => spec.nativeSessionId !== undefined)).toHaveLength(0);
+    expect(log.prompts.map((p) => p.input.text)).toEqual(['hello a', 'again', 'and again']);
     expect(await closes(h, id)).toEqual([]);
     const record = await h.session.store.readSession(id);
     expect(record.runs.map((run) => [run.id, run.status])).toEqual([
@@ -53,20 +56,22 @@ describe('warm agents', () => {
   });
 
   it('closes an agent that stays idle for keepWarmMs, recorded as idle', async () => {
-    const h = await harnesses({ limits: { keepWarmMs: 300 } });
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: 300 } });
     const id = await newSession(h, 'a');
     expect(await closedReasons(h, id)).toEqual(['idle']);
-    await h.session.children[0]!.exited;
-    expect(probe(h.session.pid())).toBe('ESRCH');
+    const log = h.fake!.log;
+    expect(log.closed).toEqual([id]);
+    expect(log.open()).toBe(0);
     expect(h.orchestrator.warmSessions()).toEqual([]);
-    // The next turn starts a new agent that loads the native session.
+    // The next turn starts a new agent that resumes the native session.
     await send(h, id, 'later');
-    expect(h.session.children).toHaveLength(2);
-    expect((await h.session.receivedMethods()).filter((m) => m === 'droid.load_session')).toHaveLength(1);
+    expect(log.opened).toHaveLength(2);
+    const native = (await h.session.store.readSession(id)).nativeSessionId;
+    expect(log.opened.map((spec) => spec.nativeSessionId)).toEqual([undefined, native]);
   });
 
   it('closes the least recently used agent when maxWarmAgents is reached', async () => {
-    const h = await harnesses({ limits: { keepWarmMs: LONG_MS, maxWarmAgents: 2 } });
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: LONG_MS, maxWarmAgents: 2 } });
     const a = await newSession(h, 'a');
     const b = await newSession(h, 'b');
     await send(h, a, 'a is used again, b is now the least recently used');
@@ -75,14 +80,16 @@ describe('warm agents', () => {
     expect(h.orchestrator.warmSessions()).toEqual([a, c]);
     expect(await closes(h, a)).toEqual([]);
     expect(await closes(h, c)).toEqual([]);
-    // a's child (index 0) and c's (index 2) live on; b's (index 1) is gone.
-    await h.session.children[1]!.exited;
-    expect([0, 1, 2].map((i) => probe(h.session.pid(i)))).toEqual([undefined, 'ESRCH', undefined]);
+    // a's agent and c's live on; b's is closed.
+    expect(h.fake!.log.opened.map((spec) => spec.sessionId)).toEqual([a, b, c]);
+    expect(h.fake!.log.closed).toEqual([b]);
+    expect(h.fake!.log.open()).toBe(2);
   });
 
   it('keeps the warm agents within the memory budget, least recently used first', async () => {
     const MB = 2 ** 20;
     const h = await harnesses({
+      fake: {},
       limits: { keepWarmMs: LONG_MS, maxWarmMemoryBytes: 250 * MB },
       deps: { measureRss: async () => 100 * MB },
     });
@@ -95,13 +102,14 @@ describe('warm agents', () => {
   });
 
   it('replaces a warm agent that was killed from outside before giving it the next turn, which completes', async () => {
-    const h = await harnesses({ limits: { keepWarmMs: LONG_MS } });
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: LONG_MS } });
     const id = await newSession(h, 'a');
-    const first = h.session.children[0]!;
-    process.kill(first.pid!, 'SIGKILL');
+    h.fake!.crash(id);
     await send(h, id, 'after the kill');
-    expect(h.session.children).toHaveLength(2);
-    expect(probe(h.session.pid(1))).toBeUndefined();
+    const log = h.fake!.log;
+    expect(log.opened).toHaveLength(2);
+    expect(log.open()).toBe(1);
+    expect(log.prompts.map((p) => p.input.text)).toEqual(['hello a', 'after the kill']);
     const logged = await h.session.logged(id);
     const closed = logged.find((event) => event.type === 'session.closed');
     const restarted = logged.filter((event) => event.type === 'session.started');
@@ -109,32 +117,35 @@ describe('warm agents', () => {
     expect(restarted).toHaveLength(2);
     // Recorded gone before the replacement started and before the turn reached it.
     expect(closed!.seq).toBeLessThan(restarted[1]!.seq);
-    expect((await h.session.receivedMethods()).filter((m) => m === 'droid.load_session')).toHaveLength(1);
+    const native = (await h.session.store.readSession(id)).nativeSessionId;
+    expect(log.opened.map((spec) => spec.nativeSessionId)).toEqual([undefined, native]);
     expect(logged.filter((event) => event.type === 'error')).toEqual([]);
   });
 
   it('drains every warm agent on a config change, each close recorded', async () => {
-    const h = await harnesses({ limits: { keepWarmMs: LONG_MS } });
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: LONG_MS } });
     const a = await newSession(h, 'a');
     const b = await newSession(h, 'b');
     await h.orchestrator.drainWarmAgents('config_changed');
     expect(h.orchestrator.warmSessions()).toEqual([]);
     expect(await closes(h, a)).toMatchObject([{ reason: 'config_changed' }]);
     expect(await closes(h, b)).toMatchObject([{ reason: 'config_changed' }]);
-    for (const child of h.session.children) expect(probe(child.pid!)).toBe('ESRCH');
+    expect(h.fake!.log.closed.toSorted()).toEqual([a, b].toSorted());
+    expect(h.fake!.log.open()).toBe(0);
   });
 
   it('closes every warm agent on shutdown and leaves no child behind', async () => {
-    const h = await harnesses({ limits: { keepWarmMs: LONG_MS } });
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: LONG_MS } });
     const a = await newSession(h, 'a');
     const b = await newSession(h, 'b');
-    expect(h.session.children.map((child) => probe(child.pid!))).toEqual([undefined, undefined]);
+    expect(h.fake!.log.open()).toBe(2);
     await h.orchestrator.shutdown();
-    // Resolved only once the children are gone: nothing to wait for.
-    expect(h.session.children.map((child) => probe(child.pid!))).toEqual(['ESRCH', 'ESRCH']);
+    // Resolved only once the agents are closed: nothing to wait for.
+    expect(h.fake!.log.open()).toBe(0);
+    expect(h.fake!.log.closed.toSorted()).toEqual([a, b].toSorted());
     expect(await closes(h, a)).toMatchObject([{ reason: 'shutdown' }]);
     expect(await closes(h, b)).toMatchObject([{ reason: 'shutdown' }]);
-    // dispose (shutdown again, idempotent) also checks that their process groups are gone.
+    // dispose (shutdown again) is idempotent.
     await h.dispose();
   });
 });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ofType } from '../../support/session-harness.js';
-import { useOrchestratorHarnesses } from './orchestrator-harness.js';
+import { useOrchestratorHarnesses } from '../../core/orchestrator/orchestrator-harness.js';
 
 const harnesses = useOrchestratorHarnesses();
+
+// droid's wire for titles and tags (initialize_session tags, rename_session) through the orchestrator,
+// on the fake droid peer.
 
 describe('orchestrator: native title and tags', () => {
   it('sends labels as tags when the native session is created and renames a titled session after its first turn only', async () => {
