@@ -22,7 +22,7 @@ export const RUNNER_API = 'runner-frame';
 const CAPABILITIES: AdapterCapabilities = {
   resume: 'respawn',
   perTurnSettings: false,
-  steering: false,
+  steering: true,
   titles: false,
   authoritativeCatalog: false,
   oneTurnPerProcess: false,

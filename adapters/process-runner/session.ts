@@ -135,6 +135,18 @@ export class RunnerSession implements AdapterSession {
     await this.#request({ method: METHODS.interrupt, turn: turn.runId, params: {} }, this.#config.requestTimeoutMs).catch(() => undefined);
   }
 
+  // A `steer` frame for the live turn; the runner adds the text to the turn (its next model request).
+  // False when no turn is live or the runner refused it (answered `error`, or not in time): the
+  // orchestrator then interrupts the turn and runs the message as a turn of its own.
+  async steer(text: string): Promise<boolean> {
+    const turn = this.#turn;
+    if (!turn || !this.#child || turn.interrupted) return false;
+    const reply = await this.#request({ method: METHODS.steer, turn: turn.runId, params: { text } }, this.#config.requestTimeoutMs).catch(
+      () => undefined,
+    );
+    return reply !== undefined && !('error' in reply) && this.#turn === turn;
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#doClose();
     return this.#closing;
