@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { access, constants } from 'node:fs/promises';
+import { access, constants, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
   ADAPTER_CONTRACT_VERSION,
@@ -49,12 +49,18 @@ function checkRunnerFacts(announced: VersionFacts): string[] {
 const RUNNER_FORKER: NativeForker = {
   async fork({ sourceDir, sourceNativeId, runs, targetDir }) {
     const nativeSessionId = randomUUID();
-    const copied = await copyCheckpoint(
-      path.join(sourceDir, CHECKPOINT_DIR, sourceNativeId),
-      runs,
-      path.join(targetDir, CHECKPOINT_DIR, nativeSessionId),
-    );
-    return copied ? { nativeSessionId, runId: copied.runId } : undefined;
+    try {
+      const copied = await copyCheckpoint(
+        path.join(sourceDir, CHECKPOINT_DIR, sourceNativeId),
+        runs,
+        path.join(targetDir, CHECKPOINT_DIR, nativeSessionId),
+      );
+      return copied ? { nativeSessionId, runId: copied.runId } : undefined;
+    } catch (error) {
+      // The fork's session directory is new and holds nothing but this copy: no half fork is left behind.
+      await rm(targetDir, { recursive: true, force: true });
+      throw error;
+    }
   },
 };
 
