@@ -9,7 +9,7 @@ import { CliRigs } from '../support/one-works-cli.js';
 import type { RigProcess } from '../support/rig-processes.js';
 import { waitForNoProcesses } from '../support/rig-processes.js';
 import { toolResults } from '../support/scripted-model.js';
-import { HARNESS, referenceRig } from './process-runner-support.js';
+import { HARNESS, REFERENCE_RUNNER, referenceRig } from './process-runner-support.js';
 
 // MCP servers as harness tools: One Works starts the harness's MCP servers (a small server on
 // the MCP SDK, test/support/sdk-mcp-server.ts), offers their tools to the reference runner as
@@ -27,16 +27,20 @@ afterEach(async () => {
 const ADAPTER = `process:${HARNESS}`;
 const SERVER = fileURLToPath(new URL('../support/sdk-mcp-server.ts', import.meta.url));
 
-// The parent pid of a live process (Linux /proc).
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+// The parent pid of a process (Linux /proc), or undefined once it is gone.
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 describe('process runner: MCP servers as harness tools', () => {
   it('an allowed MCP tool call runs in the server One Works started; a declined one and bad arguments never reach it', async () => {
     let toolNames: string[] = [];
-    let during: RigProcess[] = [];
+    let during: Array<RigProcess & { parent: number | undefined }> = [];
     const notesDir = await mkdtemp(join(tmpdir(), 'ow-mcp-notes-'));
     temps.push(notesDir);
     const notesFile = join(notesDir, 'notes.txt');
@@ -54,7 +58,8 @@ describe('process runner: MCP servers as harness tools', () => {
           toolNames = (((request.body as { tools?: unknown[] }).tools ?? []) as Array<{ function: { name: string } }>).map(
             (t) => t.function.name,
           );
-          during = rig.processes();
+          // Sampled while the runner waits for this answer: the servers run now.
+          during = rig.processes().map((p) => ({ ...p, parent: parentOf(p.pid) }));
           return {
             toolCalls: [
               { id: 'call_ok', name: 'notes__note', arguments: { text: 'ECHO-5' } },
@@ -85,7 +90,10 @@ describe('process runner: MCP servers as harness tools', () => {
     const servers = during.filter((p) => p.args.includes('sdk-mcp-server.ts'));
     expect(runner).toBeDefined();
     expect(servers).toHaveLength(2);
-    for (const s of servers) expect(parentOf(s.pid)).not.toBe(runner!.pid);
+    for (const s of servers) {
+      expect(s.parent).toBeDefined();
+      expect(s.parent).not.toBe(runner!.pid);
+    }
 
     const [id] = await rig.sessionIds();
     const events = await rig.closedEvents(id!);
@@ -98,6 +106,43 @@ describe('process runner: MCP servers as harness tools', () => {
     });
     expect(events.find((e) => e.type === 'tool.result' && e.toolUseId === 'call_ok')).toMatchObject({ isError: false });
     expect(events.find((e) => e.type === 'tool.result' && e.toolUseId === 'call_declined')).toMatchObject({ isError: true });
+    expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
+  });
+
+  it('sandbox: bwrap: the MCP server runs inside the session sandbox and its call goes through', async () => {
+    const model = await rigs.model({
+      steps: [{ toolCalls: [{ id: 'call_in', name: 'notes__note', arguments: { text: 'SANDBOXED-7' } }] }, { text: 'Noted inside.' }],
+      strict: true,
+    });
+    // The server may write the workspace only: the notes file lives there. The rig's workspace
+    // path is only known once the rig exists, so the server is given a relative path (its cwd is the workspace).
+    const rig = await rigs.create({
+      baseUrl: 'http://127.0.0.1:9',
+      sandbox: 'bwrap',
+      process: {
+        harnesses: {
+          [HARNESS]: {
+            command: process.execPath,
+            args: [REFERENCE_RUNNER],
+            model: 'scripted',
+            provider: { baseUrl: model.baseUrl, apiKey: 'sk-bwrap-mcp-test' },
+            mcpServers: {
+              notes: {
+                command: process.execPath,
+                args: ['--import', TSX_LOADER, SERVER],
+                env: { MCP_SERVER_NAME: 'label-b1', NOTES_FILE: 'sandbox-notes.txt' },
+                kind: 'read',
+              },
+            },
+          },
+        },
+      },
+    });
+    const result = await rig.run(['run', '--adapter', ADAPTER, '--workspace', rig.workspace, 'note inside']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Noted inside.');
+    expect(await readFile(join(rig.workspace, 'sandbox-notes.txt'), 'utf8')).toBe('label-b1: SANDBOXED-7\n');
+    expect(toolResults(model.requests.filter((r) => r.kind === 'step')[1]!)[0]?.content).toBe('noted SANDBOXED-7');
     expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
   });
 });
