@@ -534,6 +534,27 @@ export interface SessionImporter {
 }
 
 /**
+ * How an adapter starts a fork from its own recorded native state (`one-works fork`) instead of a
+ * transcript: a process runner copies the source's verified checkpoint. Absent: a fork's first
+ * turn carries the source's history as a transcript.
+ */
+export interface NativeForker {
+  /**
+   * Copies the latest checkpoint among `runs` (the source's runs up to the fork point, oldest
+   * first) from the source's session directory into the fork's, verifying it against its
+   * manifest; the source is only read. Resolves with the fork's native session id and the run
+   * whose checkpoint it starts from, or undefined when none of `runs` has a checkpoint. Throws
+   * OneWorksError `state_corrupt` when the checkpoint does not match its manifest.
+   */
+  fork(request: {
+    sourceDir: string;
+    sourceNativeId: string;
+    runs: readonly string[];
+    targetDir: string;
+  }): Promise<{ nativeSessionId: string; runId: string } | undefined>;
+}
+
+/**
  * What an agent CLI can do, declared by its adapter so that core decides from declarations
  * instead of one CLI's habits. Optional in the contract (an adapter without it is treated like
  * droid: load in a running process, authoritative catalog).
@@ -592,6 +613,8 @@ export interface Adapter<Config = unknown> {
   readonly catalog?: CatalogProvider<Config>;
   /** Reads the CLI's own session records for `one-works import`; absent when it has none to read. */
   readonly importer?: SessionImporter;
+  /** Starts a fork from the source's native checkpoint (`one-works fork`); absent: forks carry a transcript. */
+  readonly forker?: NativeForker;
 }
 
 export { type CliSelectionOptions, cliSelectionSchema, defaultCliRange, endpointUrlSchema } from './adapter-config.js';

@@ -124,3 +124,40 @@ export async function restoreIfEmpty(store: string, dir: string): Promise<Checkp
   }
   return latest;
 }
+
+/**
+ * A fork's native state (`one-works fork`): copies the checkpoint of the latest of `runs` that has
+ * one from `sourceStore` into `targetStore`, where it becomes the latest (the fork's runner
+ * directory is then restored from it before its first `open`). Each file is verified against the
+ * source manifest first; the source is only read. Resolves with the copied manifest, or
+ * undefined when none of `runs` has a checkpoint. Throws `state_corrupt` on a mismatch.
+ */
+export async function copyCheckpoint(
+  sourceStore: string,
+  runs: readonly string[],
+  targetStore: string,
+): Promise<CheckpointManifest | undefined> {
+  for (const runId of [...runs].reverse()) {
+    const text = await readFile(path.join(sourceStore, runId, 'manifest.json'), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    const manifest = ManifestSchema.parse(JSON.parse(text));
+    const staging = path.join(targetStore, `${runId}.tmp`);
+    await rm(staging, { recursive: true, force: true });
+    for (const file of manifest.files) {
+      const source = path.join(sourceStore, runId, 'files', file.path);
+      const bytes = await readFile(source);
+      if (bytes.length !== file.size || sha256(bytes) !== file.sha256) {
+        await rm(staging, { recursive: true, force: true });
+        throw new OneWorksError('state_corrupt', `checkpoint ${runId}: ${file.path} does not match its manifest (${source})`);
+      }
+      await mkdir(path.dirname(path.join(staging, 'files', file.path)), { recursive: true, mode: 0o700 });
+      await writeFile(path.join(staging, 'files', file.path), bytes, { mode: 0o600 });
+    }
+    await mkdir(staging, { recursive: true, mode: 0o700 });
+    await writeFile(path.join(staging, 'manifest.json'), text, { mode: 0o600 });
+    await rename(staging, path.join(targetStore, runId));
+    await writeFile(path.join(targetStore, LATEST), JSON.stringify(manifest), { mode: 0o600 });
+    return manifest;
+  }
+  return undefined;
+}

@@ -12,6 +12,33 @@ const HARNESS_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 /** The built-in tool sets a harness may name under `tools`. */
 export const TOOL_SETS = ['workspace'] as const;
 
+/** The tool kinds a harness may give an MCP server's tools: how the permission policy treats each call. */
+export const MCP_TOOL_KINDS = ['read', 'search', 'fetch', 'other'] as const;
+
+/** An MCP server One Works starts (inside the session sandbox) and calls for the runner: stdio only. */
+export const HarnessMcpServerSchema = z.strictObject({
+  command: z.string().min(1).describe('The server: an absolute path, or a name found on PATH.'),
+  args: z.array(z.string()).default([]).describe('Its arguments.'),
+  env: z
+    .record(
+      z.string().regex(ENV_NAME, 'expected an environment variable name'),
+      z.string().meta({ secret: true, description: 'Value (a secret).' }),
+    )
+    .default({})
+    .describe('Extra environment variables of the server; the values are secrets (registered with the redactor).'),
+  kind: z
+    .enum(MCP_TOOL_KINDS)
+    .default('other')
+    .describe(
+      "How the policy decides its tools' calls: read / search are allowed (read-only), fetch at autonomy high, other asks a person (declined without one).",
+    ),
+  startupTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline for its initialize and tools/list, in ms.'),
+  callTimeoutMs: z.number().int().positive().default(120_000).describe('Longest a call of one of its tools may take, in ms.'),
+});
+export type HarnessMcpServer = z.output<typeof HarnessMcpServerSchema>;
+
+const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]*$/;
+
 export const HarnessSchema = z.strictObject({
   command: z.string().min(1).describe('The runner: an absolute path, or a name found on PATH.'),
   args: z.array(z.string()).default([]).describe('Arguments of the command.'),
@@ -33,6 +60,10 @@ export const HarnessSchema = z.strictObject({
     .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
     .default({})
     .describe('Extra variables for the runner (never credentials: those go in provider).'),
+  mcpServers: z
+    .record(z.string().regex(MCP_SERVER_NAME, 'expected a server name of letters, digits and "-"'), HarnessMcpServerSchema)
+    .default({})
+    .describe('MCP servers One Works starts and calls for the runner: their tools reach it as `<server>__<tool>`.'),
   autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
   openTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline for the answer to the first open, in ms.'),
   requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of the other requests (not prompt), in ms.'),

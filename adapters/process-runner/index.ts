@@ -1,16 +1,19 @@
-import { access, constants } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { access, constants, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
   ADAPTER_CONTRACT_VERSION,
   type Adapter,
   type AdapterCapabilities,
+  type NativeForker,
   type ResolvedCli,
   type VersionFacts,
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { type HarnessConfig, HarnessSchema, type ProcessConfig, ProcessConfigSchema } from './config.js';
 import { probeRunner } from './probe.js';
-import { RunnerSession } from './session.js';
+import { copyCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_DIR, RunnerSession } from './session.js';
 import { RUNNER_PROTOCOL_VERSION } from './wire.js';
 
 /** What `adapters probe` and `doctor` see a runner announce: the protocol family. */
@@ -19,7 +22,7 @@ export const RUNNER_API = 'runner-frame';
 const CAPABILITIES: AdapterCapabilities = {
   resume: 'respawn',
   perTurnSettings: false,
-  steering: false,
+  steering: true,
   titles: false,
   authoritativeCatalog: false,
   oneTurnPerProcess: false,
@@ -36,6 +39,30 @@ function checkRunnerFacts(announced: VersionFacts): string[] {
     problems.push(`the runner's protocol version is ${JSON.stringify(announced.protocolVersion ?? null)}, not ${RUNNER_PROTOCOL_VERSION}`);
   return problems;
 }
+
+/**
+ * `one-works fork` of a runner session: the fork gets a new native id whose checkpoint store
+ * holds a verified copy of the source's latest checkpoint up to the fork point; its first
+ * prompt then restores the runner's directory from it and opens it (`resumed: true`), so the
+ * model sees the source's conversation. The source's directory and checkpoints are only read.
+ */
+const RUNNER_FORKER: NativeForker = {
+  async fork({ sourceDir, sourceNativeId, runs, targetDir }) {
+    const nativeSessionId = randomUUID();
+    try {
+      const copied = await copyCheckpoint(
+        path.join(sourceDir, CHECKPOINT_DIR, sourceNativeId),
+        runs,
+        path.join(targetDir, CHECKPOINT_DIR, nativeSessionId),
+      );
+      return copied ? { nativeSessionId, runId: copied.runId } : undefined;
+    } catch (error) {
+      // The fork's session directory is new and holds nothing but this copy: no half fork is left behind.
+      await rm(targetDir, { recursive: true, force: true });
+      throw error;
+    }
+  },
+};
 
 /**
  * The `process` entry of the adapter map: it only carries the `adapters.process` block (its
@@ -95,6 +122,7 @@ export function harnessAdapter(name: string): Adapter<HarnessConfig> {
     },
     open: (config, spec, io) => new RunnerSession(adapterName, { ...config, command: spec.cli.binaryPath }, spec, io),
     probe: (config, cli, launch, workdir) => probeRunner(config, cli, launch, workdir),
+    forker: RUNNER_FORKER,
     diagnose: (config) => [
       { name: `${adapterName} command`, ok: true, detail: [config.command, ...config.args].join(' ') },
       config.provider.apiKey

@@ -17,7 +17,8 @@ import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
 import { type CheckpointManifest, readLatest, recordCheckpoint, restoreIfEmpty } from './checkpoint.js';
 import type { HarnessConfig } from './config.js';
-import { prepareCall, toolDefinitions, toolsOf, type ToolOutcome } from './tools.js';
+import { type McpTools, startMcpTools } from './mcp-tools.js';
+import { type HarnessTool, prepareCall, toolDefinitions, toolsOf, type ToolOutcome } from './tools.js';
 import {
   CheckpointResultSchema,
   decodeRunnerMessage,
@@ -71,7 +72,10 @@ export class RunnerSession implements AdapterSession {
   readonly #config: HarnessConfig;
   readonly #spec: SessionSpec;
   readonly #io: SessionIO;
-  readonly #tools: ReturnType<typeof toolsOf>;
+  readonly #builtins: ReadonlyMap<string, HarnessTool>;
+  /** The built-in tools and, while the runner runs, those of its MCP servers. */
+  #tools: ReadonlyMap<string, HarnessTool>;
+  #mcp: McpTools | undefined;
   readonly #pending = new Map<string, Pending>();
   readonly #epoch = randomUUID();
   #nextId = 0;
@@ -91,7 +95,8 @@ export class RunnerSession implements AdapterSession {
     this.#config = config;
     this.#spec = spec;
     this.#io = io;
-    this.#tools = toolsOf(config.tools);
+    this.#builtins = toolsOf(config.tools);
+    this.#tools = this.#builtins;
     if (spec.nativeSessionId) {
       this.info.nativeSessionId = spec.nativeSessionId;
       this.#attachment = spec.nativeSessionId;
@@ -133,6 +138,18 @@ export class RunnerSession implements AdapterSession {
     turn.interrupted = true;
     turn.abort.abort();
     await this.#request({ method: METHODS.interrupt, turn: turn.runId, params: {} }, this.#config.requestTimeoutMs).catch(() => undefined);
+  }
+
+  // A `steer` frame for the live turn; the runner adds the text to the turn (its next model request).
+  // False when no turn is live or the runner refused it (answered `error`, or not in time): the
+  // orchestrator then interrupts the turn and runs the message as a turn of its own.
+  async steer(text: string): Promise<boolean> {
+    const turn = this.#turn;
+    if (!turn || !this.#child || turn.interrupted) return false;
+    const reply = await this.#request({ method: METHODS.steer, turn: turn.runId, params: { text } }, this.#config.requestTimeoutMs).catch(
+      () => undefined,
+    );
+    return reply !== undefined && !('error' in reply) && this.#turn === turn;
   }
 
   close(): Promise<void> {
@@ -186,6 +203,11 @@ export class RunnerSession implements AdapterSession {
     }
     await mkdir(dir, { recursive: true, mode: 0o700 });
     this.#lastCheckpoint = await readLatest(this.#checkpointStore());
+    // The harness's MCP servers first: their tools are part of `open`. One Works calls them; the runner never starts one.
+    if (Object.keys(this.#config.mcpServers).length > 0) {
+      this.#mcp = await startMcpTools(this.#adapterName, this.#config.mcpServers, this.#io, this.#spec.workspace);
+      this.#tools = new Map([...this.#builtins, ...this.#mcp.tools.map((tool) => [tool.name, tool] as const)]);
+    }
     const child = await this.#io.launch(this.#launchSpec(), []);
     this.#launches += 1;
     this.#child = child;
@@ -512,6 +534,15 @@ export class RunnerSession implements AdapterSession {
     if (turn) this.#failTurn(turn.runId, `${message} before the turn ended`);
     this.#child = undefined;
     this.#starting = undefined;
+    void this.#closeMcp();
+  }
+
+  // Stops the MCP servers of the runner process that is gone (the next start starts them again).
+  async #closeMcp(): Promise<void> {
+    const mcp = this.#mcp;
+    this.#mcp = undefined;
+    this.#tools = this.#builtins;
+    await mcp?.close();
   }
 
   #rejectPending(error: Error): void {
@@ -522,7 +553,11 @@ export class RunnerSession implements AdapterSession {
 
   async #stopChild(reason: 'shutdown' | 'crash'): Promise<void> {
     const child = this.#child;
-    if (!child) return;
+    if (!child) {
+      // A start that failed before the runner existed (an MCP server that did not start): the next prompt tries again.
+      this.#starting = undefined;
+      return this.#closeMcp();
+    }
     try {
       await child.stop(reason);
     } finally {
@@ -530,6 +565,7 @@ export class RunnerSession implements AdapterSession {
         this.#child = undefined;
         this.#starting = undefined;
       }
+      await this.#closeMcp();
     }
   }
 }

@@ -33,6 +33,8 @@ interface BuiltinTool<S extends z.ZodType> {
   kind: ToolKind;
   description: string;
   schema: S;
+  /** The JSON Schema the runner is given, when it is not derived from `schema` (an MCP server's own). */
+  inputSchema?: Record<string, unknown>;
   /** The policy facts of a call: command, target paths (absolute). */
   facts(args: z.infer<S>, workspace: string): { command?: string; paths?: string[]; label: string };
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutcome>;
@@ -176,14 +178,18 @@ const runCommandTool: BuiltinTool<typeof RunArgs> = {
 // biome-ignore lint/suspicious/noExplicitAny: each tool parses its own arguments before use
 const BUILTIN: readonly BuiltinTool<any>[] = [readFileTool, listDirTool, searchTool, writeFileTool, editFileTool, runCommandTool];
 
+/** A tool the runner may call: a built-in one, or one of an MCP server (mcp-tools.ts). */
+export type HarnessTool = BuiltinTool<z.ZodType>;
+
 /** The tools of the named sets, in the order the runner is told about them. */
-export function toolsOf(sets: readonly string[]): ReadonlyMap<string, BuiltinTool<z.ZodType>> {
+export function toolsOf(sets: readonly string[]): ReadonlyMap<string, HarnessTool> {
   return new Map(sets.includes('workspace') ? BUILTIN.map((tool) => [tool.name, tool]) : []);
 }
 
 /** The definitions sent in `open.params.tools`. */
 export function toolDefinitions(tools: ReadonlyMap<string, BuiltinTool<z.ZodType>>): ToolDefinition[] {
   return [...tools.values()].map((tool) => {
+    if (tool.inputSchema) return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
     const { $schema: _, ...schema } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
     return { name: tool.name, description: tool.description, input_schema: schema };
   });

@@ -90,6 +90,10 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       block(adapterName);
       return ctx.adapter(adapterName).importer;
     },
+    forkerFor: (adapterName) => {
+      block(adapterName);
+      return ctx.adapter(adapterName).forker;
+    },
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
     // The check before a turn (`degraded` given) accepts a stale or no catalog when the CLI cannot start and the adapter goes on without it.
     modelsFor: async (adapterName, options) => {

@@ -69,7 +69,7 @@ export const TURN_TOOLS: readonly AnyMcpTool[] = [
   defineTool({
     name: 'fork_session',
     description:
-      "Start a new session in the same workspace (same adapter, labels and session policy) whose first turn carries another session's history up to a run as a bounded, redacted transcript, followed by the prompt. No native fork of the agent is claimed and no worktree is made. Returns at once like create_session.",
+      "Start a new session in the same workspace (same adapter, labels and session policy) whose first turn carries another session's history up to a run as a bounded, redacted transcript, followed by the prompt (a process runner's fork instead starts from a verified copy of the source's runner checkpoint, and its first turn is the prompt alone). No native fork of the agent is claimed otherwise and no worktree is made. Returns at once like create_session.",
     input: z.strictObject({
       requestKey: RequestKeyInput,
       session: SessionIdInput,

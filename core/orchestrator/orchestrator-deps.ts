@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Autonomy, SessionImporter } from '../adapter.js';
+import type { Autonomy, NativeForker, SessionImporter } from '../adapter.js';
 import type { CatalogModel } from '../catalog/index.js';
 import type { AskBoard } from '../permissions/index.js';
 import type { SessionRuntime } from '../session/index.js';
@@ -82,6 +82,8 @@ export interface OrchestratorDeps {
   runtimeFor(adapter: string, session: SessionRecord): Promise<SessionRuntime>;
   /** The adapter's reader of its CLI's own session records, for `importSession`; undefined when it has none. */
   importerFor?(adapter: string): SessionImporter | undefined;
+  /** The adapter's native fork (from a checkpoint), for `forkSession`; undefined: forks carry a transcript. */
+  forkerFor?(adapter: string): NativeForker | undefined;
   /** Secrets redacted from queued prompts and the orchestrator's own events. */
   secrets?: readonly string[] | undefined;
   /**

@@ -27,6 +27,7 @@ import { executeTurn, openSessionRunner } from './turn-execution.js';
 import { PrewarmPool, type PrewarmTarget } from './prewarm.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
+import { sessionDir } from '../store/index.js';
 import { checkApproved } from '../workspace/index.js';
 import { createWarmAgents, type WarmAgents, type WarmCloseReason } from './warm-agents.js';
 import { PendingTurnSchema, StoredHandleSchema, settledHandle, type PendingTurn, type StoredHandle } from './turn-handles.js';
@@ -99,6 +100,14 @@ export interface Orchestrator extends OrchestratorApi, WorktreeApi {
  * directory (`store.acquireOwner`) before calling this and calls `shutdown()` before releasing it.
  * Throws `internal` for invalid limits and `state_corrupt` for a malformed request-key file.
  */
+/** A fork from the source's native checkpoint (see NativeForker). */
+interface NativeForkSeed {
+  /** The first turn's prompt when a checkpoint was found: the user's prompt alone. */
+  prompt: string;
+  /** Copies the checkpoint into the new session's directory (`targetDir`). */
+  prepare(targetDir: string): Promise<{ nativeSessionId: string; runId: string } | undefined>;
+}
+
 export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orchestrator> {
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
@@ -162,7 +171,14 @@ class InProcessOrchestrator implements Orchestrator {
     });
   }
 
-  async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
+  createSession(request: CreateSessionRequest): Promise<TurnHandle> {
+    return this.#createSession(request, undefined);
+  }
+
+  // `native`: a fork from the source's native checkpoint. `prepare` copies it into the new
+  // session's directory before its first turn; when it finds none, the request's transcript
+  // prompt is used, else `native.prompt` (the native state carries the history).
+  async #createSession(request: CreateSessionRequest, native: NativeForkSeed | undefined): Promise<TurnHandle> {
     this.#assertOpen();
     checkPrompt(request.prompt);
     const defaults = this.#deps.defaultsFor(request.adapter);
@@ -186,20 +202,28 @@ class InProcessOrchestrator implements Orchestrator {
       // A prewarmed agent serves a session without worktree, title or labels (droid takes the
       // last two at creation only); the next such session here is prewarmed for.
       const target =
-        approved.worktree || request.title || labels?.length ? undefined : { adapter: request.adapter, workspace, settings, presentation };
+        approved.worktree || request.title || labels?.length || native
+          ? undefined
+          : { adapter: request.adapter, workspace, settings, presentation };
       if (target && this.#prewarm.enabled) this.#prewarmTarget = target;
       const prewarmed = target ? await this.#prewarm.claim(target) : undefined;
       const id = prewarmed?.id ?? (await newSessionId(this.#ctx));
       const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
+      const forked = native ? await native.prepare(sessionDir(this.#deps.stateDir, id)) : undefined;
       const fresh = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
-      const record = prewarmed ? { ...fresh, ...startFacts(prewarmed.record) } : fresh;
+      const record = prewarmed
+        ? { ...fresh, ...startFacts(prewarmed.record) }
+        : forked && fresh.forkedFrom
+          ? { ...fresh, nativeSessionId: forked.nativeSessionId, forkedFrom: { ...fresh.forkedFrom, checkpointRun: forked.runId } }
+          : fresh;
       const slot = new SessionSlot(newBook(this.#ctx, made ? { ...record, worktree: made.worktree } : record, 0));
       if (prewarmed) {
         // The agent runs already: the session's first turn goes to it (no spawn, no handshake).
         prewarmed.runner.adopt(slot.book.runnerView(0));
         slot.attach(prewarmed.runner);
       }
-      const accepted = acceptTurn(this.#ctx, slot, request.prompt, settings, { interrupt: false, notes, reserve, presentation });
+      const prompt = forked && native ? native.prompt : request.prompt;
+      const accepted = acceptTurn(this.#ctx, slot, prompt, settings, { interrupt: false, notes, reserve, presentation });
       // The slot is in the table now (acceptTurn's first step): the agent's writes go to its book.
       if (prewarmed) void slot.book.appendFromRunner(this.#prewarm.handOver(id)).catch(() => undefined);
       try {
@@ -266,21 +290,42 @@ class InProcessOrchestrator implements Orchestrator {
       );
     }
     const title = request.title ?? (record.title ? `fork of ${record.title}` : undefined);
-    return this.createSession({
-      adapter: record.adapter,
-      workspace: record.workspace,
-      prompt: this.#ctx.redactor.redact(seed.text),
-      model: request.model,
-      effort: request.effort,
-      autonomy: request.autonomy,
-      requestKey: request.requestKey,
-      ...(title ? { title } : {}),
-      ...(record.labels?.length ? { labels: record.labels } : {}),
-      ...(record.policy ? { policy: record.policy } : {}),
-      forkOf: { sessionId: record.id, ...(request.runId ? { runId: request.runId } : {}) },
-      // A fork runs where its source ran; no worktree is made for it, whatever the root's isolation.
-      worktree: false,
-    });
+    // An adapter that checkpoints its native state forks from the source's checkpoint (a copy).
+    const forker = record.nativeSessionId ? this.#deps.forkerFor?.(record.adapter) : undefined;
+    const sourceNativeId = record.nativeSessionId;
+    const runIds = record.runs.map((run) => run.id);
+    const upTo = request.runId === undefined ? runIds.length : runIds.indexOf(request.runId) + 1;
+    const native: NativeForkSeed | undefined =
+      forker && sourceNativeId
+        ? {
+            prompt: request.prompt.trim() === '' ? 'Continue from here.' : request.prompt,
+            prepare: (targetDir) =>
+              forker.fork({
+                sourceDir: sessionDir(this.#deps.stateDir, record.id),
+                sourceNativeId,
+                runs: runIds.slice(0, upTo),
+                targetDir,
+              }),
+          }
+        : undefined;
+    return this.#createSession(
+      {
+        adapter: record.adapter,
+        workspace: record.workspace,
+        prompt: this.#ctx.redactor.redact(seed.text),
+        model: request.model,
+        effort: request.effort,
+        autonomy: request.autonomy,
+        requestKey: request.requestKey,
+        ...(title ? { title } : {}),
+        ...(record.labels?.length ? { labels: record.labels } : {}),
+        ...(record.policy ? { policy: record.policy } : {}),
+        forkOf: { sessionId: record.id, ...(request.runId ? { runId: request.runId } : {}) },
+        // A fork runs where its source ran; no worktree is made for it, whatever the root's isolation.
+        worktree: false,
+      },
+      native,
+    );
   }
 
   async cancel(sessionId: string, runId?: string): Promise<SessionSummary> {

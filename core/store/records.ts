@@ -97,8 +97,13 @@ export const SessionRecordSchema = z.strictObject({
    * merged over the YAML policy by every process that runs the session's turns.
    */
   policy: PermissionPolicySchema.optional(),
-  /** Set on a fork (`one-works fork`): the session and run whose history its first turn carried. */
-  forkedFrom: z.strictObject({ sessionId: z.string().min(1), runId: z.string().min(1).optional() }).optional(),
+  /**
+   * Set on a fork (`one-works fork`): the session and run whose history it carries;
+   * `checkpointRun` when it started from that run's native checkpoint (no transcript).
+   */
+  forkedFrom: z
+    .strictObject({ sessionId: z.string().min(1), runId: z.string().min(1).optional(), checkpointRun: z.string().min(1).optional() })
+    .optional(),
   /** Set on sessions read from an agent CLI's own records by `one-works import` (read-only source). */
   imported: z
     .strictObject({

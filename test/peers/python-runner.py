@@ -84,9 +84,12 @@ def model_call(state, req):
 
 def prompt(req):
     state = sessions[req["attachment"]]
+    state["steering"] = []
     try:
         append(state, {"role": "user", "content": req["params"]["text"]})
         while True:
+            while state["steering"]:  # steers are the next request's user messages
+                append(state, {"role": "user", "content": state["steering"].pop(0)})
             text, finish, usage, calls = model_call(state, req)
             data = {"text": text, "stop_reason": finish}
             if usage:
@@ -97,7 +100,7 @@ def prompt(req):
                 message["tool_calls"] = [{"id": c["id"], "type": "function",
                                           "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
             append(state, message)
-            if not calls:
+            if not calls and not state["steering"]:
                 return reply(req, result={"stop_reason": finish})
             for call in calls:
                 result = tool_call(req, {"id": call["id"], "name": call["name"], "arguments": json.loads(call["arguments"] or "{}")})
@@ -128,7 +131,10 @@ def main():
             path = os.path.join(sessions[frame["attachment"]]["dir"], "conversation.jsonl")
             files = [{"path": "conversation.jsonl", "size": os.path.getsize(path)}] if os.path.exists(path) else []
             reply(frame, result={"files": files})
-        elif method in ("interrupt", "steer", "detach"):
+        elif method == "steer":
+            sessions[frame["attachment"]].setdefault("steering", []).append(frame["params"]["text"])
+            reply(frame, result={})
+        elif method in ("interrupt", "detach"):
             reply(frame, result={})
         else:
             reply(frame, error={"code": "runner_error", "message": "unknown method %s" % method})

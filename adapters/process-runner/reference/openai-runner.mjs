@@ -135,7 +135,9 @@ async function prompt(request) {
           ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
           : {}),
       });
-      if (calls.length === 0) return reply(request, { result: { stop_reason: finish } });
+      // A steer that came while the model answered is its next request's last user message.
+      if (calls.length === 0 && turn.steering.length === 0) return reply(request, { result: { stop_reason: finish } });
+      if (calls.length === 0) continue;
       const results = await Promise.all(
         calls.map((call) => {
           let args;
@@ -188,7 +190,9 @@ function onLine(line) {
       state?.turn?.abort.abort();
       return reply(frame, { result: {} });
     case 'steer':
-      state?.turn?.steering.push(frame.params.text);
+      // Added to the running turn: the next model request carries it as a user message.
+      if (!state?.turn || state.turn.id !== frame.turn) return reply(frame, { error: { code: 'runner_error', message: 'no such live turn' } });
+      state.turn.steering.push(frame.params.text);
       return reply(frame, { result: {} });
     case 'checkpoint':
       return checkpoint(frame);
