@@ -1,12 +1,12 @@
 import { Command, CommanderError, Option } from 'commander';
-import { isOneWorksError } from '../core/errors.js';
+import { ERROR_CODES, type ErrorCode, isOneWorksError } from '../core/errors.js';
 import { installExitCleanup } from '../core/process/child-registry.js';
 import { type CommandModule, commandModulesFor } from './command-table.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
 import { packageVersion } from './package-root.js';
 import { installShutdownHandlers } from './shutdown.js';
-import { terminalSafe } from './terminal-text.js';
+import { jsonTerminalSafe, terminalSafe } from './terminal-text.js';
 
 /** Global flags every command accepts. */
 export interface GlobalOptions {
@@ -26,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
   installExitCleanup();
   let exitCode: number = EXIT.ok;
   let verbose = argv.includes('--verbose');
+  const json = argv.includes('--json');
   const run = async (body: CommandBody): Promise<void> => {
     exitCode = await body();
   };
@@ -66,16 +67,26 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (isOneWorksError(error)) {
-      printError(`one-works: ${error.message}`);
+      if (json) printJsonError(error.code, error.message);
+      else printError(`one-works: ${error.message}`);
       if (verbose && error.stack) printError(error.stack);
       return exitCodeFor(error.code);
     }
-    printError(`one-works: internal error: ${error instanceof Error ? error.message : String(error)}`);
+    const message = error instanceof Error ? error.message : String(error);
+    if (json) printJsonError(ERROR_CODES.INTERNAL, `internal error: ${message}`);
+    else printError(`one-works: internal error: ${message}`);
     if (verbose && error instanceof Error && error.stack) printError(error.stack);
     return EXIT.internal;
   } finally {
     removeShutdownHandlers();
   }
+}
+
+// In --json mode an error is one JSON line on stderr, `{"error":{"code","message"}}`, so a program
+// reads the stable code without parsing prose; stdout keeps only results.
+function printJsonError(code: ErrorCode, message: string): void {
+  const line = JSON.stringify({ error: { code, message: processRedactor.redact(message) } });
+  process.stderr.write(`${jsonTerminalSafe(line)}\n`);
 }
 
 // An error may quote a secret or the agent's text (a tool's output, a title): redacted, made inert.

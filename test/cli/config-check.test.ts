@@ -145,12 +145,17 @@ describe('one-works config check with a bad file', { timeout: CLI_TEST_TIMEOUT_M
         '',
       ].join('\n'),
     );
-    // --json changes nothing here: stdout stays empty (machine-readable), the message goes to stderr.
+    // With --json stdout stays empty (machine-readable) and the error is one JSON line on stderr
+    // with its stable code; the message is the same lines as without --json.
     const result = await box.run(['--json', 'config', 'check']);
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr.split('\n')).toEqual([
-      'one-works: one-works.yaml:2:14: workspaces.approved[0]: expected an absolute path, got "relative/dir"',
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const parsed = JSON.parse(lines[0]!) as { error: { code: string; message: string } };
+    expect(parsed.error.code).toBe('config_invalid');
+    expect(parsed.error.message.split('\n')).toEqual([
+      'one-works.yaml:2:14: workspaces.approved[0]: expected an absolute path, got "relative/dir"',
       'one-works.yaml:5:5: adapters.droid.modle: unknown key; did you mean "model"?',
       'one-works.yaml:6:13: adapters.droid.effort: expected one of low|medium|high|xhigh|max, got "ultra"',
       'one-works.yaml:8:16: adapters.droid.cli.version: expected an exact semver version such as 0.225.2, got "^0.225.0" (a range belongs in cli.range)',

@@ -89,7 +89,11 @@ describe('protocol negotiation with the real droid', () => {
       const result = await rig.run([...args, '--workspace', rig.workspace, 'hello']);
       expect(result.exitCode).toBe(4);
       expect(result.stdout).toBe('');
-      const message = result.stderr.split('\n').find((line) => line.startsWith('one-works: '));
+      // Without --json a `one-works: …` line; with --json one `{"error":{code,message}}` line.
+      const message =
+        args[0] === '--json'
+          ? (JSON.parse(result.stderr.trim()) as { error: { code: string; message: string } }).error.message
+          : result.stderr.split('\n').find((line) => line.startsWith('one-works: '));
       expect(message, result.stderr).toBeDefined();
       expect(message).toContain(binary);
       expect(message).toContain('is 0.225.2');
