@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import semver from 'semver';
+import { parseDocument } from 'yaml';
 import { type Adapter, defaultCliRange, type ProbeResult, type ResolvedCli } from '../../core/adapter.js';
 import { collectSecrets, recordProbe, setYamlValue } from '../../core/config/index.js';
 import { OneWorksError } from '../../core/errors.js';
@@ -214,8 +216,8 @@ async function upgradeAdapter(ctx: CliContext, name: string, version: string): P
   return EXIT.ok;
 }
 
+// Static imports: a dynamic import('yaml') in the esbuild bundle resolves yaml's CommonJS build
+// without its named exports (`parseDocument is not a function`, exit 70 from `adapters upgrade`).
 async function yamlHas(file: string, path: string[]): Promise<boolean> {
-  const { parseDocument } = await import('yaml');
-  const { readFile } = await import('node:fs/promises');
   return parseDocument(await readFile(file, 'utf8')).hasIn(path);
 }
