@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
 import { CliRigs } from '../support/one-works-cli.js';
@@ -35,6 +36,26 @@ function parentOf(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+// Under bwrap the sandbox's /tmp is private: a checkout under /tmp (a CI clone) hides the server's
+// node_modules and the tsx loader from it. The server is bundled into one self-contained file (the
+// MCP SDK and zod inside), whose folder One Works binds read-only like a runner's script.
+async function bundledServer(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'ow-mcp-server-'));
+  temps.push(dir);
+  const outfile = join(dir, 'sdk-mcp-server.mjs');
+  await build({
+    entryPoints: [SERVER],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    banner: { js: "import { createRequire as __req } from 'node:module'; const require = __req(import.meta.url);" },
+    logLevel: 'error',
+  });
+  return outfile;
 }
 
 describe('process runner: MCP servers as harness tools', () => {
@@ -129,7 +150,7 @@ describe('process runner: MCP servers as harness tools', () => {
             mcpServers: {
               notes: {
                 command: process.execPath,
-                args: ['--import', TSX_LOADER, SERVER],
+                args: [await bundledServer()],
                 env: { MCP_SERVER_NAME: 'label-b1', NOTES_FILE: 'sandbox-notes.txt' },
                 kind: 'read',
               },
