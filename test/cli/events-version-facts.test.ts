@@ -22,7 +22,7 @@ beforeEach(async () => {
       `state:\n  directory: ${stateDir}`,
       `cache:\n  directory: ${join(box.root, 'cache')}`,
       `workspaces:\n  approved: [${box.cwd}]`,
-      'orchestrator:\n  idleExitMs: 300',
+      'orchestrator:\n  idleExitMs: 300\n  keepWarmMs: 0',
       'adapters:',
       '  droid:',
       `    cli:\n      source: path\n      path: ${binary}\n      version: 0.225.2`,
@@ -41,6 +41,9 @@ describe('version facts on session.started', { timeout: CLI_TEST_TIMEOUT_MS * 2 
     const first = await box.run(['--json', 'run', 'hello']);
     expect(first.exitCode, first.stderr).toBe(0);
     const id = (JSON.parse(first.stdout.trim().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+    // `run` exits when its turn settles; the orchestrator then closes the agent and exits (idle),
+    // appending to the log: wait for it, so the log read and rewritten below is complete.
+    await expect.poll(() => processesReferring(box.root), { timeout: 15_000 }).toEqual([]);
     const eventsFile = join(stateDir, 'sessions', id, 'events.jsonl');
     const lines = (await readFile(eventsFile, 'utf8')).split('\n').filter((line) => line !== '');
     const startedAt = lines.findIndex((line) => line.includes('"session.started"'));
