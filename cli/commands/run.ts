@@ -72,7 +72,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--include-uncommitted', "copy the checkout's uncommitted changes and untracked files into the worktree; implies --worktree")
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'new', flags }, prompt);
       }),
     );
@@ -104,7 +104,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--request-key <key>', 'idempotency key: repeating the same send returns (and follows) the original turn')
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'resume', sessionId, flags }, prompt);
       }),
     );
@@ -119,7 +119,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   const store = await openStore(ctx, { own: false });
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
-  const adapter = ctx.adapter(adapterName);
+  // Only this turn's adapter loads in this process (its schema, limitations and installer).
+  const adapter = await ctx.loadAdapter(adapterName);
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
   const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
