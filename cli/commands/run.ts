@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { Autonomy } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { OneWorksError } from '../../core/errors.js';
-import { checkPrompt } from '../../core/orchestrator/index.js';
+// The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
+import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../../core/process/index.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
