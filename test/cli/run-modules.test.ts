@@ -17,6 +17,8 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FAKE_RUNNER = fileURLToPath(new URL('../peers/fake-runner.ts', import.meta.url));
 const READY_MS = 60_000;
+/** Deadline of the `run` client (sources through tsx, a loaded CI machine). */
+const RUN_MS = 90_000;
 
 let dir: string | undefined;
 let server: ResultPromise | undefined;
@@ -107,6 +109,7 @@ describe('one-works run', () => {
       extendEnv: false,
       reject: false,
       stdin: 'ignore',
+      timeout: RUN_MS,
     });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toContain('fake reply');
@@ -126,5 +129,5 @@ describe('one-works run', () => {
     expect(served).toContain('process-runner/index.ts');
     expect(served.filter((path) => !path.startsWith('process-runner/'))).toEqual([]);
     expect((await readLog(serverLog)).filter((url) => /@agentclientprotocol/.test(url))).toEqual([]);
-  });
+  }, 180_000);
 });
