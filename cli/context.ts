@@ -62,8 +62,16 @@ export interface CliContext {
   out: Output;
   env: NodeJS.ProcessEnv;
   cwd: string;
-  // biome-ignore lint/suspicious/noExplicitAny: see ADAPTERS
+  /**
+   * The adapter of this name, loaded: by `createContext` for commands made with every adapter
+   * (the default), else by an earlier {@link CliContext.loadAdapter} of the same name. Throws
+   * `usage` for an adapter the config does not know.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS
   adapter(name: string): Adapter<any>;
+  /** The adapter of this name, its module imported on first use (`usage` for an unknown one). */
+  // biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS
+  loadAdapter(name: string): Promise<Adapter<any>>;
   /** The adapter's parsed block; throws `usage` when the config does not enable it (`enabled: false`). */
   adapterConfig(name: string): unknown;
   /** The adapters the config enables (a block without `enabled` counts as enabled: droid's). */
@@ -80,10 +88,13 @@ export interface CliContext {
 /** How a command's context is made. */
 export interface ContextOptions {
   /**
-   * Whether the command uses adapters (`ctx.adapter`), default true. Commands that only read
-   * the state and talk to the orchestrator pass false and start faster: no adapter code loads.
+   * Which adapters the command loads. `all` (the default): every adapter, at once, for commands
+   * that look at all of them (`doctor`, `adapters`, …). `lazy`: each adapter when first asked for
+   * with `ctx.loadAdapter` (`run` loads its session's adapter, the orchestrator those of its
+   * sessions). `false`: none, for commands that only read the state and talk to the orchestrator.
+   * Every enabled adapter's block is validated in each case (by the config schemas alone).
    */
-  adapters?: boolean;
+  adapters?: 'all' | 'lazy' | false;
 }
 
 export async function createContext(
@@ -91,7 +102,8 @@ export async function createContext(
   env: NodeJS.ProcessEnv = process.env,
   options: ContextOptions = {},
 ): Promise<CliContext> {
-  const tables = options.adapters === false ? undefined : await import('./adapter-table.js');
+  const mode = options.adapters ?? 'all';
+  const tables = mode === 'all' ? await (await import('./adapter-table.js')).loadAllAdapters() : undefined;
   const cwd = process.cwd();
   const out = new Output({ json: Boolean(globals.json) });
   const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
@@ -107,8 +119,6 @@ export async function createContext(
   const approvedRoots = implicitApproval ? [cwd] : config.workspaces.approved.map(approvedRootPath);
   const lockPath = join(loaded.path ? dirname(loaded.path) : cwd, 'one-works.lock');
   const processBlock = (): ProcessConfig & { policy?: unknown } => (config.adapters as Record<string, unknown>).process as ProcessConfig;
-  const harnesses = new Map<string, Adapter<unknown>>();
-  const acpAgents = new Map<string, Adapter<unknown>>();
   const acpBlock = (): { enabled?: boolean; agents?: Record<string, unknown> } | undefined =>
     (config.adapters as Record<string, unknown>).acp as { enabled?: boolean; agents?: Record<string, unknown> } | undefined;
   const knownAdapters = (): string[] => [
@@ -146,11 +156,20 @@ export async function createContext(
     }
     return acp;
   };
+  // Throws `usage` unless the config knows the adapter `name` (a harness or ACP agent must be declared).
+  const checkName = (name: string): void => {
+    const harness = harnessName(name);
+    if (harness !== undefined) return void harnessBlock(harness);
+    const agent = acpAgentName(name);
+    if (agent !== undefined) return void acpAgentBlock(name, agent);
+    assertKnown(name);
+  };
+  const loadedAdapters = new Map<string, Adapter<unknown>>();
   const assertKnown = (name: string): void => {
     if (!ADAPTER_NAMES.includes(name))
       throw new OneWorksError('usage', `unknown adapter "${name}"; known adapters: ${knownAdapters().join(', ')}`);
   };
-  return {
+  const ctx: CliContext = {
     config,
     configPath: loaded.path,
     explicitKeys: loaded.explicitKeys,
@@ -163,29 +182,46 @@ export async function createContext(
     env,
     cwd,
     adapter(name) {
+      checkName(name);
+      const known = loadedAdapters.get(name);
+      if (known) return known;
+      if (!tables) {
+        throw new OneWorksError(
+          'internal',
+          mode === false
+            ? `this command was started without its adapters but needs the ${name} adapter`
+            : `the ${name} adapter is used before it was loaded (ctx.loadAdapter)`,
+        );
+      }
       const harness = harnessName(name);
-      if (harness !== undefined) {
-        harnessBlock(harness);
-        if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
-        const known = harnesses.get(harness);
-        if (known) return known;
-        const adapter = tables.harnessAdapter(harness);
-        harnesses.set(harness, adapter);
-        return adapter;
-      }
       const agent = acpAgentName(name);
-      if (agent !== undefined) {
-        acpAgentBlock(name, agent);
-        if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
-        const known = acpAgents.get(agent);
-        if (known) return known;
-        const adapter = tables.acpCommandAdapter(agent) as Adapter<unknown>;
-        acpAgents.set(agent, adapter);
-        return adapter;
-      }
-      assertKnown(name);
-      if (!tables) throw new OneWorksError('internal', `this command was started without its adapters but needs the ${name} adapter`);
-      return tables.ADAPTERS[name]!;
+      const adapter =
+        harness !== undefined
+          ? tables.harnessAdapter(harness)
+          : agent !== undefined
+            ? tables.acpCommandAdapter(agent)
+            : tables.adapters.get(name)!;
+      loadedAdapters.set(name, adapter);
+      return adapter;
+    },
+    async loadAdapter(name) {
+      checkName(name);
+      const known = loadedAdapters.get(name);
+      if (known) return known;
+      if (mode !== 'lazy') return ctx.adapter(name);
+      const table = await import('./adapter-table.js');
+      const harness = harnessName(name);
+      const agent = acpAgentName(name);
+      const adapter =
+        harness !== undefined
+          ? await table.loadHarnessAdapter(harness)
+          : agent !== undefined
+            ? await table.loadAcpCommandAdapter(agent)
+            : await table.ADAPTER_LOADERS[name]!();
+      // A concurrent load of the same name may have finished first: one adapter object per name.
+      const first = loadedAdapters.get(name) ?? adapter;
+      loadedAdapters.set(name, first);
+      return first;
     },
     adapterConfig(name) {
       const harness = harnessName(name);
@@ -225,6 +261,7 @@ export async function createContext(
     services: createPrepareServices(),
     progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }),
   };
+  return ctx;
 }
 
 // A block with `enabled: false` (the default of adapters other than droid) is left alone entirely.

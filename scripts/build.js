@@ -11,11 +11,31 @@
 // loads only its own code (the MCP SDK only for `mcp`). Type checking is `npm run typecheck`'s
 // job (tsc); esbuild only strips the types.
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+// zod re-exports all its ~50 locales as the namespace `z.locales`, which a bundle cannot drop
+// (`z` is used as a namespace object): 300 kB, half of zod's chunk, compiled by every command that
+// loads zod (all but --version). One Works never calls `z.config(z.locales.xx())`; zod sets
+// English itself (classic/schemas.js imports locales/en.js directly). The bundle so gets a
+// `locales` namespace holding English alone.
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' }
+        : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), 'en.js'))};\n`,
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
@@ -46,6 +66,7 @@ try {
     // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
     // is resolved from node_modules, never bundled.
     external: ['tsx', 'tsx/*'],
+    plugins: [zodEnglishOnly],
     legalComments: 'none',
     minifyWhitespace: true,
     minifySyntax: true,

@@ -20,7 +20,7 @@ function group(program: Command, name: string): Command {
 // Runs `body` with a context; `adapters: false` for commands that only touch the state.
 function withContext(
   run: (body: CommandBody) => Promise<void>,
-  adapters: boolean,
+  adapters: 'all' | false,
 ): (cmd: Command, body: (ctx: CliContext) => Promise<number>) => Promise<void> {
   return (cmd, body) => run(async () => body(await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters })));
 }
@@ -61,7 +61,7 @@ export function registerSessionHousekeeping(program: Command, run: (body: Comman
 
 /** `adapters prune`, added to the `adapters` group. */
 export function registerAdapterHousekeeping(program: Command, run: (body: CommandBody) => Promise<void>): void {
-  const withCtx = withContext(run, true);
+  const withCtx = withContext(run, 'all');
   group(program, 'adapters')
     .command('prune')
     .description('remove cached CLI versions that neither the config nor one-works.lock pins; prints what it removes and the bytes freed')

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { Autonomy } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { OneWorksError } from '../../core/errors.js';
-import { checkPrompt } from '../../core/orchestrator/index.js';
+// The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
+import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../../core/process/index.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
@@ -72,7 +73,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--include-uncommitted', "copy the checkout's uncommitted changes and untracked files into the worktree; implies --worktree")
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'new', flags }, prompt);
       }),
     );
@@ -104,7 +105,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--request-key <key>', 'idempotency key: repeating the same send returns (and follows) the original turn')
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'resume', sessionId, flags }, prompt);
       }),
     );
@@ -119,7 +120,8 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   const store = await openStore(ctx, { own: false });
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
-  const adapter = ctx.adapter(adapterName);
+  // Only this turn's adapter loads in this process (its schema, limitations and installer).
+  const adapter = await ctx.loadAdapter(adapterName);
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
   const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.

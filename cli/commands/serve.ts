@@ -43,7 +43,10 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .addOption(new Option('--auto', 'started by a client: quiet when another server owns the state, idle exit on').hideHelp())
     .action((flags: { idleExitMs?: number; auto?: boolean }, cmd: Command) =>
       run(async () =>
-        runServe(await createContext(cmd.optsWithGlobals<GlobalOptions>()), { auto: flags.auto === true, idleExitMs: flags.idleExitMs }),
+        runServe(await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' }), {
+          auto: flags.auto === true,
+          idleExitMs: flags.idleExitMs,
+        }),
       ),
     );
 
@@ -145,7 +148,8 @@ function withClient(
   body: (client: OrchestratorClient, ctx: Ctx) => Promise<number>,
 ): Promise<void> {
   return run(async () => {
-    const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+    // A client of the orchestrator: it loads no adapter (the orchestrator loads its sessions' ones).
+    const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
     const client = options.matching ? await connectMatchingOrchestrator(ctx) : await connectOrchestrator(ctx, { autoStart: true });
     try {
       return await body(client, ctx);

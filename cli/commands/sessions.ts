@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
 import type { SessionRecord } from '../../core/store/index.js';
-import { worktreeFacts, worktreeState, type WorktreeFacts } from '../../core/worktree/index.js';
+// The module itself, not core/worktree/index.js (git, execa): listing sessions runs no git.
+import { worktreeFacts, worktreeState, type WorktreeFacts } from '../../core/worktree/worktree-state.js';
 import { createContext, type CliContext } from '../context.js';
 import { ERROR_CODES, isOneWorksError } from '../../core/errors.js';
 import { tryConnect } from '../daemon/client.js';

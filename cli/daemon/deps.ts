@@ -32,17 +32,16 @@ interface AdapterBlock {
 export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escalations?: EscalationRouter): OrchestratorDeps {
   const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
   const prepared = new Map<string, Promise<ResolvedCli>>();
-  const block = (adapter: string): AdapterBlock => {
-    ctx.adapter(adapter);
-    return ctx.adapterConfig(adapter) as AdapterBlock;
-  };
+  // The adapter's block (adapterConfig throws `usage` for an adapter the config does not know):
+  // no adapter code is needed for it.
+  const block = (adapter: string): AdapterBlock => ctx.adapterConfig(adapter) as AdapterBlock;
   // The adapter's CLI, prepared once per adapter (a failed preparation is retried next time).
   const cliOf = (adapterName: string): Promise<ResolvedCli> => {
     let cli = prepared.get(adapterName);
     if (!cli) {
       const adapterConfig = block(adapterName);
       cli = (async () =>
-        ctx.adapter(adapterName).prepare(adapterConfig, {
+        (await ctx.loadAdapter(adapterName)).prepare(adapterConfig, {
           services: ctx.services,
           cacheDir: ctx.cacheDir,
           lock: await ctx.lockEntries(adapterName),
@@ -86,18 +85,18 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
     },
     adapterNames: () => ctx.enabledAdapters(),
     defaultAdapter: ctx.defaultAdapter,
-    importerFor: (adapterName) => {
+    importerFor: async (adapterName) => {
       block(adapterName);
-      return ctx.adapter(adapterName).importer;
+      return (await ctx.loadAdapter(adapterName)).importer;
     },
-    forkerFor: (adapterName) => {
+    forkerFor: async (adapterName) => {
       block(adapterName);
-      return ctx.adapter(adapterName).forker;
+      return (await ctx.loadAdapter(adapterName)).forker;
     },
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
     // The check before a turn (`degraded` given) accepts a stale or no catalog when the CLI cannot start and the adapter goes on without it.
     modelsFor: async (adapterName, options) => {
-      const adapter = ctx.adapter(adapterName);
+      const adapter = await ctx.loadAdapter(adapterName);
       if (!adapter.catalog) return undefined;
       const load = { adapter, config: block(adapterName), cli: await cliOf(adapterName), cacheDir: ctx.cacheDir, secrets };
       if (!options?.degraded) return (await loadCatalog(load)).value.models;
@@ -106,9 +105,10 @@ export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escal
       return turn.catalog?.models;
     },
     // An advisory catalog (declared not authoritative) never refuses a model: it adds a note.
-    catalogIsAdvisory: (adapterName) => ctx.adapter(adapterName).capabilities?.authoritativeCatalog === false,
+    catalogIsAdvisory: async (adapterName) => (await ctx.loadAdapter(adapterName)).capabilities?.authoritativeCatalog === false,
     runtimeFor: async (adapterName, session): Promise<SessionRuntime> => {
-      const adapter = ctx.adapter(adapterName);
+      // The adapter's code loads with its first session (or prewarmed agent), not at start.
+      const adapter = await ctx.loadAdapter(adapterName);
       const adapterConfig = block(adapterName);
       const cli = cliOf(adapterName);
       let liveRun: string | undefined;

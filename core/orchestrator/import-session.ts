@@ -14,7 +14,7 @@ import type { ImportSessionRequest, ImportSessionResult } from './types.js';
  * resume files are copies written into the session's own HOME.
  */
 export async function importSession(ctx: OrchestratorContext, request: ImportSessionRequest): Promise<ImportSessionResult> {
-  const importer = ctx.deps.importerFor?.(request.adapter);
+  const importer = await ctx.deps.importerFor?.(request.adapter);
   if (!importer) {
     throw new OneWorksError(
       ERROR_CODES.USAGE,

@@ -71,7 +71,7 @@ export interface OrchestratorDeps {
    * list call): a model it does not list is then passed through with a note (a `log` warning of
    * the turn), never refused with `model_unavailable`. Default: every catalog is authoritative.
    */
-  catalogIsAdvisory?(adapter: string): boolean;
+  catalogIsAdvisory?(adapter: string): boolean | Promise<boolean>;
   /** Longest the orchestrator waits for `modelsFor`, in ms (default 60 s); then `catalog_unavailable`. */
   catalogDeadlineMs?: number | undefined;
   /**
@@ -81,9 +81,9 @@ export interface OrchestratorDeps {
    */
   runtimeFor(adapter: string, session: SessionRecord): Promise<SessionRuntime>;
   /** The adapter's reader of its CLI's own session records, for `importSession`; undefined when it has none. */
-  importerFor?(adapter: string): SessionImporter | undefined;
+  importerFor?(adapter: string): SessionImporter | undefined | Promise<SessionImporter | undefined>;
   /** The adapter's native fork (from a checkpoint), for `forkSession`; undefined: forks carry a transcript. */
-  forkerFor?(adapter: string): NativeForker | undefined;
+  forkerFor?(adapter: string): NativeForker | undefined | Promise<NativeForker | undefined>;
   /** Secrets redacted from queued prompts and the orchestrator's own events. */
   secrets?: readonly string[] | undefined;
   /**

@@ -291,7 +291,7 @@ class InProcessOrchestrator implements Orchestrator {
     }
     const title = request.title ?? (record.title ? `fork of ${record.title}` : undefined);
     // An adapter that checkpoints its native state forks from the source's checkpoint (a copy).
-    const forker = record.nativeSessionId ? this.#deps.forkerFor?.(record.adapter) : undefined;
+    const forker = record.nativeSessionId ? await this.#deps.forkerFor?.(record.adapter) : undefined;
     const sourceNativeId = record.nativeSessionId;
     const runIds = record.runs.map((run) => run.id);
     const upTo = request.runId === undefined ? runIds.length : runIds.indexOf(request.runId) + 1;

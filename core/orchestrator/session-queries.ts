@@ -175,7 +175,7 @@ export async function withCatalog(
   if (!needsCatalog(model()) || !deps.modelsFor) return resolve(undefined);
   let degraded: string | undefined;
   const models = await deps.modelsFor(adapter, { degraded: (note) => (degraded = note) });
-  if (models === undefined || deps.catalogIsAdvisory?.(adapter) !== true) {
+  if (models === undefined || (await deps.catalogIsAdvisory?.(adapter)) !== true) {
     // Notes are given after `resolve`, which may reset the caller's list.
     const settings = resolve(models);
     if (degraded !== undefined) advise(degraded);

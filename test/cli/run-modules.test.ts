@@ -1,0 +1,133 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { TSX_LOADER } from '../peers/fake-droid-binary.js';
+
+// Issue 15: `run` loads only the adapter of its turn, and the orchestrator loads an adapter with
+// its first session, not at start. Both processes run from the sources with module hooks that
+// log every module each loads (one log per process id); a turn on `process:fake` (the process
+// runner driving test/peers/fake-runner.ts) must leave droid, Claude Code, Codex and the ACP
+// adapters (and the ACP SDK) unloaded in both, apart from their config schemas (one-works.yaml
+// is validated whole).
+const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FAKE_RUNNER = fileURLToPath(new URL('../peers/fake-runner.ts', import.meta.url));
+const READY_MS = 60_000;
+/** Deadline of the `run` client (sources through tsx, a loaded CI machine). */
+const RUN_MS = 90_000;
+
+let dir: string | undefined;
+let server: ResultPromise | undefined;
+afterEach(async () => {
+  if (server) {
+    server.kill('SIGTERM');
+    await server.catch(() => undefined);
+  }
+  server = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+// The adapter modules (not config schemas) among the logged URLs, as paths below adapters/.
+function adapterModules(urls: readonly string[]): string[] {
+  return urls
+    .filter((url) => url.startsWith('file:'))
+    .map((url) => fileURLToPath(url))
+    .filter((path) => path.startsWith(join(ROOT, 'adapters/')) && !path.endsWith('/config.ts'))
+    .map((path) => path.slice(join(ROOT, 'adapters/').length));
+}
+
+async function readLog(file: string): Promise<string[]> {
+  return (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+}
+
+describe('one-works run', () => {
+  it('the client loads only its adapter; the orchestrator none at start, then only its session’s one', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ow-run-modules-'));
+    const workspace = join(dir, 'ws');
+    const logs = join(dir, 'logs');
+    await mkdir(workspace);
+    await mkdir(logs);
+    const config = join(dir, 'one-works.yaml');
+    await writeFile(
+      config,
+      stringify({
+        state: { directory: join(dir, 'state') },
+        cache: { directory: join(dir, 'cache') },
+        workspaces: { approved: [workspace] },
+        orchestrator: { keepWarmMs: 0 },
+        adapters: {
+          process: {
+            enabled: true,
+            harnesses: { fake: { command: process.execPath, args: ['--import', TSX_LOADER, FAKE_RUNNER, 'none'] } },
+          },
+        },
+      }),
+    );
+    // Server and client share one environment (the client uses only a server with its own).
+    const env = { MODULE_LOG_FILE: join(logs, '%p.log'), HOME: dir, PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    const node = (args: string[]) => [
+      '--import',
+      'tsx',
+      '--import',
+      join(FIXTURE, 'register.mjs'),
+      join(FIXTURE, 'run-cli.ts'),
+      '--config',
+      config,
+      ...args,
+    ];
+    const serve = execa(process.execPath, node(['serve']), { cwd: ROOT, env, extendEnv: false, reject: false, stdin: 'ignore' });
+    server = serve;
+    let said = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve not ready in ${READY_MS} ms: ${said}`)), READY_MS);
+      serve.stderr?.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+        if (said.includes('orchestrator serving')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void serve.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`serve exited before serving: ${said}`));
+      });
+    });
+    const serverLog = join(logs, `${serve.pid}.log`);
+    const atStart = await readLog(serverLog);
+    // The log sees the orchestrator's own modules load.
+    expect(atStart.some((url) => url.endsWith('/cli/daemon/serve-main.ts'))).toBe(true);
+    expect(adapterModules(atStart)).toEqual([]);
+
+    const result = await execa(process.execPath, node(['run', '--adapter', 'process:fake', '--workspace', workspace, 'hello']), {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      timeout: RUN_MS,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('fake reply');
+
+    const clientLogs = (await readdir(logs)).filter((name) => name !== `${serve.pid}.log`);
+    // One client process (the server it used was the one started above: no other was auto-started).
+    expect(clientLogs).toHaveLength(1);
+    const client = await readLog(join(logs, clientLogs[0]!));
+    expect(client.some((url) => url.endsWith('/cli/commands/run.ts'))).toBe(true);
+    const clientAdapters = adapterModules(client);
+    expect(clientAdapters).toContain('process-runner/index.ts');
+    expect(clientAdapters.filter((path) => !path.startsWith('process-runner/'))).toEqual([]);
+    // (the process runner's own MCP client may load with it; the ACP SDK comes only with ACP adapters)
+    expect(client.filter((url) => /@agentclientprotocol/.test(url))).toEqual([]);
+
+    const served = adapterModules(await readLog(serverLog));
+    expect(served).toContain('process-runner/index.ts');
+    expect(served.filter((path) => !path.startsWith('process-runner/'))).toEqual([]);
+    expect((await readLog(serverLog)).filter((url) => /@agentclientprotocol/.test(url))).toEqual([]);
+  }, 180_000);
+});
