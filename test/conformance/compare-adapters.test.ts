@@ -69,7 +69,7 @@ describe('one-works compare --adapters droid,claude-code', () => {
       ['claude-code', main],
     ]);
     const diff = await rig.run(['diff', report.rows[1]!.sessionId]);
-    expect(diff.stdout).toContain('+beta');
+    expect(diff.stdout, `diff exited ${diff.exitCode}: ${diff.stderr}`).toContain('+beta');
     expect(await git(rig.workspace, 'status', '--porcelain')).toBe('');
     expect(await waitForNoProcesses(() => rig.processes(), TOOL_LINGER_MS)).toEqual([]);
   }, 400_000);
