@@ -131,7 +131,7 @@ export async function connectOrchestrator(
   options: { autoStart: boolean },
 ): Promise<OrchestratorClient> {
   const path = socketPath(ctx.stateDir);
-  const first = await tryConnect(path);
+  const first = await confirmed(await tryConnect(path));
   if (first) return first;
   if (!options.autoStart) {
     throw new OneWorksError(
@@ -148,7 +148,7 @@ export async function connectOrchestrator(
   // Short polls: connecting to a Unix socket is cheap, and the server is ready within a second.
   for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
     await sleep(delay);
-    const client = await tryConnect(path);
+    const client = await confirmed(await tryConnect(path));
     if (client) return client;
     // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
     if (exitCode !== undefined && exitCode !== 0) throw await startFailed(ctx.stateDir, started, exitCode);
@@ -157,6 +157,23 @@ export async function connectOrchestrator(
     ERROR_CODES.CONNECTION_CLOSED,
     `the orchestrator did not start within ${AUTO_START_DEADLINE_MS / 1000} s; see ${ctx.stateDir}/orchestrator.log`,
   );
+}
+
+// A server that is stopping (an idle exit, a signal) may have had this connection accepted by
+// the kernel just before it closed its socket: the connection then closes unanswered and the
+// command's first call would fail with connection_closed. A `hello` confirms the connection; one
+// closed unanswered counts as no server (the caller starts or finds a new one). Any other failure
+// (an unresponsive server) is the one the command's first call would meet: thrown as it is.
+async function confirmed(client: OrchestratorClient | undefined): Promise<OrchestratorClient | undefined> {
+  if (!client) return undefined;
+  try {
+    await client.hello();
+    return client;
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    if (isOneWorksError(error, ERROR_CODES.CONNECTION_CLOSED)) return undefined;
+    throw error;
+  }
 }
 
 // The error of a background server that exited before serving, with what it printed.
