@@ -12,6 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { z } from 'zod';
 import { createAdmission, RequestKeyRegistry, type TurnRequest } from '../../core/orchestrator/index.js';
+import { median } from './support.js';
 
 export interface AdmissionBenchOptions {
   turns?: number;
@@ -196,12 +197,6 @@ async function requestKeyBytes(n: number): Promise<number> {
   const bytes = (heapAfterGc(gc) - before) / n;
   if (registry.lookup('create-key-0') === undefined) throw new Error('bench registry lost a key');
   return bytes;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function formatResult(

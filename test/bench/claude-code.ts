@@ -5,7 +5,6 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { ClaudeConfigSchema, claudeCodeAdapter } from '../../adapters/claude-code/index.js';
 import { describeClaudeLaunch } from '../../adapters/claude-code/launch.js';
 import type { ResolvedCli } from '../../core/adapter.js';
@@ -13,6 +12,7 @@ import { createPrepareServices } from '../../core/install/index.js';
 import { SessionRunner } from '../../core/session/index.js';
 import { createFileStore } from '../../core/store/index.js';
 import { startScriptedAnthropic } from '../support/scripted-anthropic.js';
+import { oneWorksStartup, stopOrchestrator } from './support.js';
 
 /**
  * Claude Code's part of `npm run bench`: One Works driving the real `claude` (2.1.333, from the
@@ -25,7 +25,6 @@ import { startScriptedAnthropic } from '../support/scripted-anthropic.js';
  *  - per turn: N text turns through SessionRunner (library), against N raw turns in one process.
  */
 
-const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
 const VERSION = '2.1.333';
 const KEY = 'sk-bench-claude';
@@ -45,10 +44,10 @@ export async function benchClaudeCode(root: string, rounds: number, turns: numbe
       const dir = join(root, `cc-ow-start-${i}`);
       const path = await writeClaudeConfig(dir, model.baseUrl);
       try {
-        cold.push(await oneWorksStartup(dir, path));
-        warm.push(await oneWorksStartup(dir, path));
+        cold.push(await oneWorksStartup(dir, path, 'claude-code'));
+        warm.push(await oneWorksStartup(dir, path, 'claude-code'));
       } finally {
-        await stopOwner(join(dir, 'state'));
+        await stopOrchestrator(join(dir, 'state'));
       }
     }
     report('claude-code: startup to session ready, orchestrator auto-started (ms)', cold, raw, 'n/a');
@@ -233,43 +232,4 @@ async function writeClaudeConfig(dir: string, baseUrl: string): Promise<string> 
     ].join('\n'),
   );
   return path;
-}
-
-async function oneWorksStartup(dir: string, config: string): Promise<number> {
-  const t0 = performance.now();
-  const child = execa(BIN, ['--config', config, '--json', 'run', '--adapter', 'claude-code', '--workspace', join(dir, 'ws'), 'hello'], {
-    reject: false,
-    buffer: false,
-  });
-  let elapsed: number | undefined;
-  let buffered = '';
-  for await (const chunk of child.stdout!) {
-    buffered += String(chunk);
-    if (elapsed === undefined && buffered.includes('"type":"session.started"')) elapsed = performance.now() - t0;
-  }
-  await child;
-  if (elapsed === undefined)
-    throw new Error(`one-works run --adapter claude-code printed no session.started event (exit ${child.exitCode})`);
-  return elapsed;
-}
-
-// SIGTERM to the state directory's orchestrator (owner.json), then waits for it to go (bounded).
-async function stopOwner(stateDir: string): Promise<void> {
-  const { readFile } = await import('node:fs/promises');
-  const owner = JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8').catch(() => '{}')) as { pid?: number };
-  if (owner.pid === undefined) return;
-  try {
-    process.kill(owner.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    try {
-      process.kill(owner.pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  process.kill(owner.pid, 'SIGKILL');
 }

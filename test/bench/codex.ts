@@ -4,7 +4,6 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { CodexConfigSchema, codexAdapter } from '../../adapters/codex/index.js';
 import { codexSeedFiles, describeCodexLaunch } from '../../adapters/codex/launch.js';
 import type { ResolvedCli } from '../../core/adapter.js';
@@ -12,6 +11,7 @@ import { createPrepareServices } from '../../core/install/index.js';
 import { SessionRunner } from '../../core/session/index.js';
 import { createFileStore } from '../../core/store/index.js';
 import { startScriptedResponses } from '../support/scripted-responses.js';
+import { oneWorksStartup, stopOrchestrator } from './support.js';
 
 /**
  * Codex's part of `npm run bench`: One Works driving the real `codex app-server` (0.171.0, from
@@ -25,7 +25,6 @@ import { startScriptedResponses } from '../support/scripted-responses.js';
  *    `turn/completed` in one process.
  */
 
-const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
 const VERSION = '0.171.0';
 const MODEL = 'scripted-model';
@@ -46,10 +45,10 @@ export async function benchCodex(root: string, rounds: number, turns: number, re
       const dir = join(root, `cx-ow-start-${i}`);
       const path = await writeCodexConfig(dir, model.baseUrl);
       try {
-        cold.push(await oneWorksStartup(dir, path));
-        warm.push(await oneWorksStartup(dir, path));
+        cold.push(await oneWorksStartup(dir, path, 'codex'));
+        warm.push(await oneWorksStartup(dir, path, 'codex'));
       } finally {
-        await stopOwner(join(dir, 'state'));
+        await stopOrchestrator(join(dir, 'state'));
       }
     }
     report('codex: startup to session ready, orchestrator auto-started (ms)', cold, raw, 'n/a');
@@ -230,42 +229,4 @@ async function writeCodexConfig(dir: string, baseUrl: string): Promise<string> {
     ].join('\n'),
   );
   return path;
-}
-
-async function oneWorksStartup(dir: string, config: string): Promise<number> {
-  const t0 = performance.now();
-  const child = execa(BIN, ['--config', config, '--json', 'run', '--adapter', 'codex', '--workspace', join(dir, 'ws'), 'hello'], {
-    reject: false,
-    buffer: false,
-  });
-  let elapsed: number | undefined;
-  let buffered = '';
-  for await (const chunk of child.stdout!) {
-    buffered += String(chunk);
-    if (elapsed === undefined && buffered.includes('"type":"session.started"')) elapsed = performance.now() - t0;
-  }
-  await child;
-  if (elapsed === undefined) throw new Error(`one-works run --adapter codex printed no session.started event (exit ${child.exitCode})`);
-  return elapsed;
-}
-
-// SIGTERM to the state directory's orchestrator (owner.json), then waits for it to go (bounded).
-async function stopOwner(stateDir: string): Promise<void> {
-  const { readFile } = await import('node:fs/promises');
-  const owner = JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8').catch(() => '{}')) as { pid?: number };
-  if (owner.pid === undefined) return;
-  try {
-    process.kill(owner.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    try {
-      process.kill(owner.pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  process.kill(owner.pid, 'SIGKILL');
 }

@@ -20,6 +20,7 @@ import { Redactor } from '../../core/redact.js';
 import { EventSink } from '../../core/session/event-sink.js';
 import { createFileStore } from '../../core/store/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
+import { median } from './support.js';
 
 export interface PipelineResult {
   notifications: number;
@@ -171,10 +172,4 @@ async function runBaseline(root: string, bytes: Buffer): Promise<Timing> {
   }
   if (batch.length > 0) await appendFile(file, `${batch.join('\n')}\n`);
   return since(t0);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

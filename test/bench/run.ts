@@ -43,8 +43,8 @@ import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
 import { droidCustomModel, startScriptedModel, type ScriptedModel } from '../support/scripted-model.js';
+import { BIN, median, oneWorksStartup, stopOrchestrator } from './support.js';
 
-const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
 const STARTUP_ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5);
 const CLI_ROUNDS = Number(process.env.BENCH_CLI_ROUNDS ?? 10);
@@ -170,43 +170,6 @@ async function rawStartup(binary: string, root: string, i: number, entry: unknow
   }
 }
 
-async function oneWorksStartup(dir: string, config: string): Promise<number> {
-  const t0 = performance.now();
-  const child = execa(BIN, ['--config', config, '--json', 'run', '--workspace', join(dir, 'ws'), 'hello'], {
-    reject: false,
-    buffer: false,
-  });
-  let elapsed: number | undefined;
-  let buffered = '';
-  for await (const chunk of child.stdout!) {
-    buffered += String(chunk);
-    if (elapsed === undefined && buffered.includes('"type":"session.started"')) elapsed = performance.now() - t0;
-  }
-  await child;
-  if (elapsed === undefined) throw new Error(`one-works run printed no session.started event (exit ${child.exitCode})`);
-  return elapsed;
-}
-
-// SIGTERM to the state directory's orchestrator (its pid is in owner.json), then waits for it to go.
-async function stopOrchestrator(stateDir: string): Promise<void> {
-  const owner = JSON.parse(await readFile(join(stateDir, 'owner.json'), 'utf8').catch(() => '{}')) as { pid?: number };
-  if (owner.pid === undefined) return;
-  try {
-    process.kill(owner.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    try {
-      process.kill(owner.pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  process.kill(owner.pid, 'SIGKILL');
-}
-
 async function rawTurns(binary: string, root: string, entry: unknown, modelId: string): Promise<number[]> {
   const dir = join(root, 'raw-turns');
   await mkdir(join(dir, 'ws'), { recursive: true });
@@ -263,12 +226,6 @@ async function writeConfig(dir: string, entry: unknown, modelId: string, orchest
     ].join('\n'),
   );
   return path;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function report(name: string, oneWorks: number[], raw: number[], goal: string, baseline = 'raw client'): void {
