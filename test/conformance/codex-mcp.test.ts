@@ -1,10 +1,7 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CliRigs, ONE_WORKS_BIN } from '../support/one-works-cli.js';
-import { waitForNoProcesses } from '../support/rig-processes.js';
+import { CliRigs } from '../support/one-works-cli.js';
 import { startScriptedResponses } from '../support/scripted-responses.js';
-import { call, expectReaped, stopOrchestrator } from './mcp-e2e-support.js';
+import { twoTurnsOverMcp } from './mcp-e2e-support.js';
 
 // MCP `create_session` with `adapter: "codex"`: the real Codex 0.171.0 behind the orchestrator
 // `one-works mcp` auto-starts, a scripted Responses server as its model.
@@ -13,50 +10,12 @@ const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
 describe('one-works mcp with the codex adapter', () => {
-  it('create_session with adapter codex runs a turn; read_session shows its answer; send_message continues the thread', async () => {
+  it('create_session with adapter codex runs a turn; read_session shows its answer; send_message continues the session', async () => {
     const model = await startScriptedResponses({ steps: [{ text: 'MCP says hi.' }, { text: 'Second MCP answer.' }] });
     rigs.defer(() => model.close());
     const rig = await rigs.create({ baseUrl: 'http://127.0.0.1:9', codex: { baseUrl: model.baseUrl } });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'],
-      env: { PATH: process.env.PATH ?? '', HOME: rig.userHome },
-      cwd: rig.root,
-      stderr: 'pipe',
-    });
-    const client = new Client({ name: 'conformance', version: '0' });
-    await client.connect(transport);
-    const mcpPid = transport.pid!;
-    try {
-      const handle = await call<{ sessionId: string; settings: { model?: string } }>(client, 'create_session', {
-        workspace: rig.workspace,
-        prompt: 'hello codex',
-        adapter: 'codex',
-      });
-      expect(handle.settings.model).toBe('scripted-model');
-      const waited = await call<{ timedOut: boolean }>(client, 'wait_for_sessions', { sessions: [handle.sessionId], timeoutSeconds: 45 });
-      expect(waited.timedOut).toBe(false);
-      await call(client, 'send_message', { session: handle.sessionId, prompt: 'and again' });
-      expect(
-        (await call<{ timedOut: boolean }>(client, 'wait_for_sessions', { sessions: [handle.sessionId], timeoutSeconds: 45 })).timedOut,
-      ).toBe(false);
-      const read = await call<Record<string, unknown>>(client, 'read_session', { session: handle.sessionId });
-      const text = JSON.stringify(read);
-      expect(text).toContain('MCP says hi.');
-      expect(text).toContain('Second MCP answer.');
-      expect(text).toContain('codex');
-      expect(text).not.toContain('sk-rig-secret');
-    } finally {
-      await client.close();
-    }
-    const [id] = await rig.sessionIds();
-    const record = await rig.readSession(id!);
-    expect(record.adapter).toBe('codex');
-    expect(record.runs.map((r) => r.status)).toEqual(['completed', 'completed']);
+    await twoTurnsOverMcp(rig, 'codex', 'scripted-model');
     // Both turns on one thread: the second model request carries the first turn.
     expect(JSON.stringify(model.requests.filter((r) => r.kind === 'step')[1]?.body)).toContain('MCP says hi.');
-    await expectReaped(mcpPid);
-    await stopOrchestrator(rig.stateDir);
-    expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
   });
 });

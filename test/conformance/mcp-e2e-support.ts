@@ -1,11 +1,12 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as McpClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect } from 'vitest';
-import type { CliRig } from '../support/one-works-cli.js';
+import { type CliRig, ONE_WORKS_BIN } from '../support/one-works-cli.js';
 import { SCRIPTED_MODEL_ID, toolResults } from '../support/scripted-model.js';
-import { waitForExit } from '../support/rig-processes.js';
+import { waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
 import { byPrompt, executeStep, until } from './orchestrator-rig.js';
 
 // Shared by the end-to-end MCP tests (mcp-*.test.ts): scripted replies, tool
@@ -241,4 +242,52 @@ export async function nativeIds(rig: CliRig): Promise<string[]> {
     if (native) ids.push(native);
   }
   return ids;
+}
+
+/**
+ * Two turns of one session of `adapter` through `one-works mcp` (a real MCP client on stdio): MCP
+ * `create_session` with the adapter, `wait_for_sessions`, `send_message`, `wait_for_sessions` again,
+ * then `read_session` shows both scripted answers ("MCP says hi.", "Second MCP answer.") and no rig
+ * key; the record names the adapter with two completed runs; the MCP server exits with its client,
+ * and after the orchestrator is stopped no process is left. The caller checks its model's requests.
+ */
+export async function twoTurnsOverMcp(rig: CliRig, adapter: string, expectedModel: string): Promise<void> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [ONE_WORKS_BIN, '--config', rig.configPath, 'mcp'],
+    env: { PATH: process.env.PATH ?? '', HOME: rig.userHome },
+    cwd: rig.root,
+    stderr: 'pipe',
+  });
+  const client = new McpClient({ name: 'conformance', version: '0' });
+  await client.connect(transport);
+  const mcpPid = transport.pid!;
+  try {
+    const handle = await call<{ sessionId: string; settings: { model?: string } }>(client, 'create_session', {
+      workspace: rig.workspace,
+      prompt: `hello ${adapter}`,
+      adapter,
+    });
+    expect(handle.settings.model).toBe(expectedModel);
+    const waited = await call<{ timedOut: boolean }>(client, 'wait_for_sessions', { sessions: [handle.sessionId], timeoutSeconds: 45 });
+    expect(waited.timedOut).toBe(false);
+    await call(client, 'send_message', { session: handle.sessionId, prompt: 'and again' });
+    expect(
+      (await call<{ timedOut: boolean }>(client, 'wait_for_sessions', { sessions: [handle.sessionId], timeoutSeconds: 45 })).timedOut,
+    ).toBe(false);
+    const text = JSON.stringify(await call<Record<string, unknown>>(client, 'read_session', { session: handle.sessionId }));
+    expect(text).toContain('MCP says hi.');
+    expect(text).toContain('Second MCP answer.');
+    expect(text).toContain(adapter);
+    expect(text).not.toContain('sk-rig-secret');
+  } finally {
+    await client.close();
+  }
+  const [id] = await rig.sessionIds();
+  const record = await rig.readSession(id!);
+  expect(record.adapter).toBe(adapter);
+  expect(record.runs.map((r) => r.status)).toEqual(['completed', 'completed']);
+  await expectReaped(mcpPid);
+  await stopOrchestrator(rig.stateDir);
+  expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
 }
