@@ -618,3 +618,4 @@ export interface Adapter<Config = unknown> {
 }
 
 export { type CliSelectionOptions, cliSelectionSchema, defaultCliRange, endpointUrlSchema } from './adapter-config.js';
+export { exitWords, exitedDuringTurn, stderrSuffix } from './process/child-exit.js';

@@ -13,6 +13,8 @@ import {
   type SessionIO,
   type SessionSpec,
   type TurnInput,
+  exitedDuringTurn,
+  stderrSuffix,
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
@@ -388,25 +390,17 @@ export class AcpSession implements AdapterSession {
 
   #exitOutcome(turn: LiveTurn, exit: ChildExit): TurnOutcome {
     for (const draft of this.#projector.commitTurn()) this.#io.emit(draft);
-    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
-    const tail = this.#child?.stderrTail().trim();
-    this.#io.emit({
-      type: 'error',
+    const ended = exitedDuringTurn(this.#profile.agent, exit, this.#child?.stderrTail(), {
       key: `exit:${this.#epoch}`,
-      code: 'process_exited',
-      message: `${this.#profile.agent} ${how} before the turn completed${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
-    });
-    return {
-      status: turn.interrupted ? 'interrupted' : 'failed',
-      reason: turn.interrupted ? 'cancelled' : 'process_exited',
+      interrupted: turn.interrupted,
       text: this.#projector.turnText(),
-      usage: { reported: false },
-    };
+    });
+    this.#io.emit(ended.event);
+    return ended.outcome;
   }
 
   #exitError(exit: ChildExit): OneWorksError {
-    const tail = this.#child?.stderrTail().trim();
-    const detail = `${this.#profile.agent} exited (${exit.signal ?? exit.exitCode}) during start${tail ? `; stderr: ${tail.slice(-500)}` : ''}`;
+    const detail = `${this.#profile.agent} exited (${exit.signal ?? exit.exitCode}) during start${stderrSuffix(this.#child?.stderrTail())}`;
     if (this.#spec.nativeSessionId) {
       return new OneWorksError(
         'session_load_failed',

@@ -11,6 +11,8 @@ import {
   type SessionSpec,
   type TurnInput,
   type TurnSettings,
+  exitedDuringTurn,
+  stderrSuffix,
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
@@ -345,28 +347,20 @@ export class ClaudeSession implements AdapterSession {
       turn.reject(this.#loadError());
       return;
     }
-    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
-    const tail = this.#child?.stderrTail().trim();
-    this.#io.emit({
-      type: 'error',
+    const ended = exitedDuringTurn('claude', exit, this.#child?.stderrTail(), {
       key: `exit:${this.#epoch}`,
-      code: 'process_exited',
-      message: `claude ${how} before the turn completed${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
-    });
-    turn.resolve({
-      status: turn.interrupted ? 'interrupted' : 'failed',
-      reason: turn.interrupted ? 'cancelled' : 'process_exited',
+      interrupted: turn.interrupted,
       text: this.#projector.turnText(),
-      usage: { reported: false },
     });
+    this.#io.emit(ended.event);
+    turn.resolve(ended.outcome);
   }
 
   #exitError(exit: ChildExit, when: string): OneWorksError {
     if (this.#resuming) return this.#loadError();
-    const tail = this.#child?.stderrTail().trim();
     return new OneWorksError(
       'process_exited',
-      `claude exited (${exit.signal ?? exit.exitCode}) ${when}${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
+      `claude exited (${exit.signal ?? exit.exitCode}) ${when}${stderrSuffix(this.#child?.stderrTail())}`,
     );
   }
 

@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { AdapterSession, ChildChannel, ChildExit, SessionIO, SessionSpec, TurnInput, TurnSettings } from '../../core/adapter.js';
+import {
+  type AdapterSession,
+  type ChildChannel,
+  type ChildExit,
+  exitedDuringTurn,
+  type SessionIO,
+  type SessionSpec,
+  stderrSuffix,
+  type TurnInput,
+  type TurnSettings,
+} from '../../core/adapter.js';
 import { isOneWorksError, OneWorksError } from '../../core/errors.js';
 import type { EventDraft, TurnOutcome } from '../../core/events/index.js';
 import { type Connection, createConnection } from '../../core/protocol/index.js';
@@ -426,25 +436,17 @@ export class CodexSession implements AdapterSession {
     const turn = this.#turn;
     if (!turn) return;
     this.#turn = undefined;
-    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
-    const tail = this.#child?.stderrTail().trim();
-    this.#io.emit({
-      type: 'error',
+    const ended = exitedDuringTurn('codex', exit, this.#child?.stderrTail(), {
       key: `exit:${this.#epoch}`,
-      code: 'process_exited',
-      message: `codex ${how} before the turn completed${tail ? `; stderr: ${tail.slice(-500)}` : ''}`,
-    });
-    turn.resolve({
-      status: turn.interrupted ? 'interrupted' : 'failed',
-      reason: turn.interrupted ? 'cancelled' : 'process_exited',
+      interrupted: turn.interrupted,
       text: this.#projector.turnText(),
-      usage: { reported: false },
     });
+    this.#io.emit(ended.event);
+    turn.resolve(ended.outcome);
   }
 
   #exitError(exit: ChildExit, when: string): OneWorksError {
-    const tail = this.#child?.stderrTail().trim();
-    const detail = `codex exited (${exit.signal ?? exit.exitCode}) ${when}${tail ? `; stderr: ${tail.slice(-500)}` : ''}`;
+    const detail = `codex exited (${exit.signal ?? exit.exitCode}) ${when}${stderrSuffix(this.#child?.stderrTail())}`;
     return this.#resuming ? this.#loadError(detail) : new OneWorksError('process_exited', detail);
   }
 

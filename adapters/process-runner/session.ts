@@ -12,6 +12,8 @@ import {
   type SessionIO,
   type SessionSpec,
   type TurnInput,
+  exitWords,
+  stderrSuffix,
 } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
@@ -526,9 +528,7 @@ export class RunnerSession implements AdapterSession {
 
   #onExit(child: ChildChannel, exit: ChildExit): void {
     if (child !== this.#child) return;
-    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
-    const tail = child.stderrTail().trim();
-    const message = `${this.#adapterName} ${how}${tail ? `; stderr: ${tail.slice(-500)}` : ''}`;
+    const message = `${this.#adapterName} ${exitWords(exit)}${stderrSuffix(child.stderrTail())}`;
     this.#rejectPending(new OneWorksError('process_exited', message));
     const turn = this.#turn;
     if (turn) this.#failTurn(turn.runId, `${message} before the turn ended`);
