@@ -65,6 +65,12 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
   /** Who the server is: its environment fingerprint, whether it was auto-started, its pid and load. */
   hello(): Promise<ServerHello>;
+  /**
+   * The answer to the latest `hello` on this connection, undefined before any: a client from
+   * {@link connectOrchestrator} has one (the hello that confirmed the connection), so a caller
+   * that needs it right after connecting is spared a second round trip.
+   */
+  readonly greeting: ServerHello | undefined;
   /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
   exitIfIdle(): Promise<boolean>;
   /** Deletes a session with no live or queued turn (record, event log, session HOME); `session_busy` otherwise. */
@@ -236,6 +242,7 @@ class SocketClient implements OrchestratorClient {
   #pending = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #pinging = false;
+  #greeting: ServerHello | undefined;
   // Prompts open on this client by ask id: `escalation.settled` aborts them (answered elsewhere).
   readonly #prompts = new Map<string, AbortController>();
 
@@ -381,7 +388,12 @@ class SocketClient implements OrchestratorClient {
   async hello(): Promise<ServerHello> {
     const hello = (await this.#call('hello', {})) as ServerHello;
     this.#server.pid = hello.pid;
+    this.#greeting = hello;
     return hello;
+  }
+
+  get greeting(): ServerHello | undefined {
+    return this.#greeting;
   }
 
   corruptSessions(): Promise<CorruptSession[]> {
