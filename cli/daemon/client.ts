@@ -125,6 +125,8 @@ export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 
 
 /** How long {@link connectOrchestrator} keeps retrying after starting a server. */
 const AUTO_START_DEADLINE_MS = 10_000;
+/** How often it tries the socket meanwhile, in ms. */
+const AUTO_START_POLL_MS = 10;
 
 /**
  * Connects to the state directory's server (`<state>/orchestrator.sock`). Without one and with
@@ -151,9 +153,10 @@ export async function connectOrchestrator(
     exitCode = code;
   });
   const deadline = Date.now() + AUTO_START_DEADLINE_MS;
-  // Short polls: connecting to a Unix socket is cheap, and the server is ready within a second.
-  for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
-    await sleep(delay);
+  // Short polls: connecting to a Unix socket that is not there yet is one failed syscall, and the
+  // command waits for the server anyway; a longer interval only adds to the wait for its socket.
+  while (Date.now() < deadline) {
+    await sleep(AUTO_START_POLL_MS);
     const client = await confirmed(await tryConnect(path));
     if (client) return client;
     // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
