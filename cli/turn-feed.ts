@@ -21,8 +21,9 @@ export interface TurnFeedOptions {
  * before the session's next turn); other turns' events are not shown. Deltas are live only.
  *
  * Feed live events with `push` from the moment of subscribing; call `start(runId)` once the
- * run id is known (events are held until then) and `finish()` once the run is terminal (it
- * fills what the log has and the live stream did not deliver). Never throws from `push`.
+ * run id is known (events are held until then) and `finish()` once the run is terminal (when the
+ * run's completion did not come live, it fills what the log has and the live stream did not
+ * deliver). Never throws from `push`.
  */
 export class TurnFeed {
   readonly #options: TurnFeedOptions;
@@ -60,11 +61,17 @@ export class TurnFeed {
     this.#drain();
   }
 
-  /** Handles everything queued, then what the log holds beyond the last handled event. */
+  /**
+   * Handles everything queued, then, unless the run's `turn.completed` came live, what the log
+   * holds beyond the last handled event. A live completion was handled after every gap before it
+   * was filled from the log, and what the server sent after it reached this connection before the
+   * run's outcome did (one ordered stream): reading the whole log once more would only cost its
+   * size, which grows with every turn of the session.
+   */
   async finish(): Promise<void> {
     this.#drain();
     await this.#draining;
-    if (this.#ended) return;
+    if (this.#ended || this.#completed) return;
     for (const event of await this.#options.readLog()) this.#handle(event);
   }
 

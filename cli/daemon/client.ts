@@ -65,6 +65,12 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
   /** Who the server is: its environment fingerprint, whether it was auto-started, its pid and load. */
   hello(): Promise<ServerHello>;
+  /**
+   * The answer to the latest `hello` on this connection, undefined before any: a client from
+   * {@link connectOrchestrator} has one (the hello that confirmed the connection), so a caller
+   * that needs it right after connecting is spared a second round trip.
+   */
+  readonly greeting: ServerHello | undefined;
   /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
   exitIfIdle(): Promise<boolean>;
   /** Deletes a session with no live or queued turn (record, event log, session HOME); `session_busy` otherwise. */
@@ -119,6 +125,8 @@ export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 
 
 /** How long {@link connectOrchestrator} keeps retrying after starting a server. */
 const AUTO_START_DEADLINE_MS = 10_000;
+/** How often it tries the socket meanwhile, in ms. */
+const AUTO_START_POLL_MS = 10;
 
 /**
  * Connects to the state directory's server (`<state>/orchestrator.sock`). Without one and with
@@ -145,9 +153,10 @@ export async function connectOrchestrator(
     exitCode = code;
   });
   const deadline = Date.now() + AUTO_START_DEADLINE_MS;
-  // Short polls: connecting to a Unix socket is cheap, and the server is ready within a second.
-  for (let delay = 25; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
-    await sleep(delay);
+  // Short polls: connecting to a Unix socket that is not there yet is one failed syscall, and the
+  // command waits for the server anyway; a longer interval only adds to the wait for its socket.
+  while (Date.now() < deadline) {
+    await sleep(AUTO_START_POLL_MS);
     const client = await confirmed(await tryConnect(path));
     if (client) return client;
     // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
@@ -236,6 +245,7 @@ class SocketClient implements OrchestratorClient {
   #pending = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #pinging = false;
+  #greeting: ServerHello | undefined;
   // Prompts open on this client by ask id: `escalation.settled` aborts them (answered elsewhere).
   readonly #prompts = new Map<string, AbortController>();
 
@@ -381,7 +391,12 @@ class SocketClient implements OrchestratorClient {
   async hello(): Promise<ServerHello> {
     const hello = (await this.#call('hello', {})) as ServerHello;
     this.#server.pid = hello.pid;
+    this.#greeting = hello;
     return hello;
+  }
+
+  get greeting(): ServerHello | undefined {
+    return this.#greeting;
   }
 
   corruptSessions(): Promise<CorruptSession[]> {

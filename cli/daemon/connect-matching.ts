@@ -26,7 +26,8 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
     const client = await connectOrchestrator(ctx, { autoStart: true });
     let hello: ServerHello;
     try {
-      hello = await client.hello();
+      // The hello that confirmed the connection (connectOrchestrator) answers this too: one round trip.
+      hello = client.greeting ?? (await client.hello());
     } catch (error) {
       await client.close();
       // A server that was exiting when this client connected (idle exit) closes the connection.

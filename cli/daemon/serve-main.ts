@@ -49,9 +49,6 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       terminalTimeoutMs: ctx.config.orchestrator.runTimeoutMs,
     });
     const orchestrator = await createOrchestrator({ ...serverDeps(ctx, store, out, escalations), asks });
-    // Recovery and every query skip a malformed record; the log says which and why.
-    for (const bad of (await store.scanSessions()).corrupt)
-      out.info(`session ${bad.sessionId} is left alone: ${bad.file} is malformed (${bad.reason})`);
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
     let onExitRequest: () => void = () => undefined;
@@ -81,6 +78,15 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       throw error;
     });
     out.info(`orchestrator serving ${ctx.stateDir} on ${server.socketPath} (pid ${process.pid})`);
+    // Recovery and every query skip a malformed record; the log says which and why. Said once the
+    // socket serves: this reads every record again, and a waiting client need not wait for it.
+    await store.scanSessions().then(
+      (scan) => {
+        for (const bad of scan.corrupt) out.info(`session ${bad.sessionId} is left alone: ${bad.file} is malformed (${bad.reason})`);
+      },
+      (error: unknown) =>
+        out.info(`could not look for malformed session records: ${error instanceof Error ? error.message : String(error)}`),
+    );
     // An edited config: the agents started with the old one go at once, none is prewarmed any
     // more, and the next command (whose fingerprint differs) restarts or refuses this server.
     const unwatch = ctx.configPath

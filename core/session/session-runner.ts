@@ -70,6 +70,9 @@ export class SessionRunner {
   #steers = 0;
   // Notes from decisions declined with nobody to decide, recorded when the turn ends.
   #attention: string[] = [];
+  // How the adapter said it ran this runner's latest turn (setTurnMode). A new run starts with it,
+  // so the adapter's call for an unchanged mode costs no second record write before the prompt.
+  #lastMode: string | undefined;
 
   private constructor(rt: SessionRuntime, record: SessionRecord, sink: EventSink, redactor: Redactor, home: string) {
     this.#rt = rt;
@@ -122,7 +125,9 @@ export class SessionRunner {
         },
         setTurnMode: async (mode) => {
           const run = this.#record.runs.at(-1);
-          if (run?.status !== 'running' || run.mode === mode) return;
+          if (run?.status !== 'running') return;
+          this.#lastMode = mode;
+          if (run.mode === mode) return;
           await this.#update({ runs: [...this.#record.runs.slice(0, -1), { ...run, mode }] });
         },
       },
@@ -217,6 +222,8 @@ export class SessionRunner {
       autonomy: overrides.autonomy ?? pending?.autonomy ?? 'low',
       status: 'running',
       startedAt: new Date().toISOString(),
+      // The same adapter session runs this turn as it ran the last one unless it says otherwise (setTurnMode).
+      ...(this.#lastMode === undefined ? {} : { mode: this.#lastMode }),
     };
     await this.#update({ runs: [...this.#record.runs, run], status: 'working', pending: undefined });
     this.#sink.emit({

@@ -18,7 +18,8 @@
  *    client's spawn → `initialize_session` + settings responses; once with no orchestrator
  *    running (the run auto-starts one: the cost of a first command) and once with it up (a
  *    second run in the same state directory); the orchestrator is then stopped;
- *  - per turn: N text turns through SessionRunner (library), against N raw turns;
+ *  - per turn: N text turns through SessionRunner (library), against N raw turns, alternating
+ *    after one untimed turn each (pairedTurns);
  *  - admission: 1,000 queued turns drained through the orchestrator's admission core against a
  *    plain FIFO in the same run, and memory per idle session (test/bench/admission.ts, in its
  *    own process so that heap readings are not disturbed by what the droid rounds left behind).
@@ -26,6 +27,8 @@
  * The droid binary comes from the managed cache (installed on first use). Claude Code's startup
  * and per-turn overhead against a raw stream-json client of the same binary: test/bench/claude-code.ts.
  * `BENCH_ONLY=claude-code` runs only that part and prints it (docs/benchmarks.md is not written).
+ * `BENCH_ONLY=turn-path` runs only droid's turn rows (per turn, run and send end to end, prewarm)
+ * and prints them; with `BENCH_SETTLE_MS` the orchestrator's idle wait before its settled RSS is shorter.
  * The ACP adapters (gemini, droid-acp) per turn against a raw ACP client of the same binaries:
  * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
  */
@@ -62,8 +65,8 @@ interface Ratio {
 const ratios: Ratio[] = [];
 const figures: Record<string, unknown> = {};
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
-/** How long the orchestrator is left idle before its settled RSS is read. */
-const SETTLE_MS = 15_000;
+/** How long the orchestrator is left idle before its settled RSS is read (BENCH_SETTLE_MS shortens it to iterate). */
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 15_000);
 
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
     return;
   }
   const services = createPrepareServices();
+  const turnPathOnly = process.env.BENCH_ONLY === 'turn-path';
   const cli = await services.resolveCli({ source: 'managed', version: '0.225.2' }, DROID_CLI, {
     services,
     cacheDir: CACHE,
@@ -109,6 +113,14 @@ async function main(): Promise<void> {
   const model = await startScriptedModel({ steps: textSteps(10_000) });
   try {
     const { entry, modelId } = droidCustomModel(model.baseUrl, { apiKey: 'sk-bench' });
+    if (turnPathOnly) {
+      // The droid per-turn row, run and send end to end, and prewarm; printed only.
+      const turns = await pairedTurns(cli.binaryPath, root, entry, modelId);
+      report(`per text turn over ${TURNS} turns (ms)`, turns.ow, turns.raw, 'n/a');
+      await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
+      await prewarmedRuns(cli.binaryPath, root, entry, modelId);
+      return;
+    }
     const rawStart: number[] = [];
     const owCold: number[] = [];
     const owWarm: number[] = [];
@@ -123,11 +135,10 @@ async function main(): Promise<void> {
         await stopOrchestrator(join(dir, 'state'));
       }
     }
-    const raw = await rawTurns(cli.binaryPath, root, entry, modelId);
-    const ow = await oneWorksTurns(root, entry, modelId);
+    const turns = await pairedTurns(cli.binaryPath, root, entry, modelId);
     report('startup to session ready, orchestrator auto-started (ms)', owCold, rawStart, 'n/a');
     report('startup to session ready, orchestrator running (ms)', owWarm, rawStart, 'n/a');
-    report(`per text turn over ${TURNS} turns (ms)`, ow, raw, 'n/a');
+    report(`per text turn over ${TURNS} turns (ms)`, turns.ow, turns.raw, 'n/a');
     const claudeVersion = await benchClaudeCode(root, STARTUP_ROUNDS, TURNS, report);
     const codexVersion = await benchCodex(root, STARTUP_ROUNDS, TURNS, report);
     await benchAcp(root, TURNS, report);
@@ -170,39 +181,41 @@ async function rawStartup(binary: string, root: string, i: number, entry: unknow
   }
 }
 
-async function rawTurns(binary: string, root: string, entry: unknown, modelId: string): Promise<number[]> {
+// The droid per-turn row: a raw client and a One Works session (SessionRunner as a library) side
+// by side, each started and given one untimed turn first (the raw client's start is not timed
+// either), then their turns alternate, so that both see the same load at the same moment.
+async function pairedTurns(binary: string, root: string, entry: unknown, modelId: string): Promise<{ raw: number[]; ow: number[] }> {
   const dir = join(root, 'raw-turns');
   await mkdir(join(dir, 'ws'), { recursive: true });
   const client = await startRawDroid({ binary, cwd: join(dir, 'ws'), home: join(dir, 'home'), settings: { customModels: [entry] } });
+  const { createBenchSession } = await import('./bench-session.js');
   try {
     await client.request('droid.initialize_session', { machineId: 'bench', cwd: join(dir, 'ws'), autonomyLevel: 'low' });
     await client.request('droid.update_session_settings', { modelId, autonomyLevel: 'low' });
-    const times: number[] = [];
-    for (let t = 0; t < TURNS; t++) {
-      const t0 = performance.now();
-      await client.runTurn(`turn ${t}`);
-      times.push(performance.now() - t0);
+    const session = await createBenchSession(join(root, 'ow-turns'), entry, modelId);
+    try {
+      const oneWorksTurn = async (t: number): Promise<number> => {
+        const t0 = performance.now();
+        const outcome = await session.runner.runTurn(`turn ${t}`);
+        if (outcome.status !== 'completed') throw new Error(`bench turn ${t} ended ${outcome.status} (${outcome.reason})`);
+        return performance.now() - t0;
+      };
+      await client.runTurn('warm-up');
+      await oneWorksTurn(-1);
+      const raw: number[] = [];
+      const ow: number[] = [];
+      for (let t = 0; t < TURNS; t++) {
+        const t0 = performance.now();
+        await client.runTurn(`turn ${t}`);
+        raw.push(performance.now() - t0);
+        ow.push(await oneWorksTurn(t));
+      }
+      return { raw, ow };
+    } finally {
+      await session.close();
     }
-    return times;
   } finally {
     await client.close();
-  }
-}
-
-async function oneWorksTurns(root: string, entry: unknown, modelId: string): Promise<number[]> {
-  const { createBenchSession } = await import('./bench-session.js');
-  const session = await createBenchSession(join(root, 'ow-turns'), entry, modelId);
-  try {
-    const times: number[] = [];
-    for (let t = 0; t < TURNS; t++) {
-      const t0 = performance.now();
-      const outcome = await session.runner.runTurn(`turn ${t}`);
-      if (outcome.status !== 'completed') throw new Error(`bench turn ${t} ended ${outcome.status} (${outcome.reason})`);
-      times.push(performance.now() - t0);
-    }
-    return times;
-  } finally {
-    await session.close();
   }
 }
 

@@ -21,8 +21,9 @@ describe('TurnFeed', () => {
     f.push(delta(3, 'Hel'));
     f.push(ev(4, 'assistant.message'));
     f.start('r1', 1);
-    log.push(ev(4, 'assistant.message'), ev(5, 'turn.completed', { runId: 'r1' }), ev(6, 'session.closed'));
+    log.push(ev(4, 'assistant.message'), ev(5, 'turn.completed', { runId: 'r1' }));
     f.push(ev(5, 'turn.completed', { runId: 'r1' }));
+    f.push(ev(6, 'session.closed'));
     await f.finish();
     expect(shown()).toEqual([
       '1:turn.queued',
@@ -33,6 +34,32 @@ describe('TurnFeed', () => {
       '5:turn.completed',
       '6:session.closed',
     ]);
+  });
+
+  it('reads the log at the end only when the turn did not complete live', async () => {
+    let reads = 0;
+    const log = [ev(1, 'turn.queued', { runId: 'r1' }), ev(2, 'turn.completed', { runId: 'r1' }), ev(3, 'log')];
+    const rendered: string[] = [];
+    const live = new TurnFeed({
+      render: (e) => rendered.push(`${e.seq}:${e.type}`),
+      readLog: async () => {
+        reads += 1;
+        return log.slice();
+      },
+    });
+    live.start('r1', undefined);
+    live.push(ev(1, 'turn.queued', { runId: 'r1' }));
+    live.push(ev(2, 'turn.completed', { runId: 'r1' }));
+    await live.finish();
+    // Its completion came live (and so did all before it): the log, which only adds what came after, is not read.
+    expect(rendered).toEqual(['1:turn.queued', '2:turn.completed']);
+    expect(reads).toBe(0);
+
+    const { feed: late, shown } = feed(log);
+    late.start('r1', undefined);
+    late.push(ev(1, 'turn.queued', { runId: 'r1' }));
+    await late.finish();
+    expect(shown()).toEqual(['1:turn.queued', '2:turn.completed', '3:log']);
   });
 
   it('shows one turn of a busy session: from its turn.queued to the session.closed after its end', async () => {
