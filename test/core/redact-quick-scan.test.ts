@@ -11,11 +11,11 @@ import { REDACTED, Redactor } from '../../core/redact.js';
 const SECRETS = ['sk-quick-scan-secret-7f3a9c21', 'tok/with+odd=chars?&'];
 
 const LINE_BREAK = String.raw`(?:\r?\n|\\r\\n|\\n)?`;
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function reference(redactor: Redactor): { redact: (text: string) => string; hold: (text: string) => number } {
   const plain = new Set(SECRETS.flatMap((secret) => [secret, encodeURIComponent(secret)]));
-  const source = (needle: string): string => (plain.has(needle) ? escape(needle) : [...needle].map(escape).join(LINE_BREAK));
+  const source = (needle: string): string => (plain.has(needle) ? escapeRegExp(needle) : [...needle].map(escapeRegExp).join(LINE_BREAK));
   const pattern = new RegExp(redactor.needles.map(source).join('|'), 'g');
   const redact = (text: string): string => text.replace(pattern, REDACTED);
   const hold = (text: string): number => {
