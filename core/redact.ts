@@ -180,8 +180,10 @@ function endsWithPrefix(text: string, needle: string, n: number): boolean {
  * text the first character alone makes a candidate (a held-back prefix may be that short).
  */
 class NeedleStarts {
-  /** Second characters allowed after each first character (char codes as string keys of a Map). */
+  /** Second characters allowed after each first character (by its char code). */
   readonly #next = new Map<number, string>();
+  /** 1 for the ASCII codes that start a form: the scan's common case without a Map lookup. */
+  readonly #asciiFirst = new Uint8Array(128);
   readonly longestHold: number;
 
   constructor(needles: ReadonlySet<string>, wrappable: ReadonlySet<string>) {
@@ -190,6 +192,7 @@ class NeedleStarts {
       const first = needle.charCodeAt(0);
       const seconds = wrappable.has(needle) ? `${needle[1]}\r\n\\` : needle[1]!;
       this.#next.set(first, (this.#next.get(first) ?? '') + seconds);
+      if (first < 128) this.#asciiFirst[first] = 1;
       // A proper prefix of n - 1 characters, a line break (4 characters at most, `\\r\\n`)
       // between each two of them, and a partial line break (4 at most) at the end.
       const span = wrappable.has(needle) ? needle.length - 1 + 4 * (needle.length - 2) + 4 : needle.length - 1;
@@ -200,9 +203,12 @@ class NeedleStarts {
 
   firstIn(text: string, from: number): number {
     const next = this.#next;
+    const asciiFirst = this.#asciiFirst;
     const last = text.length - 1;
     for (let i = from; i <= last; i++) {
-      const seconds = next.get(text.charCodeAt(i));
+      const code = text.charCodeAt(i);
+      if (code < 128 && asciiFirst[code] === 0) continue;
+      const seconds = next.get(code);
       if (seconds === undefined) continue;
       if (i === last || seconds.includes(text[i + 1]!)) return i;
     }
