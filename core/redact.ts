@@ -258,9 +258,10 @@ function walk(value: unknown, fn: (s: string) => string): unknown {
   }
   if (value && typeof value === 'object') {
     let out: Record<string, unknown> | undefined;
-    // Object.keys, not Object.entries: no [key, value] pair allocated per field.
+    // for-in over own keys (the keys Object.entries lists): no array or [key, value] pair allocated per object.
     const record = value as Record<string, unknown>;
-    for (const k of Object.keys(record)) {
+    for (const k in record) {
+      if (!Object.hasOwn(record, k)) continue;
       const v = record[k];
       const w = walk(v, fn);
       if (w !== v) out ??= { ...value };
