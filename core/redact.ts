@@ -25,6 +25,7 @@ export class Redactor {
   #pattern: RegExp | undefined;
   #prefixPatterns: RegExp[] | undefined;
   #sorted: string[] | undefined;
+  #starts: NeedleStarts | undefined;
 
   /** Registers a secret (and its encodings). Values shorter than 4 characters are refused: they would redact ordinary text. */
   register(secret: string | undefined | null): void {
@@ -35,6 +36,7 @@ export class Redactor {
     this.#pattern = undefined;
     this.#prefixPatterns = undefined;
     this.#sorted = undefined;
+    this.#starts = undefined;
   }
 
   /** The registered raw and encoded forms, longest first. */
@@ -52,8 +54,32 @@ export class Redactor {
   /** Replaces every registered secret (or encoding of one) in `text` with `[REDACTED]`. */
   redact(text: string): string {
     if (this.#needles.size === 0 || text.length === 0) return text;
+    // Most strings hold no secret: one scan for a place where a form could start decides that
+    // without running the pattern (its alternation of every form is the costly part).
+    if (this.#candidates.firstIn(text, 0) === -1) return text;
     this.#pattern ??= new RegExp(this.needles.map((needle) => this.#source(needle)).join('|'), 'g');
     return text.replace(this.#pattern, REDACTED);
+  }
+
+  /** Where registered forms can start: see {@link NeedleStarts}. */
+  get #candidates(): NeedleStarts {
+    this.#starts ??= new NeedleStarts(this.#needles, this.#wrappable);
+    return this.#starts;
+  }
+
+  /**
+   * The first index at or after `from` where a registered form (or, for base64 forms, a
+   * line-broken form) could start; -1 when none can. A necessary condition only: the caller
+   * still runs the real match from there.
+   */
+  firstCandidate(text: string, from: number): number {
+    if (this.#needles.size === 0) return -1;
+    return this.#candidates.firstIn(text, from);
+  }
+
+  /** The most characters a held-back prefix of a form (line breaks included) can span. */
+  get longestHold(): number {
+    return this.#needles.size === 0 ? 0 : this.#candidates.longestHold;
   }
 
   // A needle's regular expression: base64 forms may be broken across lines between any two characters.
@@ -117,6 +143,8 @@ export class StreamRedactor {
   // Longest suffix of `text` that is a proper prefix of some secret form, so it may still grow
   // into one; for base64 forms, a prefix broken across lines counts too.
   #holdLength(text: string): number {
+    // A held suffix starts where a form can start: with no such place in the tail, nothing is held.
+    if (this.#redactor.firstCandidate(text, Math.max(0, text.length - this.#redactor.longestHold)) === -1) return 0;
     let hold = 0;
     for (const needle of this.#redactor.needles) {
       const max = Math.min(needle.length - 1, text.length);
@@ -143,6 +171,49 @@ function endsWithPrefix(text: string, needle: string, n: number): boolean {
     if (text.charCodeAt(at) !== needle.charCodeAt(i)) return false;
   }
   return true;
+}
+
+/**
+ * The first two characters of every registered form, for a quick scan: a form matches at `i`
+ * only if `text[i]` is its first character and `text[i + 1]` its second (or, for a base64 form,
+ * the start of a line break: `\r`, `\n` or a backslash of an escaped one). At the end of the
+ * text the first character alone makes a candidate (a held-back prefix may be that short).
+ */
+class NeedleStarts {
+  /** Second characters allowed after each first character (by its char code). */
+  readonly #next = new Map<number, string>();
+  /** 1 for the ASCII codes that start a form: the scan's common case without a Map lookup. */
+  readonly #asciiFirst = new Uint8Array(128);
+  readonly longestHold: number;
+
+  constructor(needles: ReadonlySet<string>, wrappable: ReadonlySet<string>) {
+    let longest = 0;
+    for (const needle of needles) {
+      const first = needle.charCodeAt(0);
+      const seconds = wrappable.has(needle) ? `${needle[1]}\r\n\\` : needle[1]!;
+      this.#next.set(first, (this.#next.get(first) ?? '') + seconds);
+      if (first < 128) this.#asciiFirst[first] = 1;
+      // A proper prefix of n - 1 characters, a line break (4 characters at most, `\\r\\n`)
+      // between each two of them, and a partial line break (4 at most) at the end.
+      const span = wrappable.has(needle) ? needle.length - 1 + 4 * (needle.length - 2) + 4 : needle.length - 1;
+      if (span > longest) longest = span;
+    }
+    this.longestHold = longest;
+  }
+
+  firstIn(text: string, from: number): number {
+    const next = this.#next;
+    const asciiFirst = this.#asciiFirst;
+    const last = text.length - 1;
+    for (let i = from; i <= last; i++) {
+      const code = text.charCodeAt(i);
+      if (code < 128 && asciiFirst[code] === 0) continue;
+      const seconds = next.get(code);
+      if (seconds === undefined) continue;
+      if (i === last || seconds.includes(text[i + 1]!)) return i;
+    }
+    return -1;
+  }
 }
 
 function encodingsOf(secret: string): { plain: string[]; base64: string[] } {
@@ -187,7 +258,11 @@ function walk(value: unknown, fn: (s: string) => string): unknown {
   }
   if (value && typeof value === 'object') {
     let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) {
+    // for-in over own keys (the keys Object.entries lists): no array or [key, value] pair allocated per object.
+    const record = value as Record<string, unknown>;
+    for (const k in record) {
+      if (!Object.hasOwn(record, k)) continue;
+      const v = record[k];
       const w = walk(v, fn);
       if (w !== v) out ??= { ...value };
       if (out) out[k] = w;

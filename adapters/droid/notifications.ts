@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { compileQuickCheck, type QuickCheck } from '../../core/schema-check.js';
 import { DroidMcpServerStatusSchema, DroidMessageSchema, DroidTokenUsageSchema, DroidToolUseSchema } from './wire.js';
 
 /**
@@ -16,6 +17,16 @@ function member<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
 const deltaShape = { messageId: z.string(), blockIndex: z.number().optional(), textDelta: z.string() };
 const str = z.string().optional();
 
+/** The `update` of `tool_progress_update`. */
+export const ToolProgressSchema = z.looseObject({
+  type: str,
+  text: str,
+  status: str,
+  error: z.unknown().optional(),
+  timestamp: z.number().optional(),
+  fullOutput: str,
+});
+
 /** One schema per native notification type, keyed by that type. */
 export const DROID_NOTIFICATION_SCHEMAS = {
   create_message: member('create_message', { message: DroidMessageSchema, parentId: z.string().nullable().optional(), requestId: str }),
@@ -30,18 +41,7 @@ export const DROID_NOTIFICATION_SCHEMAS = {
   assistant_message_retracted: member('assistant_message_retracted', { messageId: z.string() }),
   tool_call: member('tool_call', { toolUse: DroidToolUseSchema }),
   tool_execution_phase_changed: member('tool_execution_phase_changed', { toolUseId: z.string(), toolName: str, phase: z.string() }),
-  tool_progress_update: member('tool_progress_update', {
-    toolUseId: z.string(),
-    toolName: str,
-    update: z.looseObject({
-      type: str,
-      text: str,
-      status: str,
-      error: z.unknown().optional(),
-      timestamp: z.number().optional(),
-      fullOutput: str,
-    }),
-  }),
+  tool_progress_update: member('tool_progress_update', { toolUseId: z.string(), toolName: str, update: ToolProgressSchema }),
   tool_execution_heartbeat: member('tool_execution_heartbeat', { toolUseId: z.string(), toolName: str }),
   tool_result: member('tool_result', { toolUseId: z.string(), messageId: str, content: z.unknown(), isError: z.boolean().optional() }),
   permission_resolved: member('permission_resolved', {
@@ -137,6 +137,35 @@ export type ParsedDroidNotification =
   | { kind: 'malformed'; sessionId: string | undefined; type: string; raw: Record<string, unknown>; reason: string }
   | { kind: 'invalid'; reason: string };
 
+/**
+ * The types taken as they came when their quick check passes: the frequent ones whose projection
+ * reads named fields only (or canonicalises through the schema where it digests or keeps a whole
+ * object). The others are kept whole as `native` payloads, keyed by a digest of their JSON: the
+ * schema's copy (declared keys first) is what they always were, so they keep going through it.
+ */
+export const QUICK_NOTIFICATION_TYPES: readonly DroidNotificationType[] = [
+  'create_message',
+  'assistant_text_delta',
+  'assistant_text_complete',
+  'thinking_text_delta',
+  'thinking_text_complete',
+  'tool_call',
+  'tool_progress_update',
+  'tool_execution_heartbeat',
+  'tool_result',
+  'permission_resolved',
+  'droid_working_state_changed',
+  'session_token_usage_changed',
+  'agent_turn_completed',
+  'hook_execution_started',
+  'hook_execution_completed',
+];
+
+// One quick check per type above, compiled from its schema (core/schema-check.ts).
+const QUICK_CHECKS = new Map<string, QuickCheck>(
+  QUICK_NOTIFICATION_TYPES.map((type) => [type, compileQuickCheck(DROID_NOTIFICATION_SCHEMAS[type])]),
+);
+
 /** True when `type` names a notification this adapter knows. */
 export function isDroidNotificationType(type: string): type is DroidNotificationType {
   return Object.hasOwn(DROID_NOTIFICATION_SCHEMAS, type);
@@ -150,11 +179,11 @@ export function parseDroidNotification(params: unknown): ParsedDroidNotification
   const { sessionId, notification: raw } = fast ?? outer!.data!;
   const type = raw.type;
   if (!isDroidNotificationType(type)) return { kind: 'unknown', sessionId, type, raw };
-  // Text and thinking deltas are most of a turn's notifications: checked by hand, with the
-  // same rules as their schema (the schema still reports what is wrong with a malformed one).
-  if ((type === 'assistant_text_delta' || type === 'thinking_text_delta') && isDelta(raw)) {
-    return { kind: 'known', sessionId, notification: raw as DroidNotification };
-  }
+  // The frequent types pass their quick check (compiled from their schema, so the same rules)
+  // and are taken as they came, without the schema building a copy. Anything the check is unsure
+  // of goes through the schema, which also says what is wrong with a malformed one.
+  const quick = QUICK_CHECKS.get(type);
+  if (quick?.(raw)) return { kind: 'known', sessionId, notification: raw as DroidNotification };
   const parsed = DROID_NOTIFICATION_SCHEMAS[type].safeParse(raw);
   if (!parsed.success) return { kind: 'malformed', sessionId, type, raw, reason: describeZodError(parsed.error) };
   return { kind: 'known', sessionId, notification: parsed.data as DroidNotification };
@@ -170,16 +199,6 @@ function fastOuter(params: unknown): OuterParams | undefined {
   if (sessionId !== undefined && typeof sessionId !== 'string') return undefined;
   if (!isRecord(notification) || typeof notification.type !== 'string') return undefined;
   return { sessionId, notification: notification as OuterParams['notification'] };
-}
-
-// The rules of deltaShape: string messageId and textDelta, blockIndex absent or a finite number.
-function isDelta(raw: Record<string, unknown>): boolean {
-  const { messageId, textDelta, blockIndex } = raw;
-  return (
-    typeof messageId === 'string' &&
-    typeof textDelta === 'string' &&
-    (blockIndex === undefined || (typeof blockIndex === 'number' && Number.isFinite(blockIndex)))
-  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -296,8 +296,14 @@ class Projector implements DroidProjector {
       case 'system':
         return [{ type: 'log', key: droidEventKeys.message(message.id), level: 'warn', message: parts.text }];
       default:
+        // Kept whole in the schema's key order, whether the notification came through the schema or as it came.
         return [
-          { type: 'native', key: droidEventKeys.message(message.id), nativeType: `create_message.${message.role}`, payload: message },
+          {
+            type: 'native',
+            key: droidEventKeys.message(message.id),
+            nativeType: `create_message.${message.role}`,
+            payload: DroidMessageSchema.parse(message),
+          },
         ];
     }
   }

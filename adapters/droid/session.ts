@@ -333,10 +333,9 @@ export class DroidSession implements AdapterSession {
       idPrefix: 'ow-',
     });
     this.#conn = conn;
-    let first = true;
-    conn.onInbound((frame) => {
-      if (!first) return;
-      first = false;
+    // Only the first frame is judged: the tap then removes itself, so later frames skip it.
+    const stopTap = conn.onInbound((frame) => {
+      stopTap();
       try {
         checkNegotiation(
           readAnnouncedVersions(frame),

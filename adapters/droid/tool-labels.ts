@@ -144,6 +144,11 @@ function firstText(value: unknown): string {
 
 // First non-empty line, trimmed and capped; a cut-off rest is marked with "…".
 function oneLine(value: string): string {
+  // One line (the usual command): no split.
+  if (!value.includes('\n')) {
+    const line = value.trim();
+    return line.length === 0 ? '' : cap(line);
+  }
   const lines = value
     .split('\n')
     .map((l) => l.trim())

@@ -1,5 +1,6 @@
 export {
   RuntimeEventSchema,
+  isValidRuntimeEvent,
   EventDraftSchema,
   UsageSchema,
   TurnOutcomeSchema,

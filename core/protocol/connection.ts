@@ -222,15 +222,17 @@ class ProtocolConnection implements Connection {
       this.#logger.debug('inbound message after close dropped', { state: this.#state });
       return;
     }
-    for (const tap of [...this.#taps]) {
-      try {
-        tap(message);
-      } catch (error) {
-        this.#report(new OneWorksError(ERROR_CODES.INTERNAL, `an inbound tap threw: ${String(error)}`, { cause: error }));
+    if (this.#taps.size > 0) {
+      for (const tap of [...this.#taps]) {
+        try {
+          tap(message);
+        } catch (error) {
+          this.#report(new OneWorksError(ERROR_CODES.INTERNAL, `an inbound tap threw: ${String(error)}`, { cause: error }));
+        }
       }
+      // A tap may have closed the connection (a version mismatch on the first frame).
+      if (this.#state !== 'open') return;
     }
-    // A tap may have closed the connection (a version mismatch on the first frame).
-    if (this.#state !== 'open') return;
     this.#route(this.#classify(message), message);
   }
 

@@ -70,15 +70,28 @@ export class InboundDispatcher {
 
   /** Hands one inbound notification to every listener; a throwing listener is reported, not fatal. */
   dispatchNotification(method: string, params: unknown): void {
-    if (this.#listeners.size === 0) this.#deps.logger.debug('inbound notification with no listener', { method });
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(method, params);
-      } catch (error) {
-        this.#deps.report(
-          new OneWorksError(ERROR_CODES.INTERNAL, `a listener for notification ${method} threw: ${messageOf(error)}`, { cause: error }),
-        );
+    const listeners = this.#listeners;
+    if (listeners.size === 0) this.#deps.logger.debug('inbound notification with no listener', { method });
+    // One listener (the usual case) is called without copying the set first; several are called
+    // from a copy, so that a listener added or removed meanwhile does not change this round.
+    if (listeners.size === 1) {
+      for (const listener of listeners) {
+        this.#notify(listener, method, params);
+        break;
       }
+      return;
+    }
+    for (const listener of [...listeners]) this.#notify(listener, method, params);
+  }
+
+  // Calls one listener; a throw is reported, not fatal.
+  #notify(listener: NotificationListener, method: string, params: unknown): void {
+    try {
+      listener(method, params);
+    } catch (error) {
+      this.#deps.report(
+        new OneWorksError(ERROR_CODES.INTERNAL, `a listener for notification ${method} threw: ${messageOf(error)}`, { cause: error }),
+      );
     }
   }
 

@@ -147,8 +147,9 @@ export class FileStore implements Store {
   async appendEvents(sessionId: string, events: readonly RuntimeEvent[], options: AppendOptions = {}): Promise<void> {
     // Everything up to the chaining is synchronous, so batches are chained in call order.
     const file = this.#eventsFile(sessionId);
-    const lines = events.map((event) => `${JSON.stringify(checkedEvent(sessionId, event))}\n`).join('');
-    if (lines === '') return;
+    if (events.length === 0) return;
+    // One join for the batch (no string built per line first).
+    const lines = `${events.map((event) => JSON.stringify(checkedEvent(sessionId, event))).join('\n')}\n`;
     const fsync = options.fsync ?? this.#options.fsyncEvents ?? false;
     const append = async (): Promise<void> => {
       try {

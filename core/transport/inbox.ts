@@ -18,6 +18,11 @@ export class Inbox {
 
   /** Hands `message` to the handler, or keeps it until one is set. */
   deliver(message: unknown): void {
+    // The usual case, a handler and nothing held: straight through, without queueing.
+    if (this.#handler !== undefined && this.#backlog.length === 0) {
+      this.#handler(message);
+      return;
+    }
     this.#backlog.push(message);
     this.#flush();
   }

@@ -16,8 +16,13 @@ export interface NdjsonCodecOptions {
   maxLineBytes?: number;
 }
 
-// A complete line waiting to be parsed, or the marker for a line that was too long.
-type QueuedLine = { kind: 'line'; bytes: Buffer } | { kind: 'oversized'; head: Buffer };
+// What waits to be read: a line that was assembled from pieces, the marker for a line that was
+// too long, or a run of complete lines decoded from one chunk in a single pass (read line by line
+// from `pos`; `ascii` when every byte became one character, so character and byte offsets agree).
+type QueuedLine =
+  | { kind: 'line'; bytes: Buffer }
+  | { kind: 'oversized'; head: Buffer }
+  | { kind: 'run'; text: string; bytes: Buffer; ascii: boolean; pos: number; bytePos: number };
 
 /**
  * Splits a byte stream into newline-delimited JSON messages. Pure: no I/O, no timers.
@@ -48,15 +53,27 @@ export class NdjsonCodec {
   /** Adds bytes (strings are encoded as UTF-8). Complete lines become available to {@link next}. */
   append(chunk: Buffer | string): void {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    let start = 0;
-    while (start < bytes.length) {
-      const newline = bytes.indexOf(NEWLINE, start);
-      const end = newline === -1 ? bytes.length : newline;
-      this.#take(bytes.subarray(start, end), newline === -1);
-      if (newline === -1) return;
-      this.#endLine();
-      start = newline + 1;
+    const first = bytes.indexOf(NEWLINE);
+    if (first === -1) {
+      this.#take(bytes, true);
+      return;
     }
+    // The line in progress (from earlier chunks, or being discarded) ends at the first newline.
+    let start = 0;
+    if (this.#partialBytes > 0 || this.#discarding) {
+      this.#take(bytes.subarray(0, first), false);
+      this.#endLine();
+      start = first + 1;
+    }
+    // Every line between here and the last newline is complete: decoded in one pass (a newline
+    // byte never occurs inside a multi-byte character, so lines split the same in text as in bytes).
+    const last = bytes.lastIndexOf(NEWLINE);
+    if (last >= start) {
+      const text = bytes.toString('utf8', start, last + 1);
+      const run = bytes.subarray(start, last + 1);
+      this.#queue.push({ kind: 'run', text, bytes: run, ascii: text.length === run.length, pos: 0, bytePos: 0 });
+    }
+    if (last + 1 < bytes.length) this.#take(bytes.subarray(last + 1), true);
   }
 
   /**
@@ -69,29 +86,50 @@ export class NdjsonCodec {
 
   /** The next message or invalid line, or `undefined` when no complete line is buffered. */
   next(): CodecResult | undefined {
-    for (let queued = this.#shift(); queued !== undefined; queued = this.#shift()) {
-      if (queued.kind === 'oversized') {
-        return {
-          kind: 'invalid',
-          line: truncateLine(queued.head.toString('utf8')),
-          reason: `line exceeds maxLineBytes (${this.maxLineBytes} bytes); skipped`,
-        };
+    for (let queued = this.#peek(); queued !== undefined; queued = this.#peek()) {
+      if (queued.kind === 'run') {
+        const result = this.#nextInRun(queued);
+        if (result !== undefined) return result;
+        continue;
       }
-      const text = queued.bytes.toString('utf8');
-      const line = text.endsWith('\r') ? text.slice(0, -1) : text;
-      if (line.trim() === '') continue;
-      try {
-        return { kind: 'message', value: JSON.parse(line) as unknown };
-      } catch (error) {
-        const detail = error instanceof Error ? error.message : String(error);
-        return { kind: 'invalid', line: truncateLine(line), reason: `invalid JSON: ${detail}` };
-      }
+      this.#advance();
+      if (queued.kind === 'oversized') return this.#oversized(queued.head.toString('utf8'));
+      const result = parseLine(queued.bytes.toString('utf8'));
+      if (result !== undefined) return result;
     }
     return undefined;
   }
 
-  // The oldest queued line; the queue is emptied once every line was read.
-  #shift(): QueuedLine | undefined {
+  // The next result from a run of decoded lines; undefined for a blank line. Takes the run off
+  // the queue once its last line was read.
+  #nextInRun(run: Extract<QueuedLine, { kind: 'run' }>): CodecResult | undefined {
+    const end = run.text.indexOf('\n', run.pos);
+    const line = run.text.slice(run.pos, end);
+    run.pos = end + 1;
+    let lineBytes = line.length;
+    if (!run.ascii) {
+      const byteEnd = run.bytes.indexOf(NEWLINE, run.bytePos);
+      lineBytes = byteEnd - run.bytePos;
+      run.bytePos = byteEnd + 1;
+    }
+    if (run.pos === run.text.length) this.#advance();
+    const result = lineBytes > this.maxLineBytes ? this.#oversized(line) : parseLine(line);
+    // An invalid line keeps its own copy: a slice would keep the whole run's text alive.
+    if (result?.kind === 'invalid') result.line = detach(result.line);
+    return result;
+  }
+
+  // The report of a line longer than the cap, from its first characters.
+  #oversized(head: string): CodecResult {
+    return {
+      kind: 'invalid',
+      line: truncateLine(head),
+      reason: `line exceeds maxLineBytes (${this.maxLineBytes} bytes); skipped`,
+    };
+  }
+
+  // The oldest queued entry (left in place); the queue is emptied once every entry was read.
+  #peek(): QueuedLine | undefined {
     if (this.#head >= this.#queue.length) {
       if (this.#head > 0) {
         this.#queue = [];
@@ -99,10 +137,13 @@ export class NdjsonCodec {
       }
       return undefined;
     }
-    const line = this.#queue[this.#head]!;
+    return this.#queue[this.#head];
+  }
+
+  // Drops the oldest queued entry (its slot is cleared so that its bytes can be collected).
+  #advance(): void {
     this.#queue[this.#head] = undefined as never;
     this.#head += 1;
-    return line;
   }
 
   /** Drops everything buffered, including a partly received or partly discarded line. */
@@ -142,6 +183,24 @@ export class NdjsonCodec {
     this.#partialBytes = 0;
     this.#discarding = false;
   }
+}
+
+// One complete line (newline excluded) as a result; undefined for a blank line. CRLF is accepted.
+function parseLine(text: string): CodecResult | undefined {
+  const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+  if (line.length === 0) return undefined;
+  try {
+    return { kind: 'message', value: JSON.parse(line) as unknown };
+  } catch (error) {
+    if (line.trim() === '') return undefined;
+    const detail = error instanceof Error ? error.message : String(error);
+    return { kind: 'invalid', line: truncateLine(line), reason: `invalid JSON: ${detail}` };
+  }
+}
+
+// A copy of `text` that shares no memory with the string it was sliced from.
+function detach(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
 }
 
 /**

@@ -31,6 +31,8 @@
  * and prints them; with `BENCH_SETTLE_MS` the orchestrator's idle wait before its settled RSS is shorter.
  * The ACP adapters (gemini, droid-acp) per turn against a raw ACP client of the same binaries:
  * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
+ * `BENCH_ONLY=pipeline` runs only the event pipeline part (no build, no agent CLI) and prints it;
+ * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -41,7 +43,7 @@ import { execa } from 'execa';
 import { benchAcp } from './acp.js';
 import { benchClaudeCode } from './claude-code.js';
 import { benchCodex } from './codex.js';
-import { benchPipeline } from './pipeline.js';
+import { benchPipeline, type PipelineResult } from './pipeline.js';
 import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
 import { startRawDroid } from '../support/raw-droid-client.js';
@@ -71,6 +73,10 @@ const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 15_000);
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'pipeline') {
+    printPipeline(await benchPipeline(100_000, Number(process.env.BENCH_PIPELINE_ROUNDS ?? 3)));
+    return;
+  }
   // The command a user runs is the build (cli/bin.js falls back to the sources through tsx when a
   // source is newer than dist/, which an edited checkout always is): build first.
   const built = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.js', import.meta.url))], { stdio: 'inherit' });
@@ -147,9 +153,7 @@ async function main(): Promise<void> {
     await prewarmedRuns(cli.binaryPath, root, entry, modelId);
     const pipeline = await benchPipeline();
     figures.pipeline = pipeline;
-    process.stdout.write(
-      `event pipeline: ${pipeline.notifications} droid notifications (${pipeline.persistedEvents} events persisted): one-works ${Math.round(pipeline.pipelinePerSecond)}/s  bare JSON.parse + append ${Math.round(pipeline.baselinePerSecond)}/s  ratio ${pipeline.ratio.toFixed(2)}x; by CPU time one-works ${Math.round(pipeline.pipelineCpuPerSecond)}/s  bare ${Math.round(pipeline.baselineCpuPerSecond)}/s  ratio ${pipeline.cpuRatio.toFixed(2)}x (goal: 100000/s)\n`,
-    );
+    printPipeline(pipeline);
     const memory = await execa(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./memory.ts', import.meta.url))]);
     const idleSession = (JSON.parse(memory.stdout) as { idleSessionBytes: number }).idleSessionBytes;
     figures.idleSessionHeapBytes = idleSession;
@@ -165,6 +169,12 @@ async function main(): Promise<void> {
     await model.close();
     await rm(root, { recursive: true, force: true });
   }
+}
+
+function printPipeline(pipeline: PipelineResult): void {
+  process.stdout.write(
+    `event pipeline: ${pipeline.notifications} droid notifications (${pipeline.persistedEvents} events persisted): one-works ${Math.round(pipeline.pipelinePerSecond)}/s  bare JSON.parse + append ${Math.round(pipeline.baselinePerSecond)}/s  ratio ${pipeline.ratio.toFixed(2)}x; by CPU time one-works ${Math.round(pipeline.pipelineCpuPerSecond)}/s  bare ${Math.round(pipeline.baselineCpuPerSecond)}/s  ratio ${pipeline.cpuRatio.toFixed(2)}x (goal: 100000/s)\n`,
+  );
 }
 
 async function rawStartup(binary: string, root: string, i: number, entry: unknown, modelId: string): Promise<number> {

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import { compileQuickCheck, type QuickCheck } from '../../../core/schema-check.js';
 import {
   DroidTextBlockSchema,
   DroidThinkingBlockSchema,
@@ -6,6 +8,19 @@ import {
   type DroidMessage,
   type DroidToolUse,
 } from '../wire.js';
+
+// Quick checks compiled from the block schemas (core/schema-check.ts): a block that passes is
+// read as it came; anything else goes through the schema. The parts read are fields only.
+const isTextBlock = compileQuickCheck(DroidTextBlockSchema);
+const isThinkingBlock = compileQuickCheck(DroidThinkingBlockSchema);
+const isToolUseBlock = compileQuickCheck(DroidToolUseSchema);
+
+// The block as the schema reads it, or undefined when the schema refuses it.
+function readBlock<T>(schema: z.ZodType<T>, quick: QuickCheck, block: unknown): T | undefined {
+  if (quick(block)) return block as T;
+  const parsed = schema.safeParse(block);
+  return parsed.success ? parsed.data : undefined;
+}
 
 /** The parts of a droid message the projection uses. */
 export interface MessageParts {
@@ -29,14 +44,14 @@ export function readMessage(message: DroidMessage): MessageParts {
   const thoughts: string[] = [];
   for (const block of content ?? []) {
     if (block.type === 'text') {
-      const parsed = DroidTextBlockSchema.safeParse(block);
-      if (parsed.success && parsed.data.text.length > 0) texts.push(parsed.data.text);
+      const text = readBlock(DroidTextBlockSchema, isTextBlock, block)?.text;
+      if (text !== undefined && text.length > 0) texts.push(text);
     } else if (block.type === 'thinking') {
-      const parsed = DroidThinkingBlockSchema.safeParse(block);
-      if (parsed.success && parsed.data.thinking.length > 0) thoughts.push(parsed.data.thinking);
+      const thinking = readBlock(DroidThinkingBlockSchema, isThinkingBlock, block)?.thinking;
+      if (thinking !== undefined && thinking.length > 0) thoughts.push(thinking);
     } else if (block.type === 'tool_use') {
-      const parsed = DroidToolUseSchema.safeParse(block);
-      if (parsed.success) parts.toolUses.push(parsed.data);
+      const use = readBlock(DroidToolUseSchema, isToolUseBlock, block);
+      if (use !== undefined) parts.toolUses.push(use);
     } else if (block.type === 'tool_result') {
       const parsed = DroidToolResultBlockSchema.safeParse(block);
       const toolUseId = parsed.success ? (parsed.data.toolUseId ?? parsed.data.tool_use_id) : undefined;
@@ -65,10 +80,11 @@ export function outputText(content: unknown): string {
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    const texts = content
-      .map((b) => DroidTextBlockSchema.safeParse(b))
-      .filter((r) => r.success)
-      .map((r) => r.data.text);
+    const texts: string[] = [];
+    for (const block of content) {
+      const text = readBlock(DroidTextBlockSchema, isTextBlock, block)?.text;
+      if (text !== undefined) texts.push(text);
+    }
     if (texts.length === content.length) return texts.join(BLOCK_SEPARATOR);
   }
   return JSON.stringify(content);

@@ -1,5 +1,5 @@
 import type { EventDraft } from '../../../core/events/index.js';
-import type { DroidNotificationOf } from '../notifications.js';
+import { ToolProgressSchema, type DroidNotificationOf } from '../notifications.js';
 import { contentHash, droidEventKeys } from './keys.js';
 
 /** Stateless notification → draft mappings of the droid projector. */
@@ -54,7 +54,8 @@ export function progressDraft(n: DroidNotificationOf<'tool_progress_update'>): E
   const error = typeof update.error === 'string' ? update.error : undefined;
   const text = update.text || error || update.status || '';
   if (text.length === 0) return [];
-  const stamp = update.timestamp ?? contentHash(update);
+  // Digested in the schema's key order, whether the notification came through the schema or as it came.
+  const stamp = update.timestamp ?? contentHash(ToolProgressSchema.parse(update));
   return [{ type: 'tool.progress', key: `tool:${n.toolUseId}:progress:${stamp}`, toolUseId: n.toolUseId, text }];
 }
 

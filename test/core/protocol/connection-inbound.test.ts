@@ -86,6 +86,44 @@ describe('Connection inbound notifications and taps', () => {
     expect(problems.map((problem) => problem.code)).toEqual(['internal', 'internal']);
   });
 
+  it('calls a listener added during a notification from the next notification on, with one listener or several', async () => {
+    for (const initial of [1, 2]) {
+      const { connection, peer } = await createConnectionWithRawPeer();
+      const seen: string[] = [];
+      let added = false;
+      for (let i = 0; i < initial; i++) {
+        connection.onNotification((_method, params) => {
+          seen.push(`first${i}:${JSON.stringify(params)}`);
+          if (!added) {
+            added = true;
+            connection.onNotification((_method, later) => seen.push(`added:${JSON.stringify(later)}`));
+          }
+        });
+      }
+      await peer.transport.send({ jsonrpc: '2.0', method: 'test.progress', params: { n: 1 } });
+      await peer.transport.send({ jsonrpc: '2.0', method: 'test.progress', params: { n: 2 } });
+      await flush();
+      expect(seen.filter((entry) => entry.startsWith('added'))).toEqual(['added:{"n":2}']);
+      expect(seen.filter((entry) => entry.startsWith('first0'))).toEqual(['first0:{"n":1}', 'first0:{"n":2}']);
+    }
+  });
+
+  it('stops showing frames to a tap that removed itself', async () => {
+    const { connection, peer } = await createConnectionWithRawPeer();
+    const tapped: unknown[] = [];
+    const notes: string[] = [];
+    const stop = connection.onInbound((message) => {
+      stop();
+      tapped.push(message);
+    });
+    connection.onNotification((method) => notes.push(method));
+    await peer.transport.send({ jsonrpc: '2.0', method: 'test.one', params: {} });
+    await peer.transport.send({ jsonrpc: '2.0', method: 'test.two', params: {} });
+    await flush();
+    expect(tapped).toHaveLength(1);
+    expect(notes).toEqual(['test.one', 'test.two']);
+  });
+
   it('shows every raw inbound message to taps before dispatch', async () => {
     const { connection, peer } = await createConnectionWithRawPeer();
     const order: string[] = [];
