@@ -81,6 +81,8 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #secrets: string[];
   readonly #notifier: EventNotifier;
+  // Notifiers of other channels (the fleet's queue), by channel, opened on first use.
+  readonly #channels = new Map<string, EventNotifier>();
   readonly #appends = new Map<string, Promise<void>>();
   #owner: { client: pg.Client; record: OwnerRecord } | undefined;
   #closed = false;
@@ -93,7 +95,23 @@ export class PostgresStore implements Store {
     this.#pool = new pg.Pool({ ...this.#config, max: options.poolSize ?? 4, idleTimeoutMillis: 10_000 });
     // An idle connection that dies (server restart) must not crash the process: the next query reconnects.
     this.#pool.on('error', (error) => options.onConnectionError?.(this.#scrub(error.message)));
-    this.#notifier = new EventNotifier(this.#config, (error) => options.onConnectionError?.(this.#scrub(error.message)));
+    this.#notifier = new EventNotifier(this.#config, EVENTS_CHANNEL, (error) => options.onConnectionError?.(this.#scrub(error.message)));
+  }
+
+  /**
+   * Calls `wake` with the payload of every notification on `channel` (LISTEN on a connection of
+   * its own, shared by the channel's listeners); after the connection broke and came back, with
+   * no payload (notifications may have been missed meanwhile: read again). Returns the function
+   * that stops listening.
+   */
+  listen(channel: string, wake: (payload: string | undefined) => void): () => void {
+    if (!/^[a-z_]+$/.test(channel)) throw new OneWorksError(ERROR_CODES.INTERNAL, `not a channel name: ${channel}`);
+    let notifier = this.#channels.get(channel);
+    if (!notifier) {
+      notifier = new EventNotifier(this.#config, channel, (error) => this.#options.onConnectionError?.(this.#scrub(error.message)));
+      this.#channels.set(channel, notifier);
+    }
+    return notifier.subscribe(ANY_PAYLOAD, wake);
   }
 
   /** Runs `work` on one pooled connection; connection failures become `state_unavailable`. */
@@ -355,6 +373,7 @@ export class PostgresStore implements Store {
     this.#closed = true;
     await this.releaseOwner().catch(() => undefined);
     await this.#notifier.close();
+    await Promise.all([...this.#channels.values()].map((notifier) => notifier.close()));
     await this.#pool.end().catch(() => undefined);
   }
 
@@ -473,6 +492,10 @@ export class PostgresStore implements Store {
 }
 
 const UNIQUE_VIOLATION = '23505';
+// The subscription key of a channel listener that hears every payload.
+const ANY_PAYLOAD = '\0any';
+// Wait before listening again after the LISTEN connection broke (a database restarting).
+const RELISTEN_MS = 500;
 
 interface SessionRow {
   id: string;
@@ -529,24 +552,27 @@ class Latch {
 }
 
 /**
- * One LISTEN connection per store, shared by its followers, opened on the first follow and
- * again after it breaks (followers poll meanwhile, and all are woken after a reconnect since
- * notifications may have been missed).
+ * One LISTEN connection per store and channel, shared by its followers, opened on the first
+ * follow and again after it breaks (followers poll meanwhile, and all are woken after a
+ * reconnect since notifications may have been missed).
  */
 class EventNotifier {
   readonly #config: pg.ClientConfig;
+  readonly #channel: string;
   readonly #onError: (error: Error) => void;
-  readonly #subscribers = new Map<string, Set<() => void>>();
+  readonly #subscribers = new Map<string, Set<(payload?: string) => void>>();
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
+  #retry: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(config: pg.ClientConfig, onError: (error: Error) => void) {
+  constructor(config: pg.ClientConfig, channel: string, onError: (error: Error) => void) {
     this.#config = config;
+    this.#channel = channel;
     this.#onError = onError;
   }
 
-  subscribe(sessionId: string, wake: () => void): () => void {
+  subscribe(sessionId: string, wake: (payload?: string) => void): () => void {
     let set = this.#subscribers.get(sessionId);
     if (!set) {
       set = new Set();
@@ -566,17 +592,21 @@ class EventNotifier {
     const client = new pg.Client(this.#config);
     const drop = (error?: Error): void => {
       if (error) this.#onError(error);
-      if (this.#client === client) this.#client = undefined;
+      if (this.#client === client) {
+        this.#client = undefined;
+        this.#relisten();
+      }
       client.end().catch(() => undefined);
     };
     client.on('error', drop);
     client.on('end', () => drop());
     client.on('notification', (message) => {
-      for (const wake of this.#subscribers.get(message.payload ?? '') ?? []) wake();
+      for (const wake of this.#subscribers.get(message.payload ?? '') ?? []) wake(message.payload);
+      for (const wake of this.#subscribers.get(ANY_PAYLOAD) ?? []) wake(message.payload);
     });
     this.#connecting = (async () => {
       await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await client.query(`LISTEN ${this.#channel}`);
       if (this.#closed) {
         await client.end();
         return;
@@ -586,14 +616,27 @@ class EventNotifier {
     })()
       .catch(() => {
         client.end().catch(() => undefined);
+        this.#relisten();
       })
       .finally(() => {
         this.#connecting = undefined;
       });
   }
 
+  // While someone listens, listen again a little later (the database may be restarting).
+  #relisten(): void {
+    if (this.#closed || this.#retry || this.#subscribers.size === 0) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      if (this.#subscribers.size > 0) this.listen();
+    }, RELISTEN_MS);
+    this.#retry.unref();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = undefined;
     await this.#connecting;
     const client = this.#client;
     this.#client = undefined;
