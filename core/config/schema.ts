@@ -47,6 +47,12 @@ export const StateSchema = z
       .default('file')
       .describe('Where records, event logs and request keys live: file (the state directory) or postgres (state.postgres.url).'),
     postgres: PostgresStateSchema.optional(),
+    sharedHomes: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Fleet (serve --worker): every worker's state.directory is on shared storage, so a worker may adopt the sessions of a worker whose lease expired (default: they wait for it).",
+      ),
   })
   .superRefine((state, ctx) => {
     if (state.backend === 'postgres' && state.postgres === undefined) {
@@ -95,6 +101,20 @@ export const WorkspacesSchema = z
 export const OrchestratorSchema = z
   .strictObject({
     maxConcurrentRuns: z.number().int().min(1).max(64).default(4).describe('Turns running at once, across sessions (1..64).'),
+    fleetMaxConcurrentRuns: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Fleet (serve --worker): turns running at once across all workers of the database (default: no fleet-wide limit).'),
+    workerLeaseMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(15_000)
+      .describe(
+        "Fleet (serve --worker): how long a worker's lease lasts without a heartbeat, in ms; a worker silent this long is lost and its live turns are recorded unknown.",
+      ),
     maxQueuedTotal: z.number().int().min(1).default(64).describe('Queued turns across all sessions.'),
     maxQueuedPerSession: z.number().int().min(1).default(8).describe('Queued turns per session.'),
     cancelGraceMs: z.number().int().min(0).default(5000).describe('Wait after a protocol interrupt before killing, in ms.'),

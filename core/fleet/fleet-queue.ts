@@ -445,6 +445,20 @@ export async function finishRequest(store: PostgresStore, worker: string, reques
   if ((rowCount ?? 0) === 0) throw leaseLost(worker, requestId);
 }
 
+/**
+ * This worker's claimed requests: after a claim whose reply was lost (the connection broke), the
+ * worker takes those it does not know it holds (they never started) from here.
+ */
+export async function claimedBy(store: PostgresStore, worker: string): Promise<ClaimedRequest[]> {
+  const { rows } = await store.withClient((client) =>
+    client.query<{ id: string; session_id: string; op: 'create' | 'send'; request: unknown }>(
+      "SELECT id, session_id, op, request FROM queue WHERE worker = $1 AND state = 'claimed' AND op IS NOT NULL ORDER BY id",
+      [worker],
+    ),
+  );
+  return rows.map((row) => ({ id: Number(row.id), sessionId: row.session_id, op: row.op, request: row.request }) as ClaimedRequest);
+}
+
 /** This worker's claimed requests whose cancellation a client asked for. */
 export async function cancelRequested(store: PostgresStore, worker: string): Promise<Array<{ id: number; sessionId: string }>> {
   const { rows } = await store.withClient((client) =>

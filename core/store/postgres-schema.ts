@@ -84,6 +84,9 @@ const MIGRATIONS: readonly string[] = [
   `
   -- A request's run id is known once a worker's orchestrator accepted it.
   ALTER TABLE queue ALTER COLUMN run_id DROP NOT NULL;
+  -- Run ids are a session's own (r1, r2, ...): unique per session, not across the fleet.
+  ALTER TABLE queue DROP CONSTRAINT queue_run_id_key;
+  CREATE UNIQUE INDEX queue_session_run ON queue (session_id, run_id);
   ALTER TABLE queue DROP CONSTRAINT queue_state_check;
   ALTER TABLE queue ADD CONSTRAINT queue_state_check CHECK (state IN ('queued', 'claimed', 'done', 'unknown', 'cancelled'));
   -- NULL: a bare turn of migration 2 (any worker may claim it).

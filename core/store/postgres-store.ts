@@ -26,6 +26,12 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Migrate the schema at start (default true); false only connects (for a read-only check such as `doctor`). */
   migrate?: boolean;
+  /**
+   * How long a store operation (record, event, request-key reads and writes) retries while the
+   * database cannot be reached (a restart), in ms; default 0: it fails at once with
+   * `state_unavailable`. A fleet worker retries, so a turn survives a database restart.
+   */
+  retryUnavailableMs?: number;
   /** Called with a (scrubbed) message when an idle connection fails; default: ignored (the next query reconnects). */
   onConnectionError?: (message: string) => void;
 }
@@ -268,13 +274,18 @@ export class PostgresStore implements Store {
     if (checked.length === 0) return;
     const append = async (): Promise<void> => {
       try {
-        await this.#query(
-          `WITH inserted AS (
+        // A retry after a lost connection may find its batch committed already (the reply was
+        // lost): the same rows, which it then leaves as they are.
+        await this.#retrying((attempt) =>
+          this.#queryOnce(
+            `WITH inserted AS (
              INSERT INTO events (session_id, seq, key, event)
              SELECT $1, e.seq, e.key, e.event FROM unnest($2::bigint[], $3::text[], $4::json[]) AS e(seq, key, event)
+             ${attempt === 0 ? '' : 'ON CONFLICT (session_id, seq) DO NOTHING'}
              RETURNING 1)
            SELECT pg_notify($5, $1) WHERE EXISTS (SELECT 1 FROM inserted)`,
-          [sessionId, checked.map((e) => e.seq), checked.map((e) => e.key), checked.map((e) => JSON.stringify(e)), EVENTS_CHANNEL],
+            [sessionId, checked.map((e) => e.seq), checked.map((e) => e.key), checked.map((e) => JSON.stringify(e)), EVENTS_CHANNEL],
+          ),
         );
       } catch (error) {
         if ((error as { cause?: { code?: string } }).cause?.code === UNIQUE_VIOLATION) {
@@ -397,11 +408,32 @@ export class PostgresStore implements Store {
   }
 
   async #query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.#retrying(() => this.#queryOnce<R>(text, values));
+  }
+
+  async #queryOnce<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     if (this.#closed) throw new OneWorksError(ERROR_CODES.INTERNAL, `the state database store ${this.where} is closed`);
     return this.withClient((client) => client.query<R>(text, values));
   }
 
+  // Runs `work` again while the database cannot be reached, for `retryUnavailableMs` at most.
+  async #retrying<T>(work: (attempt: number) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + (this.#options.retryUnavailableMs ?? 0);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work(attempt);
+      } catch (error) {
+        if (!isOneWorksError(error, ERROR_CODES.STATE_UNAVAILABLE) || this.#closed || Date.now() >= deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1000)));
+      }
+    }
+  }
+
   async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#retrying(() => this.#transactionOnce(work));
+  }
+
+  async #transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.withClient(async (client) => {
       await client.query('BEGIN');
       try {

@@ -116,6 +116,10 @@ describe('fleet requests', () => {
     await finishRequest(b, 'w-b', first.requestId);
     expect(await claimRequests(a, { worker: 'w-a' })).toEqual([]);
     expect((await claimRequests(b, { worker: 'w-b' })).map((r) => r.id)).toEqual([send.requestId]);
+    // Run ids are per session: another session's r1 is recorded as well.
+    const other = await submitCreate(client, create('/srv/b/other'));
+    expect((await claimRequests(b, { worker: 'w-b' })).map((r) => r.id)).toEqual([other.requestId]);
+    await settleRequest(b, 'w-b', other.requestId, { handle: handle(other.sessionId, 'r1') });
     expect(await queuedRequests(client, first.sessionId)).toEqual([
       expect.objectContaining({ requestId: send.requestId, op: 'send', state: 'claimed', worker: 'w-b' }),
     ]);
