@@ -126,12 +126,19 @@ export class PostgresStore implements Store {
       throw this.#failure(error);
     });
     let broken = false;
+    // A checked-out connection has no listener of the pool's: one that fails between two
+    // queries (a server restarting) would crash the process with an unhandled 'error' event.
+    const onError = (): void => {
+      broken = true;
+    };
+    client.on('error', onError);
     try {
       return await work(client);
     } catch (error) {
-      broken = isConnectionFailure(error);
+      broken ||= isConnectionFailure(error);
       throw this.#failure(error);
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }
