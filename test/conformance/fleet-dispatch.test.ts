@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { awaitAccepted, requestCancel, submitCreate } from '../../core/fleet/fleet-queue.js';
 import type { TestPostgres } from '../support/embedded-postgres.js';
 import { FleetRig, fleetServer, maxOverlap } from '../support/fleet-rig.js';
 
@@ -108,4 +109,29 @@ describe('fleet dispatch', () => {
     expect(a.stderr()).not.toContain(rig.url);
     expect(b.stderr()).not.toContain(rig.url);
   }, 240_000);
+
+  it("cancel: the holding worker interrupts the live turn at a client's request; queued turns are dropped unrun; a refused create carries the orchestrator's error", async () => {
+    const rig = await FleetRig.create(server);
+    rigs.push(rig);
+    await rig.startWorker('w-a', { maxConcurrentRuns: 2 });
+    const store = await rig.store();
+    const x = await rig.create(store, 't-1 sleep:60000');
+    await rig.accepted(store, x.requestId);
+    const queued = await rig.send(store, x.sessionId, 't-2 sleep:10');
+    for (;;) {
+      if ((await rig.ledger()).some((l) => l.token === 't-1' && l.what === 'start')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await requestCancel(store, x.sessionId, undefined, 30_000);
+    expect(await rig.sql('SELECT id, state FROM queue ORDER BY id')).toEqual([
+      { id: String(x.requestId), state: 'done' },
+      { id: String(queued.requestId), state: 'cancelled' },
+    ]);
+    await expect(awaitAccepted(store, queued.requestId)).rejects.toMatchObject({ code: 'request_cancelled' });
+    expect((await store.readSession(x.sessionId)).runs.map((run) => run.status)).toEqual(['interrupted']);
+    expect((await rig.ledger()).map((l) => `${l.token} ${l.what}`)).toEqual(['t-1 start', 't-1 interrupted']);
+    // A create no worker's orchestrator accepts (an adapter the config does not have) fails with its error.
+    const bad = (await submitCreate(store, { adapter: 'nope', workspace: rig.workspace, prompt: 't-9' })).requestId;
+    await expect(awaitAccepted(store, bad)).rejects.toMatchObject({ code: 'usage', message: expect.stringContaining('nope') });
+  }, 120_000);
 });
