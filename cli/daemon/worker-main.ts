@@ -1,10 +1,13 @@
 import { realpath } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { OneWorksError } from '../../core/errors.js';
-import { abandonPreviousClaims, homedSessions, setApprovedRoots } from '../../core/fleet/fleet-queue.js';
+import { abandonPreviousClaims, homedSessions, lostSessions, setApprovedRoots } from '../../core/fleet/fleet-queue.js';
 import { FleetWorker } from '../../core/fleet/fleet-worker.js';
 import { createOrchestrator, type Orchestrator } from '../../core/orchestrator/index.js';
 import { AskBoard } from '../../core/permissions/index.js';
+import { sweepProcessesByEnvSync } from '../../core/process/sweep.js';
+import { sessionDir } from '../../core/store/index.js';
 import { WorkerLease } from '../../core/store/postgres-queue.js';
 import { createPostgresStore } from '../../core/store/postgres-store.js';
 import type { CliContext } from '../context.js';
@@ -68,6 +71,12 @@ export async function runWorker(ctx: CliContext, name: string): Promise<number> 
         `worker ${name}: its previous process held ${abandoned.map((r) => `request ${r.id} (session ${r.sessionId})`).join(', ')}: recorded unknown, never run again`,
       );
     }
+    // What a lost process of this worker left running (agents outlive a SIGKILLed parent) goes
+    // first: recovery cannot find these sessions by their records, which expiry already settled.
+    for (const sessionId of await lostSessions(store, name)) {
+      const killed = sweepProcessesByEnvSync('HOME', join(sessionDir(ctx.stateDir, sessionId), 'home'));
+      if (killed > 0) out.info(`worker ${name}: stopped ${killed} process(es) its previous process left running for session ${sessionId}`);
+    }
     const asks = new AskBoard();
     const escalations = new EscalationRouter({
       board: asks,
@@ -88,7 +97,7 @@ export async function runWorker(ctx: CliContext, name: string): Promise<number> 
       orchestrator,
       lease,
       fleetMaxConcurrentRuns: config.orchestrator.fleetMaxConcurrentRuns,
-      sharedHomes: config.state.sharedHomes,
+      sharedHomes: config.state.sharedHomes === true,
       leaseMs,
       log: (message) => out.info(message),
       onLeaseLost: (error) => {

@@ -49,7 +49,7 @@ export const StateSchema = z
     postgres: PostgresStateSchema.optional(),
     sharedHomes: z
       .boolean()
-      .default(false)
+      .optional()
       .describe(
         "Fleet (serve --worker): every worker's state.directory is on shared storage, so a worker may adopt the sessions of a worker whose lease expired (default: they wait for it).",
       ),
@@ -101,20 +101,6 @@ export const WorkspacesSchema = z
 export const OrchestratorSchema = z
   .strictObject({
     maxConcurrentRuns: z.number().int().min(1).max(64).default(4).describe('Turns running at once, across sessions (1..64).'),
-    fleetMaxConcurrentRuns: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe('Fleet (serve --worker): turns running at once across all workers of the database (default: no fleet-wide limit).'),
-    workerLeaseMs: z
-      .number()
-      .int()
-      .min(1000)
-      .default(15_000)
-      .describe(
-        "Fleet (serve --worker): how long a worker's lease lasts without a heartbeat, in ms; a worker silent this long is lost and its live turns are recorded unknown.",
-      ),
     maxQueuedTotal: z.number().int().min(1).default(64).describe('Queued turns across all sessions.'),
     maxQueuedPerSession: z.number().int().min(1).default(8).describe('Queued turns per session.'),
     cancelGraceMs: z.number().int().min(0).default(5000).describe('Wait after a protocol interrupt before killing, in ms.'),
@@ -157,6 +143,20 @@ export const OrchestratorSchema = z
       .default(0)
       .describe(
         'Agents kept started and negotiated ahead of the next new session like the most recent one (same adapter, workspace and settings; no worktree, title or labels), so that its `run` skips spawn and handshake; each one not used within keepWarmMs is closed (0: none).',
+      ),
+    fleetMaxConcurrentRuns: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Fleet (serve --worker): turns running at once across all workers of the database (default: no fleet-wide limit).'),
+    workerLeaseMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(15_000)
+      .describe(
+        "Fleet (serve --worker): how long a worker's lease lasts without a heartbeat, in ms; a worker silent this long is lost and its live turns are recorded unknown.",
       ),
   })
   .prefault({})

@@ -493,6 +493,21 @@ export async function abandonPreviousClaims(store: PostgresStore, worker: string
   return rows.map((row) => ({ id: Number(row.id), sessionId: row.session_id }));
 }
 
+/**
+ * The sessions held by this worker with a request of this worker's that ended `unknown` (its
+ * process was lost while it ran them): what a restarted worker sweeps for agents left running.
+ */
+export async function lostSessions(store: PostgresStore, worker: string): Promise<string[]> {
+  const { rows } = await store.withClient((client) =>
+    client.query<{ session_id: string }>(
+      `SELECT DISTINCT q.session_id FROM queue q JOIN session_homes h ON h.session_id = q.session_id AND h.worker = $1
+       WHERE q.worker = $1 AND q.state = 'unknown' ORDER BY q.session_id`,
+      [worker],
+    ),
+  );
+  return rows.map((row) => row.session_id);
+}
+
 /** The sessions whose HOME this worker holds. */
 export async function homedSessions(store: PostgresStore, worker: string): Promise<string[]> {
   const { rows } = await store.withClient((client) =>

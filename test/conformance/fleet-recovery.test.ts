@@ -63,7 +63,8 @@ describe('fleet: a worker lost and restarted', () => {
     // Y: a session of w-a that is idle when w-a dies; X: one whose turn is live then.
     const y = await rig.create(store, 't-1 sleep:10', wsA);
     await until('Y done', async () => ((await stateOf(y.requestId)) === 'done' ? true : undefined));
-    const x = await rig.create(store, 't-2 sleep:60000', wsA);
+    // t-2's agent outlives its worker (it ignores the end of its stdin), as real agents may.
+    const x = await rig.create(store, 't-2 sleep:60000 linger', wsA);
     await rig.accepted(store, x.requestId);
     await until('t-2 started', async () => ((await rig.ledger()).some((l) => l.token === 't-2' && l.what === 'start') ? true : undefined));
     const waiting = [
@@ -107,6 +108,8 @@ describe('fleet: a worker lost and restarted', () => {
     expect(zRecord.runs.map((run) => run.status)).toEqual(Array(7).fill('completed'));
     expect(zRecord.runs.map((run) => /t-\d+/.exec(run.prompt)?.[0])).toEqual(['t-10', 't-11', 't-12', 't-13', 't-14', 't-15', 't-16']);
 
+    const xAgents = () => findProcesses(join(a.stateDir, 'sessions', x.sessionId, 'home'));
+    expect(xAgents()).toHaveLength(1);
     // w-a restarted (same name, same state directory): it recovers its sessions and runs what waited.
     const a2 = await rig.startWorker('w-a', { approved: [wsA], maxConcurrentRuns: 1, workerLeaseMs: 2000 });
     expect(await rig.drained(60_000), a2.stderr()).toBe(0);
@@ -120,7 +123,8 @@ describe('fleet: a worker lost and restarted', () => {
     expect(result(waiting[1]!.requestId)?.error?.code).toBe('session_unknown_outcome');
     expect((await store.readSession(x.sessionId)).runs.map((run) => run.status)).toEqual(['unknown']);
     // The dead worker's agent was stopped by the recovery; t-2 never ran again, t-3/t-4 never ran.
-    expect(await waitForNoProcesses(() => findProcesses(join(a.stateDir, 'sessions', x.sessionId)), 15_000)).toEqual([]);
+    expect(await waitForNoProcesses(xAgents, 15_000)).toEqual([]);
+    expect(a2.stderr()).toContain(`stopped 1 process(es) its previous process left running for session ${x.sessionId}`);
     const ledger = await rig.ledger();
     const count = (token: string, what: string) => ledger.filter((l) => l.token === token && l.what === what).length;
     expect(count('t-2', 'start')).toBe(1);

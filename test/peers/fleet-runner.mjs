@@ -6,7 +6,8 @@ import { createInterface } from 'node:readline';
 // A prompt's text names its turn (`t-<n>`) and how long it works (`sleep:<ms>`); the runner
 // appends `<token> start <ms since epoch> <pid>` and `<token> end <ms> <pid>` lines to
 // argv[2] (the ledger: what truly ran, and when), then answers `done <token>`. An interrupt
-// ends the turn at once (`<token> interrupted`).
+// ends the turn at once (`<token> interrupted`). A prompt with `linger` keeps the runner alive
+// when its stdin closes (as an agent that outlives a killed One Works would), until its turn ends.
 
 const ledger = process.argv[2];
 let dir = '';
@@ -34,7 +35,7 @@ function onPrompt(frame) {
     write({ ...head, event: 'assistant.message', data: { text: `done ${token}`, stop_reason: stop } });
     write({ ...head, id: frame.id, result: { stop_reason: stop } });
   };
-  running = { turn: frame.turn, finish, timer: setTimeout(() => finish('stop'), ms) };
+  running = { turn: frame.turn, finish, linger: /\blinger\b/.test(text), timer: setTimeout(() => finish('stop'), ms) };
 }
 
 function checkpointFiles() {
@@ -64,4 +65,6 @@ createInterface({ input: process.stdin })
         write({ attachment: frame.attachment, id: frame.id, ...(frame.turn ? { turn: frame.turn } : {}), result: {} });
     }
   })
-  .on('close', () => process.exit(0));
+  .on('close', () => {
+    if (!running?.linger) process.exit(0);
+  });
