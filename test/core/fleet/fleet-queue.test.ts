@@ -5,11 +5,13 @@ import { isOneWorksError } from '../../../core/errors.js';
 import {
   abandonPreviousClaims,
   awaitAccepted,
+  claimedBy,
   claimRequests,
   expireLostWorkers,
   finishRequest,
   fleetStatus,
   homedSessions,
+  lostSessions,
   queuedRequests,
   requestCancel,
   setApprovedRoots,
@@ -220,5 +222,10 @@ describe('fleet requests', () => {
     const gotB = await claimRequests(b, { worker: 'w-b', fleetMaxConcurrentRuns: fleet });
     expect(gotA.length + gotB.length).toBe(fleet);
     expect(gotA).toHaveLength(3);
+    // What a worker holds, read back (after a claim whose reply was lost): exactly its claims.
+    expect(await claimedBy(a, 'w-a')).toEqual(gotA);
+    expect(await claimedBy(b, 'w-b')).toEqual([]);
+    // Its lost session (the abandoned request's) is what a restart sweeps.
+    expect(await lostSessions(a, 'w-a')).toEqual([one.sessionId]);
   });
 });
