@@ -154,6 +154,27 @@ describe('fleet: a worker lost and restarted', () => {
   }, 120_000);
 });
 
+describe('fleet: a worker that lost its lease', () => {
+  it('stops: its live turn is interrupted, it claims nothing more, and it exits with worker_lease_lost (exit 6)', async () => {
+    const rig = await newRig();
+    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 1500 });
+    const store = await rig.store();
+    const x = await rig.create(store, 't-1 sleep:60000');
+    await rig.accepted(store, x.requestId);
+    await until('t-1 started', async () => ((await rig.ledger()).some((l) => l.token === 't-1' && l.what === 'start') ? true : undefined));
+    // Another registration takes the name over (as after a partition longer than the lease).
+    await rig.sql("UPDATE workers SET generation = generation + 1 WHERE name = 'w-a'");
+    const exited = await a.exited;
+    expect(exited, a.stderr()).toEqual({ code: 6, signal: null });
+    expect(a.stderr()).toContain('has no live lease');
+    expect(await waitForNoProcesses(() => rig.processes(), 15_000)).toEqual([]);
+    const later = await rig.create(store, 't-2 sleep:10');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await rig.sql<{ state: string }>('SELECT state FROM queue WHERE id = $1', [later.requestId]))[0]?.state).toBe('queued');
+    expect((await rig.ledger()).map((l) => `${l.token} ${l.what}`)).toEqual(['t-1 start', 't-1 interrupted']);
+  }, 120_000);
+});
+
 describe('fleet: the database restarted under load', () => {
   it('workers reconnect; every turn runs exactly once, nothing lost or duplicated', async () => {
     const rig = await newRig();
