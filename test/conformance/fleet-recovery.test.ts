@@ -154,6 +154,38 @@ describe('fleet: a worker lost and restarted', () => {
   }, 120_000);
 });
 
+describe('fleet: shared homes', () => {
+  it("with state.sharedHomes, a lost worker's idle session is adopted by another worker for its next turn; without, it waits", async () => {
+    const rig = await newRig();
+    const shared = join(rig.root, 'shared-state');
+    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 1500, sharedHomes: true, stateDir: shared });
+    const store = await rig.store();
+    const s = await rig.create(store, 't-1 sleep:10');
+    await rig.accepted(store, s.requestId);
+    expect(await rig.drained(30_000)).toBe(0);
+    process.kill(a.pid, 'SIGKILL');
+    await a.exited;
+    const next = await rig.send(store, s.sessionId, 't-2 sleep:10');
+    // A worker without shared homes leaves it waiting for w-a ...
+    const c = await rig.startWorker('w-c', { maxConcurrentRuns: 2, workerLeaseMs: 1500 });
+    await until('w-a lost', async () => ((await fleetStatus(store)).waitingOnLostWorkers.length === 1 ? true : undefined), 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await rig.sql<{ state: string }>('SELECT state FROM queue WHERE id = $1', [next.requestId]))[0]?.state).toBe('queued');
+    process.kill(c.pid, 'SIGTERM');
+    await c.exited;
+    // ... one with shared homes (the same state directory) adopts it and runs the turn there.
+    await rig.startWorker('w-b', { maxConcurrentRuns: 2, workerLeaseMs: 1500, sharedHomes: true, stateDir: shared });
+    expect(await rig.drained(30_000)).toBe(0);
+    expect(await rig.sql('SELECT worker FROM session_homes')).toEqual([{ worker: 'w-b' }]);
+    const record = await store.readSession(s.sessionId);
+    expect(record.runs.map((run) => [run.id, run.status])).toEqual([
+      ['r1', 'completed'],
+      ['r2', 'completed'],
+    ]);
+    expect((await rig.ledger()).map((l) => `${l.token} ${l.what}`)).toEqual(['t-1 start', 't-1 end', 't-2 start', 't-2 end']);
+  }, 120_000);
+});
+
 describe('fleet: a worker that lost its lease', () => {
   it('stops: its live turn is interrupted, it claims nothing more, and it exits with worker_lease_lost (exit 6)', async () => {
     const rig = await newRig();

@@ -32,6 +32,8 @@ export interface WorkerOptions {
   fleetMaxConcurrentRuns?: number;
   workerLeaseMs?: number;
   sharedHomes?: boolean;
+  /** The worker's state directory (default: its own under the rig's root); the same for two workers: shared storage. */
+  stateDir?: string;
 }
 
 /** A running `serve --worker` process. */
@@ -84,7 +86,7 @@ export class FleetRig {
   /** Starts `one-works serve --worker NAME` and resolves once it serves. */
   async startWorker(name: string, options: WorkerOptions): Promise<WorkerProcess> {
     const dir = join(this.root, name);
-    const stateDir = join(dir, 'state');
+    const stateDir = options.stateDir ?? join(dir, 'state');
     const home = join(dir, 'home');
     await mkdir(home, { recursive: true });
     const configPath = join(dir, 'one-works.yaml');
