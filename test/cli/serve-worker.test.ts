@@ -28,7 +28,7 @@ describe('serve --worker', () => {
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('state.backend: postgres');
     expect(result.stderr).toContain('serve --worker runs a worker of a fleet');
-  });
+  }, 60_000);
 
   it('refuses a bad worker name, and --auto with --worker', async () => {
     const { root, config } = await withConfig({});
@@ -38,7 +38,7 @@ describe('serve --worker', () => {
     const auto = await startOneWorks(['--config', config, 'serve', '--worker', 'w', '--auto'], { cwd: root, env: { HOME: root } }).result;
     expect(auto.exitCode).toBe(2);
     expect(auto.stderr).toContain('--worker takes neither');
-  });
+  }, 60_000);
 
   it('a database that cannot be reached is state_unavailable (the state exit code), and its password is never printed', async () => {
     const { root, config } = await withConfig({ backend: 'postgres', postgres: { url: '${DB_URL}' } });
@@ -51,5 +51,5 @@ describe('serve --worker', () => {
     expect(result.stderr).toContain('cannot be used');
     expect(result.stderr).toContain('127.0.0.1:1/none');
     expect(result.stderr).not.toContain('pw-7c1d9e');
-  });
+  }, 60_000);
 });

@@ -54,8 +54,8 @@ describe('fleet: a worker lost and restarted', () => {
     const rig = await newRig();
     const [wsA, wsB] = [join(rig.root, 'ws-a'), join(rig.root, 'ws-b')];
     await Promise.all([mkdir(wsA), mkdir(wsB)]);
-    const a = await rig.startWorker('w-a', { approved: [wsA], maxConcurrentRuns: 1, workerLeaseMs: 2000 });
-    await rig.startWorker('w-b', { approved: [wsB], maxConcurrentRuns: 2, workerLeaseMs: 2000 });
+    const a = await rig.startWorker('w-a', { approved: [wsA], maxConcurrentRuns: 1, workerLeaseMs: 3000 });
+    await rig.startWorker('w-b', { approved: [wsB], maxConcurrentRuns: 2, workerLeaseMs: 3000 });
     const store = await rig.store();
     const rows = (): Promise<Row[]> => rig.sql<Row>('SELECT id, session_id, state, worker, result FROM queue ORDER BY id');
     const stateOf = async (requestId: number): Promise<string | undefined> => (await rows()).find((r) => r.id === String(requestId))?.state;
@@ -111,7 +111,7 @@ describe('fleet: a worker lost and restarted', () => {
     const xAgents = () => findProcesses(join(a.stateDir, 'sessions', x.sessionId, 'home'));
     expect(xAgents()).toHaveLength(1);
     // w-a restarted (same name, same state directory): it recovers its sessions and runs what waited.
-    const a2 = await rig.startWorker('w-a', { approved: [wsA], maxConcurrentRuns: 1, workerLeaseMs: 2000 });
+    const a2 = await rig.startWorker('w-a', { approved: [wsA], maxConcurrentRuns: 1, workerLeaseMs: 3000 });
     expect(await rig.drained(60_000), a2.stderr()).toBe(0);
     const after = await rows();
     const result = (requestId: number) => after.find((r) => r.id === String(requestId))?.result;
@@ -158,7 +158,7 @@ describe('fleet: shared homes', () => {
   it("with state.sharedHomes, a lost worker's idle session is adopted by another worker for its next turn; without, it waits", async () => {
     const rig = await newRig();
     const shared = join(rig.root, 'shared-state');
-    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 1500, sharedHomes: true, stateDir: shared });
+    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 3000, sharedHomes: true, stateDir: shared });
     const store = await rig.store();
     const s = await rig.create(store, 't-1 sleep:10');
     await rig.accepted(store, s.requestId);
@@ -167,14 +167,14 @@ describe('fleet: shared homes', () => {
     await a.exited;
     const next = await rig.send(store, s.sessionId, 't-2 sleep:10');
     // A worker without shared homes leaves it waiting for w-a ...
-    const c = await rig.startWorker('w-c', { maxConcurrentRuns: 2, workerLeaseMs: 1500 });
+    const c = await rig.startWorker('w-c', { maxConcurrentRuns: 2, workerLeaseMs: 3000 });
     await until('w-a lost', async () => ((await fleetStatus(store)).waitingOnLostWorkers.length === 1 ? true : undefined), 30_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await rig.sql<{ state: string }>('SELECT state FROM queue WHERE id = $1', [next.requestId]))[0]?.state).toBe('queued');
     process.kill(c.pid, 'SIGTERM');
     await c.exited;
     // ... one with shared homes (the same state directory) adopts it and runs the turn there.
-    await rig.startWorker('w-b', { maxConcurrentRuns: 2, workerLeaseMs: 1500, sharedHomes: true, stateDir: shared });
+    await rig.startWorker('w-b', { maxConcurrentRuns: 2, workerLeaseMs: 3000, sharedHomes: true, stateDir: shared });
     expect(await rig.drained(30_000)).toBe(0);
     expect(await rig.sql('SELECT worker FROM session_homes')).toEqual([{ worker: 'w-b' }]);
     const record = await store.readSession(s.sessionId);
@@ -189,7 +189,7 @@ describe('fleet: shared homes', () => {
 describe('fleet: a worker that lost its lease', () => {
   it('stops: its live turn is interrupted, it claims nothing more, and it exits with worker_lease_lost (exit 6)', async () => {
     const rig = await newRig();
-    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 1500 });
+    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 3000 });
     const store = await rig.store();
     const x = await rig.create(store, 't-1 sleep:60000');
     await rig.accepted(store, x.requestId);

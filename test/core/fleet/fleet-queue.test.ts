@@ -176,7 +176,8 @@ describe('fleet requests', () => {
   it("a lost worker's live request and run become unknown (never replayed); its session's later requests wait for it, or are adopted with shared homes", async () => {
     const url = await server.createDatabase();
     const [a, b, client] = [await open(url), await open(url), await open(url)];
-    await worker(a, 'w-a', ['/srv'], 2, 400);
+    // Long enough for the claim below under load; short enough to expire within the poll.
+    await worker(a, 'w-a', ['/srv'], 2, 2000);
     await worker(b, 'w-b', ['/srv']);
     const first = await submitCreate(client, create('/srv/x'));
     await claimRequests(a, { worker: 'w-a' });
@@ -209,7 +210,7 @@ describe('fleet requests', () => {
   it("a restarted worker's requests of its previous process become unknown; the fleet limit holds across workers", async () => {
     const url = await server.createDatabase();
     const [a, b, client] = [await open(url), await open(url), await open(url)];
-    const lease = await worker(a, 'w-a', ['/srv'], 4, 300);
+    const lease = await worker(a, 'w-a', ['/srv'], 4, 2000);
     await worker(b, 'w-b', ['/srv'], 4);
     const one = await submitCreate(client, create('/srv/1'));
     await claimRequests(a, { worker: 'w-a' });
