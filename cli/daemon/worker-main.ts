@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { OneWorksError } from '../../core/errors.js';
+import { isOneWorksError, OneWorksError } from '../../core/errors.js';
 import { abandonPreviousClaims, homedSessions, lostSessions, setApprovedRoots } from '../../core/fleet/fleet-queue.js';
 import { FleetWorker } from '../../core/fleet/fleet-worker.js';
 import { createOrchestrator, type Orchestrator } from '../../core/orchestrator/index.js';
@@ -9,7 +9,7 @@ import { AskBoard } from '../../core/permissions/index.js';
 import { sweepProcessesByEnvSync } from '../../core/process/sweep.js';
 import { sessionDir } from '../../core/store/index.js';
 import { WorkerLease } from '../../core/store/postgres-queue.js';
-import { createPostgresStore } from '../../core/store/postgres-store.js';
+import { createPostgresStore, type PostgresStore } from '../../core/store/postgres-store.js';
 import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { claimShutdown } from '../shutdown.js';
@@ -57,13 +57,7 @@ export async function runWorker(ctx: CliContext, name: string): Promise<number> 
   let lease: WorkerLease | undefined;
   let lost: unknown;
   try {
-    lease = await WorkerLease.register(store, {
-      name,
-      host: hostname(),
-      pid: process.pid,
-      maxConcurrentRuns: config.orchestrator.maxConcurrentRuns,
-      leaseMs,
-    });
+    lease = await registerLease(store, name, config.orchestrator.maxConcurrentRuns, leaseMs, (message) => out.info(message));
     await setApprovedRoots(store, name, await Promise.all(ctx.approvedRoots.map((root) => realpath(root).catch(() => root))));
     const abandoned = await abandonPreviousClaims(store, name);
     if (abandoned.length > 0) {
@@ -124,8 +118,49 @@ export async function runWorker(ctx: CliContext, name: string): Promise<number> 
     return EXIT.ok;
   } finally {
     shutdown.release();
-    lease?.stop();
+    // Failed before it served (or while stopping): the name is free again at once.
+    await lease?.release().catch(() => undefined);
     await orchestrator?.shutdown().catch(() => undefined);
     await store.close();
+  }
+}
+
+/**
+ * Registers the worker's lease. A live lease held by a process of this host that is gone (this
+ * worker, crashed a moment ago and restarted by its supervisor) is waited out, at most one
+ * lease; one held by a live process, or by another host, is refused at once (`state_locked`).
+ */
+async function registerLease(
+  store: PostgresStore,
+  name: string,
+  maxConcurrentRuns: number,
+  leaseMs: number,
+  log: (message: string) => void,
+): Promise<WorkerLease> {
+  const deadline = Date.now() + leaseMs + 2000;
+  let said = false;
+  for (;;) {
+    try {
+      return await WorkerLease.register(store, { name, host: hostname(), pid: process.pid, maxConcurrentRuns, leaseMs });
+    } catch (error) {
+      if (!isOneWorksError(error, 'state_locked') || Date.now() >= deadline) throw error;
+      const { rows } = await store.withClient((client) =>
+        client.query<{ host: string; pid: number }>('SELECT host, pid FROM workers WHERE name = $1', [name]),
+      );
+      const holder = rows[0];
+      if (!holder || holder.host !== hostname() || processAlive(holder.pid)) throw error;
+      if (!said) log(`worker ${name}: waiting for the lease of its previous process (pid ${holder.pid}, gone) to expire`);
+      said = true;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -187,6 +187,20 @@ describe('fleet: shared homes', () => {
 });
 
 describe('fleet: a worker that lost its lease', () => {
+  it('restarted at once after kill -9, it waits out its dead process lease and serves; a live holder of the name is refused', async () => {
+    const rig = await newRig();
+    const a = await rig.startWorker('w-a', { maxConcurrentRuns: 1, workerLeaseMs: 3000 });
+    await expect(rig.startWorker('w-a', { maxConcurrentRuns: 1, workerLeaseMs: 3000 })).rejects.toThrow(/registered by a live process/);
+    process.kill(a.pid, 'SIGKILL');
+    await a.exited;
+    const again = await rig.startWorker('w-a', { maxConcurrentRuns: 1, workerLeaseMs: 3000 });
+    expect(again.stderr()).toContain(`waiting for the lease of its previous process (pid ${a.pid}, gone) to expire`);
+    const store = await rig.store();
+    const x = await rig.create(store, 't-1 sleep:10');
+    await rig.accepted(store, x.requestId);
+    expect(await rig.drained(30_000)).toBe(0);
+  }, 120_000);
+
   it('stops: its live turn is interrupted, it claims nothing more, and it exits with worker_lease_lost (exit 6)', async () => {
     const rig = await newRig();
     const a = await rig.startWorker('w-a', { maxConcurrentRuns: 2, workerLeaseMs: 3000 });
