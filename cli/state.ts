@@ -38,14 +38,14 @@ export async function openStore(ctx: CliContext, options: { own?: boolean } = { 
 
 /**
  * Throws `config_invalid` unless the state backend is `file`: the PostgreSQL store exists
- * (core/store/postgres-store.ts) but no command or `serve` uses it yet, and silently using the
+ * (core/store/postgres-store.ts) but only `serve --worker` uses it yet, and silently using the
  * state directory instead would split a user's sessions between two places.
  */
 export function assertFileBackend(ctx: CliContext): void {
   if (ctx.config.state.backend === 'file') return;
   throw new OneWorksError(
     'config_invalid',
-    `state.backend is ${ctx.config.state.backend}, which the one-works commands and serve do not use yet (the PostgreSQL backend is in progress, see the README); set state.backend: file`,
+    `state.backend is ${ctx.config.state.backend}, which only \`serve --worker NAME\` (a fleet worker) uses so far (the PostgreSQL clients are in progress, see the README); set state.backend: file`,
     { data: { backend: ctx.config.state.backend } },
   );
 }

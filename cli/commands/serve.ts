@@ -40,14 +40,21 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
       'exit after this long without clients or turns (default: stay up; auto-started servers use orchestrator.idleExitMs)',
       parseMs,
     )
+    .option(
+      '--worker <name>',
+      'run as the worker NAME of a fleet on the PostgreSQL state backend (state.backend: postgres): take turns from its queue until SIGTERM/SIGINT',
+    )
     .addOption(new Option('--auto', 'started by a client: quiet when another server owns the state, idle exit on').hideHelp())
-    .action((flags: { idleExitMs?: number; auto?: boolean }, cmd: Command) =>
-      run(async () =>
-        runServe(await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' }), {
-          auto: flags.auto === true,
-          idleExitMs: flags.idleExitMs,
-        }),
-      ),
+    .action((flags: { idleExitMs?: number; auto?: boolean; worker?: string }, cmd: Command) =>
+      run(async () => {
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
+        if (flags.worker !== undefined) {
+          if (flags.auto || flags.idleExitMs !== undefined)
+            throw new OneWorksError('usage', '--worker takes neither --auto nor --idle-exit-ms');
+          return (await import('../daemon/worker-main.js')).runWorker(ctx, flags.worker);
+        }
+        return runServe(ctx, { auto: flags.auto === true, idleExitMs: flags.idleExitMs });
+      }),
     );
 
   program

@@ -4,7 +4,7 @@ import { collectSecrets } from '../../core/config/index.js';
 import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
 import type { SessionRuntime } from '../../core/session/index.js';
-import type { FileStore } from '../../core/store/index.js';
+import type { Store } from '../../core/store/index.js';
 import type { IsolationDefaults } from '../../core/workspace/index.js';
 import { CONFIG_SCHEMA, type CliContext } from '../context.js';
 import type { Output } from '../output.js';
@@ -29,7 +29,7 @@ interface AdapterBlock {
  * as `one-works models` lists it (cached for a minute under `<cache>/catalog/`, a cold cache
  * lists it once in a throwaway sandbox), which acceptance checks turn settings against.
  */
-export function serverDeps(ctx: CliContext, store: FileStore, out: Output, escalations?: EscalationRouter): OrchestratorDeps {
+export function serverDeps(ctx: CliContext, store: Store, out: Output, escalations?: EscalationRouter): OrchestratorDeps {
   const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
   const prepared = new Map<string, Promise<ResolvedCli>>();
   // The adapter's block (adapterConfig throws `usage` for an adapter the config does not know):

@@ -47,6 +47,12 @@ export const StateSchema = z
       .default('file')
       .describe('Where records, event logs and request keys live: file (the state directory) or postgres (state.postgres.url).'),
     postgres: PostgresStateSchema.optional(),
+    sharedHomes: z
+      .boolean()
+      .optional()
+      .describe(
+        "Fleet (serve --worker): every worker's state.directory is on shared storage, so a worker may adopt the sessions of a worker whose lease expired (default: they wait for it).",
+      ),
   })
   .superRefine((state, ctx) => {
     if (state.backend === 'postgres' && state.postgres === undefined) {
@@ -137,6 +143,20 @@ export const OrchestratorSchema = z
       .default(0)
       .describe(
         'Agents kept started and negotiated ahead of the next new session like the most recent one (same adapter, workspace and settings; no worktree, title or labels), so that its `run` skips spawn and handshake; each one not used within keepWarmMs is closed (0: none).',
+      ),
+    fleetMaxConcurrentRuns: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Fleet (serve --worker): turns running at once across all workers of the database (default: no fleet-wide limit).'),
+    workerLeaseMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(15_000)
+      .describe(
+        "Fleet (serve --worker): how long a worker's lease lasts without a heartbeat, in ms; a worker silent this long is lost and its live turns are recorded unknown.",
       ),
   })
   .prefault({})

@@ -39,6 +39,11 @@ export type AdapterDefaults = TurnSettings & { autonomy: Autonomy; effortExplici
 export interface OrchestratorDeps {
   /** The store of `stateDir`, owned by this process (acquireOwner done by the caller). */
   store: Store;
+  /**
+   * The sessions start-up recovery may touch (a fleet worker: those whose HOME it holds, since
+   * the other workers' turns are alive); absent: every session (the single owner's).
+   */
+  recoveryScope?: readonly string[] | undefined;
   stateDir: string;
   limits: OrchestratorLimits;
   /** `workspaces.approved`: every session's workspace must lie inside one of them. */

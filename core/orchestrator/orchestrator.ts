@@ -79,6 +79,11 @@ import type {
 export interface Orchestrator extends OrchestratorApi, WorktreeApi {
   /** Deletes an idle session: record, event log, session HOME (`session_busy` while a turn is live or queued). */
   removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }>;
+  /**
+   * A fleet worker's createSession: the session gets `sessionId`, which its client assigned when
+   * it queued the request (`s-` and 10 hex digits; `usage` for another form or an id in use).
+   */
+  createSessionWithId(request: CreateSessionRequest, sessionId: string): Promise<TurnHandle>;
   /** Refuses new turns, cancels every queued and live turn, and resolves once every child is gone (warm agents too). */
   shutdown(): Promise<void>;
   /**
@@ -111,7 +116,7 @@ interface NativeForkSeed {
 export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orchestrator> {
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
-  await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir });
+  await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir, ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}) });
   const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema, PendingTurnSchema);
   // A key reserved by a dead owner: its handle when the turn was recorded, else unclaimed.
   await keys.settlePending((pending) => settledHandle(deps.store, pending));
@@ -175,10 +180,19 @@ class InProcessOrchestrator implements Orchestrator {
     return this.#createSession(request, undefined);
   }
 
+  async createSessionWithId(request: CreateSessionRequest, sessionId: string): Promise<TurnHandle> {
+    if (!ASSIGNED_SESSION_ID.test(sessionId)) {
+      throw new OneWorksError(ERROR_CODES.USAGE, `a new session's id must be s- and 10 hex digits, not ${JSON.stringify(sessionId)}`, {
+        data: { sessionId },
+      });
+    }
+    return this.#createSession(request, undefined, sessionId);
+  }
+
   // `native`: a fork from the source's native checkpoint. `prepare` copies it into the new
   // session's directory before its first turn; when it finds none, the request's transcript
   // prompt is used, else `native.prompt` (the native state carries the history).
-  async #createSession(request: CreateSessionRequest, native: NativeForkSeed | undefined): Promise<TurnHandle> {
+  async #createSession(request: CreateSessionRequest, native: NativeForkSeed | undefined, assignedId?: string): Promise<TurnHandle> {
     this.#assertOpen();
     checkPrompt(request.prompt);
     const defaults = this.#deps.defaultsFor(request.adapter);
@@ -202,12 +216,12 @@ class InProcessOrchestrator implements Orchestrator {
       // A prewarmed agent serves a session without worktree, title or labels (droid takes the
       // last two at creation only); the next such session here is prewarmed for.
       const target =
-        approved.worktree || request.title || labels?.length || native
+        approved.worktree || request.title || labels?.length || native || assignedId
           ? undefined
           : { adapter: request.adapter, workspace, settings, presentation };
       if (target && this.#prewarm.enabled) this.#prewarmTarget = target;
       const prewarmed = target ? await this.#prewarm.claim(target) : undefined;
-      const id = prewarmed?.id ?? (await newSessionId(this.#ctx));
+      const id = prewarmed?.id ?? (assignedId === undefined ? await newSessionId(this.#ctx) : await this.#unusedId(assignedId));
       const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
       const forked = native ? await native.prepare(sessionDir(this.#deps.stateDir, id)) : undefined;
       const fresh = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
@@ -558,6 +572,14 @@ class InProcessOrchestrator implements Orchestrator {
     return loadSlot(this.#ctx, sessionId);
   }
 
+  // An assigned session id that no slot, stored session or prewarmed agent has.
+  async #unusedId(id: string): Promise<string> {
+    if (this.#slots.has(id) || this.#prewarm.has(id) || (await this.#deps.store.hasSession(id))) {
+      throw new OneWorksError(ERROR_CODES.USAGE, `session ${id} exists already; a new session needs a new id`, { data: { sessionId: id } });
+    }
+    return id;
+  }
+
   #assertOpen(): void {
     if (this.#closing)
       throw new OneWorksError(
@@ -566,6 +588,9 @@ class InProcessOrchestrator implements Orchestrator {
       );
   }
 }
+
+// The form of a session id a fleet client assigns (the orchestrator's own: newSessionId).
+const ASSIGNED_SESSION_ID = /^s-[0-9a-f]{10}$/;
 
 // What a prewarmed agent's start recorded that its session's record keeps.
 function startFacts(staged: SessionRecord): Partial<SessionRecord> {

@@ -12,12 +12,16 @@ import { sessionDir, type RunRecord, type SessionRecord, type Store } from '../s
  * that outcome back instead. With `stateDir`, whatever the dead owner's agents left running
  * (processes carrying the session HOME: a SIGKILLed owner cannot take its children's process
  * groups with it) is killed first. Sessions whose record is malformed are skipped (they are
- * listed by `scanSessions`). Returns the ids of the sessions it changed.
+ * listed by `scanSessions`). With `only` (a fleet worker: the sessions whose HOME it holds),
+ * no other session is read or touched. Returns the ids of the sessions it changed.
  */
-export async function recoverInterruptedRuns(store: Store, options: { stateDir?: string; now?: Date } = {}): Promise<string[]> {
+export async function recoverInterruptedRuns(
+  store: Store,
+  options: { stateDir?: string; now?: Date; only?: readonly string[] } = {},
+): Promise<string[]> {
   const now = options.now ?? new Date();
   const changed: string[] = [];
-  for (const record of await store.listSessions()) {
+  for (const record of options.only ? await readSome(store, options.only) : await store.listSessions()) {
     if (!record.runs.some((r) => r.status === 'running' || r.status === 'queued')) continue;
     if (options.stateDir) sweepProcessesByEnvSync('HOME', join(sessionDir(options.stateDir, record.id), 'home'));
     const recovered = recoveredRecord(record, await loggedOutcomes(store, record), now);
@@ -82,4 +86,14 @@ export async function loggedOutcomes(store: Pick<Store, 'readEvents'>, record: S
 
 function withOutcome(run: RunRecord, outcome: TurnOutcome, endedAt: string): RunRecord {
   return { ...run, status: outcome.status, reason: outcome.reason, text: outcome.text, usage: outcome.usage, endedAt };
+}
+
+// The records of these sessions that exist and can be read (a malformed one is skipped, as in a scan).
+async function readSome(store: Store, ids: readonly string[]): Promise<SessionRecord[]> {
+  const records: SessionRecord[] = [];
+  for (const id of ids) {
+    const record = await store.readSession(id).catch(() => undefined);
+    if (record) records.push(record);
+  }
+  return records;
 }

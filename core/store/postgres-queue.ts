@@ -24,7 +24,11 @@ export const QUEUE_CHANNEL = 'one_works_queue';
 const DISPATCH_LOCK = 'one-works:dispatch';
 const UNIQUE_VIOLATION = '23505';
 
-/** Appends a turn to the queue; returns its queue id. */
+/**
+ * Appends a bare turn to the queue (no request: migration 2's form, kept for its tests); returns
+ * its queue id. `claimTurns` and `finishTurn` handle bare turns only; the fleet's requests
+ * (core/fleet/fleet-queue.ts) have their own claim and finish.
+ */
 export async function enqueueTurn(store: PostgresStore, sessionId: string, runId: string): Promise<number> {
   const { rows } = await store.withClient((client) =>
     client.query<{ id: string }>(
@@ -77,7 +81,7 @@ export async function claimTurns(store: PostgresStore, options: ClaimOptions): P
       const { rows } = await client.query<{ id: string; session_id: string; run_id: string }>(
         `WITH candidate AS (
            SELECT q.id FROM queue q
-           WHERE q.state = 'queued'
+           WHERE q.state = 'queued' AND q.op IS NULL
              AND NOT EXISTS (
                SELECT 1 FROM queue o
                WHERE o.session_id = q.session_id AND (o.state = 'claimed' OR (o.state = 'queued' AND o.id < q.id)))
@@ -106,7 +110,7 @@ export async function finishTurn(store: PostgresStore, worker: string, runId: st
     client.query(
       `WITH ended AS (
          UPDATE queue SET state = 'done', ended_at = clock_timestamp()
-         WHERE run_id = $1 AND worker = $2 AND state = 'claimed' RETURNING session_id)
+         WHERE run_id = $1 AND worker = $2 AND state = 'claimed' AND op IS NULL RETURNING session_id)
        SELECT pg_notify($3, session_id) FROM ended`,
       [runId, worker, QUEUE_CHANNEL],
     ),
@@ -216,6 +220,17 @@ export class WorkerLease {
   stop(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  /** Stops heartbeats and ends the lease now (a clean stop: the name is free at once). */
+  async release(): Promise<void> {
+    this.stop();
+    await this.#store.withClient((client) =>
+      client.query('UPDATE workers SET lease_expires_at = clock_timestamp() WHERE name = $1 AND generation = $2', [
+        this.name,
+        this.#generation,
+      ]),
+    );
   }
 }
 

@@ -80,6 +80,34 @@ const MIGRATIONS: readonly string[] = [
   -- One live turn per session, whatever any worker does.
   CREATE UNIQUE INDEX queue_one_live_turn ON queue (session_id) WHERE state = 'claimed';
   `,
+  // 3: fleet dispatch: turn requests (create | send) routed by approved roots and session HOMEs.
+  `
+  -- A request's run id is known once a worker's orchestrator accepted it.
+  ALTER TABLE queue ALTER COLUMN run_id DROP NOT NULL;
+  -- Run ids are a session's own (r1, r2, ...): unique per session, not across the fleet.
+  ALTER TABLE queue DROP CONSTRAINT queue_run_id_key;
+  CREATE UNIQUE INDEX queue_session_run ON queue (session_id, run_id);
+  ALTER TABLE queue DROP CONSTRAINT queue_state_check;
+  ALTER TABLE queue ADD CONSTRAINT queue_state_check CHECK (state IN ('queued', 'claimed', 'done', 'unknown', 'cancelled'));
+  -- NULL: a bare turn of migration 2 (any worker may claim it).
+  ALTER TABLE queue ADD COLUMN op text CHECK (op IN ('create', 'send'));
+  -- The request as the client made it (CreateSessionRequest | SendMessageRequest), redacted of nothing: no secret goes in.
+  ALTER TABLE queue ADD COLUMN request json;
+  -- A create's canonical workspace, which a claiming worker's approved roots must contain.
+  ALTER TABLE queue ADD COLUMN workspace text;
+  -- {"handle": TurnHandle} once accepted, or {"error": {code, message, data}} when refused.
+  ALTER TABLE queue ADD COLUMN result json;
+  ALTER TABLE queue ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false;
+  CREATE INDEX queue_session ON queue (session_id, id);
+  ALTER TABLE workers ADD COLUMN approved_roots text[] NOT NULL DEFAULT '{}';
+  -- Which worker's state directory holds each session's HOME (its native state): its later turns go there.
+  CREATE TABLE session_homes (
+    session_id text PRIMARY KEY,
+    worker text NOT NULL,
+    since timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE INDEX session_homes_worker ON session_homes (worker);
+  `,
 ];
 
 /** The schema version this code writes and reads. */

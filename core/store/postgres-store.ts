@@ -26,6 +26,12 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Migrate the schema at start (default true); false only connects (for a read-only check such as `doctor`). */
   migrate?: boolean;
+  /**
+   * How long a store operation (record, event, request-key reads and writes) retries while the
+   * database cannot be reached (a restart), in ms; default 0: it fails at once with
+   * `state_unavailable`. A fleet worker retries, so a turn survives a database restart.
+   */
+  retryUnavailableMs?: number;
   /** Called with a (scrubbed) message when an idle connection fails; default: ignored (the next query reconnects). */
   onConnectionError?: (message: string) => void;
 }
@@ -81,6 +87,8 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #secrets: string[];
   readonly #notifier: EventNotifier;
+  // Notifiers of other channels (the fleet's queue), by channel, opened on first use.
+  readonly #channels = new Map<string, EventNotifier>();
   readonly #appends = new Map<string, Promise<void>>();
   #owner: { client: pg.Client; record: OwnerRecord } | undefined;
   #closed = false;
@@ -93,7 +101,23 @@ export class PostgresStore implements Store {
     this.#pool = new pg.Pool({ ...this.#config, max: options.poolSize ?? 4, idleTimeoutMillis: 10_000 });
     // An idle connection that dies (server restart) must not crash the process: the next query reconnects.
     this.#pool.on('error', (error) => options.onConnectionError?.(this.#scrub(error.message)));
-    this.#notifier = new EventNotifier(this.#config, (error) => options.onConnectionError?.(this.#scrub(error.message)));
+    this.#notifier = new EventNotifier(this.#config, EVENTS_CHANNEL, (error) => options.onConnectionError?.(this.#scrub(error.message)));
+  }
+
+  /**
+   * Calls `wake` with the payload of every notification on `channel` (LISTEN on a connection of
+   * its own, shared by the channel's listeners); after the connection broke and came back, with
+   * no payload (notifications may have been missed meanwhile: read again). Returns the function
+   * that stops listening.
+   */
+  listen(channel: string, wake: (payload: string | undefined) => void): () => void {
+    if (!/^[a-z_]+$/.test(channel)) throw new OneWorksError(ERROR_CODES.INTERNAL, `not a channel name: ${channel}`);
+    let notifier = this.#channels.get(channel);
+    if (!notifier) {
+      notifier = new EventNotifier(this.#config, channel, (error) => this.#options.onConnectionError?.(this.#scrub(error.message)));
+      this.#channels.set(channel, notifier);
+    }
+    return notifier.subscribe(ANY_PAYLOAD, wake);
   }
 
   /** Runs `work` on one pooled connection; connection failures become `state_unavailable`. */
@@ -102,12 +126,19 @@ export class PostgresStore implements Store {
       throw this.#failure(error);
     });
     let broken = false;
+    // A checked-out connection has no listener of the pool's: one that fails between two
+    // queries (a server restarting) would crash the process with an unhandled 'error' event.
+    const onError = (): void => {
+      broken = true;
+    };
+    client.on('error', onError);
     try {
       return await work(client);
     } catch (error) {
-      broken = isConnectionFailure(error);
+      broken ||= isConnectionFailure(error);
       throw this.#failure(error);
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }
@@ -250,13 +281,18 @@ export class PostgresStore implements Store {
     if (checked.length === 0) return;
     const append = async (): Promise<void> => {
       try {
-        await this.#query(
-          `WITH inserted AS (
+        // A retry after a lost connection may find its batch committed already (the reply was
+        // lost): the same rows, which it then leaves as they are.
+        await this.#retrying((attempt) =>
+          this.#queryOnce(
+            `WITH inserted AS (
              INSERT INTO events (session_id, seq, key, event)
              SELECT $1, e.seq, e.key, e.event FROM unnest($2::bigint[], $3::text[], $4::json[]) AS e(seq, key, event)
+             ${attempt === 0 ? '' : 'ON CONFLICT (session_id, seq) DO NOTHING'}
              RETURNING 1)
            SELECT pg_notify($5, $1) WHERE EXISTS (SELECT 1 FROM inserted)`,
-          [sessionId, checked.map((e) => e.seq), checked.map((e) => e.key), checked.map((e) => JSON.stringify(e)), EVENTS_CHANNEL],
+            [sessionId, checked.map((e) => e.seq), checked.map((e) => e.key), checked.map((e) => JSON.stringify(e)), EVENTS_CHANNEL],
+          ),
         );
       } catch (error) {
         if ((error as { cause?: { code?: string } }).cause?.code === UNIQUE_VIOLATION) {
@@ -355,6 +391,7 @@ export class PostgresStore implements Store {
     this.#closed = true;
     await this.releaseOwner().catch(() => undefined);
     await this.#notifier.close();
+    await Promise.all([...this.#channels.values()].map((notifier) => notifier.close()));
     await this.#pool.end().catch(() => undefined);
   }
 
@@ -378,11 +415,32 @@ export class PostgresStore implements Store {
   }
 
   async #query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.#retrying(() => this.#queryOnce<R>(text, values));
+  }
+
+  async #queryOnce<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     if (this.#closed) throw new OneWorksError(ERROR_CODES.INTERNAL, `the state database store ${this.where} is closed`);
     return this.withClient((client) => client.query<R>(text, values));
   }
 
+  // Runs `work` again while the database cannot be reached, for `retryUnavailableMs` at most.
+  async #retrying<T>(work: (attempt: number) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + (this.#options.retryUnavailableMs ?? 0);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work(attempt);
+      } catch (error) {
+        if (!isOneWorksError(error, ERROR_CODES.STATE_UNAVAILABLE) || this.#closed || Date.now() >= deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1000)));
+      }
+    }
+  }
+
   async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#retrying(() => this.#transactionOnce(work));
+  }
+
+  async #transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.withClient(async (client) => {
       await client.query('BEGIN');
       try {
@@ -473,6 +531,10 @@ export class PostgresStore implements Store {
 }
 
 const UNIQUE_VIOLATION = '23505';
+// The subscription key of a channel listener that hears every payload.
+const ANY_PAYLOAD = '\0any';
+// Wait before listening again after the LISTEN connection broke (a database restarting).
+const RELISTEN_MS = 500;
 
 interface SessionRow {
   id: string;
@@ -529,24 +591,27 @@ class Latch {
 }
 
 /**
- * One LISTEN connection per store, shared by its followers, opened on the first follow and
- * again after it breaks (followers poll meanwhile, and all are woken after a reconnect since
- * notifications may have been missed).
+ * One LISTEN connection per store and channel, shared by its followers, opened on the first
+ * follow and again after it breaks (followers poll meanwhile, and all are woken after a
+ * reconnect since notifications may have been missed).
  */
 class EventNotifier {
   readonly #config: pg.ClientConfig;
+  readonly #channel: string;
   readonly #onError: (error: Error) => void;
-  readonly #subscribers = new Map<string, Set<() => void>>();
+  readonly #subscribers = new Map<string, Set<(payload?: string) => void>>();
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
+  #retry: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(config: pg.ClientConfig, onError: (error: Error) => void) {
+  constructor(config: pg.ClientConfig, channel: string, onError: (error: Error) => void) {
     this.#config = config;
+    this.#channel = channel;
     this.#onError = onError;
   }
 
-  subscribe(sessionId: string, wake: () => void): () => void {
+  subscribe(sessionId: string, wake: (payload?: string) => void): () => void {
     let set = this.#subscribers.get(sessionId);
     if (!set) {
       set = new Set();
@@ -566,17 +631,21 @@ class EventNotifier {
     const client = new pg.Client(this.#config);
     const drop = (error?: Error): void => {
       if (error) this.#onError(error);
-      if (this.#client === client) this.#client = undefined;
+      if (this.#client === client) {
+        this.#client = undefined;
+        this.#relisten();
+      }
       client.end().catch(() => undefined);
     };
     client.on('error', drop);
     client.on('end', () => drop());
     client.on('notification', (message) => {
-      for (const wake of this.#subscribers.get(message.payload ?? '') ?? []) wake();
+      for (const wake of this.#subscribers.get(message.payload ?? '') ?? []) wake(message.payload);
+      for (const wake of this.#subscribers.get(ANY_PAYLOAD) ?? []) wake(message.payload);
     });
     this.#connecting = (async () => {
       await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await client.query(`LISTEN ${this.#channel}`);
       if (this.#closed) {
         await client.end();
         return;
@@ -586,14 +655,27 @@ class EventNotifier {
     })()
       .catch(() => {
         client.end().catch(() => undefined);
+        this.#relisten();
       })
       .finally(() => {
         this.#connecting = undefined;
       });
   }
 
+  // While someone listens, listen again a little later (the database may be restarting).
+  #relisten(): void {
+    if (this.#closed || this.#retry || this.#subscribers.size === 0) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      if (this.#subscribers.size > 0) this.listen();
+    }, RELISTEN_MS);
+    this.#retry.unref();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = undefined;
     await this.#connecting;
     const client = this.#client;
     this.#client = undefined;

@@ -32,7 +32,8 @@
  * The ACP adapters (gemini, droid-acp) per turn against a raw ACP client of the same binaries:
  * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
  * `BENCH_ONLY=pipeline` runs only the event pipeline part (no build, no agent CLI) and prints it;
- * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3).
+ * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3). A fleet (two `serve --worker` on
+ * PostgreSQL) against one `serve`: test/bench/fleet.ts, `BENCH_ONLY=fleet`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -43,6 +44,7 @@ import { execa } from 'execa';
 import { benchAcp } from './acp.js';
 import { benchClaudeCode } from './claude-code.js';
 import { benchCodex } from './codex.js';
+import { benchFleet } from './fleet.js';
 import { benchPipeline, type PipelineResult } from './pipeline.js';
 import { DROID_CLI } from '../../adapters/droid/cli-source.js';
 import { createPrepareServices } from '../../core/install/index.js';
@@ -85,6 +87,15 @@ async function main(): Promise<void> {
     const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
     try {
       await benchAcp(root, TURNS, report);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'fleet') {
+    const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
+    try {
+      await benchFleet(root, (line) => process.stdout.write(`${line}\n`));
     } finally {
       await rm(root, { recursive: true, force: true });
     }

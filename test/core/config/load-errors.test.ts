@@ -43,7 +43,7 @@ describe('config errors name file:line:col, the key path and the expectation', (
   it('lists the known keys when no key is close', () => {
     const error = errorOf(lines('orchestrator:', '  zzz: 1'));
     expect(error.message).toBe(
-      'one-works.yaml:2:3: orchestrator.zzz: unknown key; expected one of maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession, cancelGraceMs, runTimeoutMs, idleExitMs, askTimeoutMs, keepWarmMs, maxWarmAgents, maxWarmMemoryMb, prewarm',
+      'one-works.yaml:2:3: orchestrator.zzz: unknown key; expected one of maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession, cancelGraceMs, runTimeoutMs, idleExitMs, askTimeoutMs, keepWarmMs, maxWarmAgents, maxWarmMemoryMb, prewarm, fleetMaxConcurrentRuns, workerLeaseMs',
     );
   });
 

@@ -64,6 +64,7 @@ describe('loadConfig', () => {
       maxWarmAgents: 4,
       maxWarmMemoryMb: 2048,
       prewarm: 0,
+      workerLeaseMs: 15_000,
     });
     expect(loaded.config.sandbox).toBe('none');
     expect(loaded.config.adapters.droid).toEqual({

@@ -144,3 +144,36 @@ describe('orchestrator: start after a crash', () => {
     expect(await readFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), 'utf8')).toBe('[1, 2]');
   });
 });
+
+describe('orchestrator: a fleet worker', () => {
+  it("recovers only the sessions in its recovery scope (another worker's live turn is left alone)", async () => {
+    const h = await harnesses({ fake: {} });
+    await h.orchestrator.shutdown();
+    const running = (): RunRecord => ({ id: 'r1', prompt: 'a', autonomy: 'low', status: 'running' });
+    await h.session.store.writeSession(leftBehind('s-aaaaaaaaaa', h.root, [running()]));
+    await h.session.store.writeSession(leftBehind('s-bbbbbbbbbb', h.root, [running()]));
+    await withSecond(
+      () => createOrchestrator({ ...h.deps, recoveryScope: ['s-aaaaaaaaaa', 's-cccccccccc'] }),
+      async () => {
+        expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs[0]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
+        expect((await h.session.store.readSession('s-bbbbbbbbbb')).runs[0]).toMatchObject({ status: 'running' });
+        expect((await h.session.store.readSession('s-bbbbbbbbbb')).status).toBe('working');
+      },
+    );
+  });
+
+  it('creates a session under the id its client assigned, and refuses a malformed or used one', async () => {
+    const h = await harnesses({ fake: {} });
+    const handle = await h.orchestrator.createSessionWithId({ adapter: 'fake', workspace: h.root, prompt: 'hi' }, 's-0123456789');
+    expect(handle).toMatchObject({ sessionId: 's-0123456789', runId: 'r1' });
+    expect(await h.orchestrator.waitForRun('s-0123456789', 'r1')).toMatchObject({ status: 'completed' });
+    expect((await h.session.store.readSession('s-0123456789')).runs).toHaveLength(1);
+    await expect(
+      h.orchestrator.createSessionWithId({ adapter: 'fake', workspace: h.root, prompt: 'again' }, 's-0123456789'),
+    ).rejects.toMatchObject({ code: 'usage', message: expect.stringContaining('exists already') });
+    await expect(
+      h.orchestrator.createSessionWithId({ adapter: 'fake', workspace: h.root, prompt: 'x' }, '../escape'),
+    ).rejects.toMatchObject({ code: 'usage' });
+    expect((await h.orchestrator.list()).map((s) => s.sessionId)).toEqual(['s-0123456789']);
+  });
+});
