@@ -32,7 +32,8 @@
  * The ACP adapters (gemini, droid-acp) per turn against a raw ACP client of the same binaries:
  * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
  * `BENCH_ONLY=pipeline` runs only the event pipeline part (no build, no agent CLI) and prints it;
- * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3).
+ * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3). `BENCH_ONLY=cli` runs only the rows the
+ * CLI's own start weighs on (`--version`, `sessions`, `run`, `send`) and prints them.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -125,6 +126,11 @@ async function main(): Promise<void> {
       report(`per text turn over ${TURNS} turns (ms)`, turns.ow, turns.raw, 'n/a');
       await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
       await prewarmedRuns(cli.binaryPath, root, entry, modelId);
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'cli') {
+      await cliStartup(root, entry, modelId);
+      await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
       return;
     }
     const rawStart: number[] = [];
