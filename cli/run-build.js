@@ -2,7 +2,7 @@
 // that a command does not parse and compile again what it compiled the last time it ran.
 //
 // One cache per command module (the command table's; build.json maps each command name to its
-// module's), per Node version and architecture, in dist/cli/code-cache/, made at the end of a
+// module's), per Node version, architecture and Node options, in dist/cli/code-cache/, made at the end of a
 // run that had none (or whose cache V8 refused: another V8, other V8 flags), so it holds every
 // function that command compiled. The build removes dist/ whole, so no cache outlives its bundle.
 // A file starts with the SHA-1 of the rest: V8 checks versions, flags and the source's length but
@@ -34,9 +34,15 @@ export function loadBundle(bundle, cacheName) {
   return module.exports;
 }
 
-/** The cache file of `cacheName` for this Node version and architecture. */
+/**
+ * The cache file of `cacheName` for this Node version and architecture, and for this process's
+ * Node options when it has any (V8 refuses a cache made under other flags: runs with and without
+ * e.g. --cpu-prof keep a cache each instead of replacing each other's).
+ */
 export function cachePath(bundle, cacheName) {
-  return join(dirname(bundle), 'code-cache', `${cacheName}-${process.version}-${process.arch}.bin`);
+  const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0');
+  const tag = options === '' ? '' : `-${createHash('sha1').update(options).digest('hex').slice(0, 8)}`;
+  return join(dirname(bundle), 'code-cache', `${cacheName}-${process.version}-${process.arch}${tag}.bin`);
 }
 
 // The cached data when the file exists and its digest matches, else undefined.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -41,7 +41,12 @@ const EXPECTED = `a/b ${Array.from({ length: 50 }, (_, i) => i * i + i).reduce((
 
 // One command: a fresh node running the bundle (with extra V8 flags when given).
 async function runOnce(flags: string[] = []): Promise<string> {
-  const result = await execa(process.execPath, [...flags, join(dir, 'driver.mjs')], { reject: false, stdin: 'ignore' });
+  // No NODE_OPTIONS from the test's own environment: they would tag the cache's name.
+  const result = await execa(process.execPath, [...flags, join(dir, 'driver.mjs')], {
+    env: { NODE_OPTIONS: '' },
+    reject: false,
+    stdin: 'ignore',
+  });
   expect(result.exitCode, result.stderr).toBe(0);
   expect(result.stderr).toBe('');
   return result.stdout;
@@ -81,11 +86,18 @@ describe('loadBundle', () => {
     expect(await digestHolds(cacheFile)).toBe(true);
   });
 
-  it('replaces a cache V8 refuses (made under other V8 flags), and runs all the same', async () => {
-    await runOnce(['--no-opt']);
-    const other = await readFile(cacheFile);
+  it('keeps a cache per set of Node options, and replaces one V8 refuses (made under other V8 flags)', async () => {
+    expect(await runOnce(['--no-opt'])).toBe(EXPECTED);
+    const [flagged] = (await readdir(join(dir, 'dist', 'cli', 'code-cache'))).filter((name) => name !== basename(cacheFile));
+    expect(flagged).toMatch(new RegExp(`^demo-${process.version}-${process.arch}-[0-9a-f]{8}\\.bin$`));
+    expect(await runOnce()).toBe(EXPECTED);
+    expect(await readdir(join(dir, 'dist', 'cli', 'code-cache'))).toHaveLength(2);
+    // The other flags' cache where this run looks: V8 refuses it, the run goes on and remakes it.
+    const other = await readFile(join(dir, 'dist', 'cli', 'code-cache', flagged!));
+    await writeFile(cacheFile, other);
     expect(await runOnce()).toBe(EXPECTED);
     expect((await readFile(cacheFile)).equals(other)).toBe(false);
+    expect(await digestHolds(cacheFile)).toBe(true);
     const mine = await stat(cacheFile);
     expect(await runOnce()).toBe(EXPECTED);
     expect((await stat(cacheFile)).mtimeMs).toBe(mine.mtimeMs);
