@@ -54,11 +54,15 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const build = currentBuild();
   if (build) {
     const { loadBundle } = await import('./run-build.js');
-    // Only a command of the table has a cache (help and unknown commands run without one).
+    // Only a command of the table has a cache (help and unknown commands run without one), named
+    // after its module and this very bundle.
     const command = commandName(args);
-    const cacheName = command !== undefined && Object.hasOwn(build.commands, command) ? build.commands[command] : undefined;
-    ({ main } = loadBundle(root + build.bundle, cacheName));
-  } else {
+    const cacheName =
+      command !== undefined && Object.hasOwn(build.commands, command) ? `${build.commands[command]}-${build.bundleHash}` : undefined;
+    // Undefined when the bundle went away after build.json was read (a build under way): the sources then.
+    main = loadBundle(root + build.bundle, cacheName)?.main;
+  }
+  if (!main) {
     const { register } = await import('tsx/esm/api');
     register();
     ({ main } = await import('./main.ts'));

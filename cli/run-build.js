@@ -17,15 +17,24 @@ import { Script } from 'node:vm';
 const DIGEST_BYTES = 20;
 
 /**
- * Evaluates `bundle` (a CommonJS module inside the wrapper of Node's loader, scripts/build.js) and returns its exports. `cacheName` names its code cache
- * (undefined: none is read or written). The cache is written when the process exits, if it was
- * missing or refused; failing to read or write it never fails the command.
+ * Evaluates `bundle` (a CommonJS module inside the wrapper of Node's loader, scripts/build.js) and
+ * returns its exports, or undefined when there is no such file. `cacheName` names its code cache
+ * (undefined: none is read or written); it must change with the bundle's content. The cache is
+ * written when the process exits, if it was missing or refused; failing to read or write it never
+ * fails the command.
  */
 export function loadBundle(bundle, cacheName) {
+  let source;
+  try {
+    // ASCII (the build checks it) read as latin1: Node hands V8 a string that stays outside its heap.
+    source = readFileSync(bundle, 'latin1');
+  } catch (error) {
+    if (error?.code === 'ENOENT') return undefined;
+    throw error;
+  }
   const cacheFile = cacheName === undefined ? undefined : cachePath(bundle, cacheName);
   const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
-  // ASCII (the build checks it) read as latin1: Node hands V8 a string that stays outside its heap.
-  const script = new Script(readFileSync(bundle, 'latin1'), { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) });
+  const script = new Script(source, { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) });
   if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     process.once('exit', () => writeCache(cacheFile, script));
   }

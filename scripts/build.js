@@ -12,7 +12,8 @@
 // lazy inside the file (esbuild wraps each module in an init function run on first import), so a
 // command still evaluates only its own modules (the MCP SDK only for `mcp`). Type checking is
 // `npm run typecheck`'s job (tsc); esbuild only strips the types.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -42,10 +43,13 @@ const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
+let bundled;
 try {
-  await build({
+  const result = await build({
     entryPoints: [join(root, 'cli', 'main.ts')],
     outfile: BUNDLE,
+    // Written below, once, whole.
+    write: false,
     bundle: true,
     format: 'cjs',
     platform: 'node',
@@ -63,10 +67,10 @@ try {
     minifySyntax: true,
     logLevel: 'warning',
   });
+  bundled = Buffer.from(result.outputFiles[0].contents).toString('latin1');
 } catch (error) {
   fail(`esbuild failed (${error instanceof Error ? error.message : String(error)})`);
 }
-const bundled = readFileSync(BUNDLE, 'latin1');
 // A script run through node:vm with a code cache has no way to import() (Node 20 drops the
 // callback for cached scripts): every import in the sources must be static or one the bundle
 // resolves (the command table's, the adapter table's).
@@ -78,7 +82,15 @@ if (/[\u0080-\u00ff]/.test(bundled)) fail(`${BUNDLE} holds a character outside A
 // (cli/run-build.js): wrapping at each start would copy 3 MB into V8's heap.
 // Strict mode for all of it, as when the sources ran as ES modules.
 const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
-writeFileSync(BUNDLE, `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`, 'latin1');
+const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
+// Through a rename: a command starting meanwhile (a test run while `npm pack` builds) reads no part.
+mkdirSync(dirname(BUNDLE), { recursive: true });
+writeFileSync(`${BUNDLE}.tmp`, wrapped, 'latin1');
+renameSync(`${BUNDLE}.tmp`, BUNDLE);
+// Names the bundle in its code caches' names: V8 checks a cache against the source's length
+// only, so a process of an earlier build (an orchestrator still running) that writes its cache
+// after this build must not write it where this bundle's commands read theirs.
+const bundleHash = createHash('sha1').update(wrapped).digest('hex').slice(0, 16);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
 const { loadBundle } = await import('../cli/run-build.js');
@@ -89,7 +101,7 @@ const commands = Object.fromEntries(
 );
 writeFileSync(
   join(root, 'dist', 'build.json'),
-  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', commands, sources }, null, 1)}\n`,
+  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, sources }, null, 1)}\n`,
 );
 
 function fail(message) {

@@ -103,6 +103,15 @@ describe('loadBundle', () => {
     expect((await stat(cacheFile)).mtimeMs).toBe(mine.mtimeMs);
   });
 
+  it('answers undefined for a bundle that is not there (a build under way), so that bin.js runs the sources', async () => {
+    await writeFile(
+      join(dir, 'missing.mjs'),
+      `import { loadBundle } from ${JSON.stringify(RUN_BUILD)};\nprocess.stdout.write(String(loadBundle(${JSON.stringify(join(dir, 'none.cjs'))}, 'demo')));\n`,
+    );
+    const result = await execa(process.execPath, [join(dir, 'missing.mjs')], { reject: false, stdin: 'ignore' });
+    expect([result.exitCode, result.stdout, result.stderr]).toEqual([0, 'undefined', '']);
+  });
+
   it('runs without a cache where it cannot write one', async () => {
     // A file where the cache directory would be: mkdir fails whoever runs the test (root too).
     await writeFile(join(dir, 'dist', 'cli', 'code-cache'), 'not a directory');
