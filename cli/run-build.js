@@ -2,12 +2,13 @@
 // that a command does not parse and compile again what it compiled the last time it ran.
 //
 // One cache per command module (the command table's; build.json maps each command name to its
-// module's), per Node version, architecture and Node options, in dist/cli/code-cache/, made at the end of a
-// run that had none (or whose cache V8 refused: another V8, other V8 flags), so it holds every
-// function that command compiled. The build removes dist/ whole, so no cache outlives its bundle.
-// A file starts with the SHA-1 of the rest: V8 checks versions, flags and the source's length but
-// no checksum, and would crash on damaged data; anything that does not match is ignored. Where
-// dist/ is not writable (an install owned by another user) commands run without a cache.
+// module's), per bundle (bin.js puts the bundle's hash in the name), Node version, architecture
+// and Node options, in dist/cli/code-cache/, made at the end of a run that had none (or whose
+// cache V8 refused: another V8, other V8 flags), so it holds every function that command
+// compiled. The build removes dist/ whole. A file starts with the SHA-1 of the rest: V8 checks
+// versions, flags and the source's length but no checksum, and would crash on damaged data;
+// anything that does not match is ignored. Where dist/ is not writable (an install owned by
+// another user) commands run without a cache.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
