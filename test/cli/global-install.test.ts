@@ -1,6 +1,6 @@
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,11 +55,16 @@ describe('global install', () => {
       const check = await execa(bin, ['--json', 'config', 'check'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
       expect(check.exitCode).toBe(0);
       expect(JSON.parse(check.stdout)).toMatchObject({ path: null, config: { adapters: { droid: { cli: { version: '0.225.2' } } } } });
-      // The first run left V8's code cache of `config` next to the bundle; the next run uses it.
-      const cacheDir = join(prefix, 'lib', 'node_modules', 'one-works', 'dist', 'cli', 'code-cache');
-      expect(await readdir(cacheDir)).toEqual([`config-${process.version}-${process.arch}.bin`]);
+      // The first run (of the build, not the sources) left V8's code cache of `config` next to the
+      // bundle; the next run takes it (V8 refusing it would have it written again).
+      const installed = join(prefix, 'lib', 'node_modules', 'one-works');
+      const { bundleHash } = JSON.parse(await readFile(join(installed, 'dist', 'build.json'), 'utf8')) as { bundleHash: string };
+      const cacheFile = join(installed, 'dist', 'cli', 'code-cache', `config-${bundleHash}-${process.version}-${process.arch}.bin`);
+      expect(await readdir(dirname(cacheFile))).toEqual([basename(cacheFile)]);
+      const written = await stat(cacheFile);
       const again = await execa(bin, ['--json', 'config', 'check'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
       expect([again.exitCode, again.stdout, again.stderr]).toEqual([0, check.stdout, check.stderr]);
+      expect((await stat(cacheFile)).mtimeMs).toBe(written.mtimeMs);
     },
     PACK_TIMEOUT_MS + INSTALL_TIMEOUT_MS + 120_000,
   );
