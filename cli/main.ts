@@ -8,6 +8,9 @@ import { packageVersion } from './package-root.js';
 import { installShutdownHandlers } from './shutdown.js';
 import { jsonTerminalSafe, terminalSafe } from './terminal-text.js';
 
+// The build (scripts/build.js) reads the table from the bundle: which commands share a code cache.
+export { tableCommandNames } from './command-table.js';
+
 /** Global flags every command accepts. */
 export interface GlobalOptions {
   config?: string;

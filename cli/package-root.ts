@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,7 +17,6 @@ export const BIN_PATH = join(PACKAGE_ROOT, 'cli', 'bin.js');
 
 /** The package version from package.json. */
 export async function packageVersion(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
   const pkg = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }

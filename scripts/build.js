@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // `npm run build` (also npm's `prepare`: run on `npm ci`, on install from git and on `npm pack`):
-// bundles the `one-works` command into dist/cli/ with esbuild, then writes dist/build.json: when
-// the build started and which sources it covers. cli/bin.js runs dist/ only while no source is
-// newer than that, so an edited checkout never runs a stale build.
+// bundles the `one-works` command into dist/cli/main.cjs with esbuild, then writes dist/build.json:
+// when the build started, which sources it covers, and which command names share a code cache.
+// cli/bin.js runs dist/ only while no source is newer than that, so an edited checkout never runs
+// a stale build.
 //
-// One bundle, split at the command table's dynamic imports: cli/main.js plus a chunk per command
-// module and chunks for what commands share, with the dependencies (zod, execa, commander, the
-// MCP SDK …) inside them. A command so loads a handful of files instead of resolving and
-// compiling some 370 modules (sources and node_modules) one by one at each start, and still
-// loads only its own code (the MCP SDK only for `mcp`). Type checking is `npm run typecheck`'s
-// job (tsc); esbuild only strips the types.
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+// One CommonJS file, not ESM chunks: Node 20 keeps no compiled code for ES modules between runs,
+// while a script compiled through node:vm can be given V8's code cache of an earlier run
+// (cli/run-build.js). With the cache a command skips parsing and compiling what it runs; without
+// it, V8 still compiles only the functions that run. The command table's dynamic imports stay
+// lazy inside the file (esbuild wraps each module in an init function run on first import), so a
+// command still evaluates only its own modules (the MCP SDK only for `mcp`). Type checking is
+// `npm run typecheck`'s job (tsc); esbuild only strips the types.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -36,33 +39,25 @@ const zodEnglishOnly = {
     }));
   },
 };
+const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
+let bundled;
 try {
-  await build({
-    entryPoints: { main: join(root, 'cli', 'main.ts') },
-    outdir: join(root, 'dist', 'cli'),
+  const result = await build({
+    entryPoints: [join(root, 'cli', 'main.ts')],
+    outfile: BUNDLE,
+    // Written below, once, whole.
+    write: false,
     bundle: true,
-    splitting: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
-    // Chunks sit next to main.js, so `new URL('../', import.meta.url)` in any of them is dist/
-    // (cli/package-root.ts finds the package root from there).
-    chunkNames: 'chunk-[hash]',
-    // Bundled CommonJS dependencies (npm-registry-fetch, semver …) call require(): give the
-    // ESM output one, and __dirname/__filename for those that read files next to themselves.
-    banner: {
-      js: [
-        "import { createRequire as __owCreateRequire } from 'node:module';",
-        "import { fileURLToPath as __owFileURLToPath } from 'node:url';",
-        "import { dirname as __owDirname } from 'node:path';",
-        'const require = __owCreateRequire(import.meta.url);',
-        'const __filename = __owFileURLToPath(import.meta.url);',
-        'const __dirname = __owDirname(__filename);',
-      ].join('\n'),
-    },
+    // The bundle sits in dist/cli/, two levels below the package root as cli/*.ts one level below
+    // it: `new URL('../', import.meta.url)` is dist/ (cli/package-root.ts finds the root from
+    // there). CommonJS has no import.meta: its url is the bundle's own (defined in the wrapper below).
+    define: { 'import.meta.url': '__owImportMetaUrl' },
     // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
     // is resolved from node_modules, never bundled.
     external: ['tsx', 'tsx/*'],
@@ -72,11 +67,47 @@ try {
     minifySyntax: true,
     logLevel: 'warning',
   });
+  bundled = Buffer.from(result.outputFiles[0].contents).toString('latin1');
 } catch (error) {
-  process.stderr.write(`one-works build: esbuild failed (${error instanceof Error ? error.message : String(error)})\n`);
+  fail(`esbuild failed (${error instanceof Error ? error.message : String(error)})`);
+}
+// A script run through node:vm with a code cache has no way to import() (Node 20 drops the
+// callback for cached scripts): every import in the sources must be static or one the bundle
+// resolves (the command table's, the adapter table's).
+if (/\bimport\(/.test(bundled)) fail(`${BUNDLE} calls import(): import that module statically, or from a module esbuild bundles`);
+// cli/run-build.js reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
+// every other character (its default charset), which this checks.
+if (/[\u0080-\u00ff]/.test(bundled)) fail(`${BUNDLE} holds a character outside ASCII`);
+// The file holds the bundle inside the wrapper of Node's CommonJS loader, as node:vm compiles it
+// (cli/run-build.js): wrapping at each start would copy 3 MB into V8's heap.
+// Strict mode for all of it, as when the sources ran as ES modules.
+const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
+const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
+// Through a rename: a command starting meanwhile (a test run while `npm pack` builds) reads no part.
+mkdirSync(dirname(BUNDLE), { recursive: true });
+writeFileSync(`${BUNDLE}.tmp`, wrapped, 'latin1');
+renameSync(`${BUNDLE}.tmp`, BUNDLE);
+// Names the bundle in its code caches' names: V8 checks a cache against the source's length
+// only, so a process of an earlier build (an orchestrator still running) that writes its cache
+// after this build must not write it where this bundle's commands read theirs.
+const bundleHash = createHash('sha1').update(wrapped).digest('hex').slice(0, 16);
+// Each command name → the name its code cache is kept under: the first name of its module in the
+// command table (commands of one module run the same code).
+const { loadBundle } = await import('../cli/run-build.js');
+const commands = Object.fromEntries(
+  loadBundle(BUNDLE, undefined)
+    .tableCommandNames()
+    .flatMap((names) => names.map((name) => [name, names[0]])),
+);
+writeFileSync(
+  join(root, 'dist', 'build.json'),
+  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, sources }, null, 1)}\n`,
+);
+
+function fail(message) {
+  process.stderr.write(`one-works build: ${message}\n`);
   process.exit(1);
 }
-writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ builtAt, sources }, null, 1)}\n`);
 
 // The .ts files below `dir` (relative to the package root, `/`-separated), tests excluded.
 function listSources(dir) {

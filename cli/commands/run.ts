@@ -4,7 +4,8 @@ import { adapterBlockSchema } from '../../core/config/schema.js';
 import { OneWorksError } from '../../core/errors.js';
 // The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
 import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
-import { presentationOf } from '../../core/process/index.js';
+// The module itself, not core/process/index.js (execa and its ~150 modules): the client spawns nothing.
+import { presentationOf } from '../../core/process/env.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';

@@ -128,6 +128,6 @@ function firstSentence(text: string): string {
 
 // `npx tsx cli/mcp/tools-doc.ts` rewrites docs/TOOLS.md.
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await writeFile(TOOLS_DOC_PATH, renderToolsDoc());
-  process.stdout.write(`wrote ${TOOLS_DOC_PATH}\n`);
+  // No top-level await: the build bundles this module as CommonJS (scripts/build.js).
+  void writeFile(TOOLS_DOC_PATH, renderToolsDoc()).then(() => process.stdout.write(`wrote ${TOOLS_DOC_PATH}\n`));
 }

@@ -98,7 +98,9 @@ function parseConfigInput<A extends AdapterSchemas>(
     );
   }
   const input: unknown = doc.contents === null ? {} : toValue(doc, file);
-  const result = schema.safeParse(input);
+  // Without zod's JIT: it compiles a parser per object schema on first use, which pays off over
+  // many parses, and a process parses its config once (a third of a short command's start).
+  const result = schema.safeParse(input, { jitless: true });
   if (!result.success) {
     const issues = describeZodIssues(result.error.issues, schema, input, locate, (value) => fromEnv.redact(value) !== value);
     throw configInvalid(

@@ -33,7 +33,8 @@
  * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
  * `BENCH_ONLY=pipeline` runs only the event pipeline part (no build, no agent CLI) and prints it;
  * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3). A fleet (two `serve --worker` on
- * PostgreSQL) against one `serve`: test/bench/fleet.ts, `BENCH_ONLY=fleet`.
+ * PostgreSQL) against one `serve`: test/bench/fleet.ts, `BENCH_ONLY=fleet`. `BENCH_ONLY=cli` runs
+ * only the rows the CLI's own start weighs on (`--version`, `sessions`, `run`, `send`) and prints them.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -136,6 +137,11 @@ async function main(): Promise<void> {
       report(`per text turn over ${TURNS} turns (ms)`, turns.ow, turns.raw, 'n/a');
       await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
       await prewarmedRuns(cli.binaryPath, root, entry, modelId);
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'cli') {
+      await cliStartup(root, entry, modelId);
+      await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
       return;
     }
     const rawStart: number[] = [];

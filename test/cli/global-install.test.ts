@@ -1,6 +1,6 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,12 +25,15 @@ describe('global install', () => {
     'installs the packed package with npm install -g and runs one-works from its bin',
     async () => {
       const npmEnv = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
-      // npm pack runs the prepare script first: the tsc build into dist/, which the tarball carries.
+      // npm pack runs the prepare script first: the esbuild bundle into dist/, which the tarball carries.
       const pack = await execa('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv, timeout: PACK_TIMEOUT_MS });
       const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
       const files = packed?.files.map((f) => f.path) ?? [];
       expect(files).toContain('cli/bin.js');
-      expect(files).toContain('dist/cli/main.js');
+      expect(files).toContain('dist/cli/main.cjs');
+      expect(files).toContain('cli/run-build.js');
+      // The code caches are made by the installed command's own runs, never packed.
+      expect(files.filter((f) => f.includes('code-cache'))).toEqual([]);
       expect(files).toContain('dist/build.json');
 
       const prefix = join(root, 'prefix');
@@ -52,6 +55,16 @@ describe('global install', () => {
       const check = await execa(bin, ['--json', 'config', 'check'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
       expect(check.exitCode).toBe(0);
       expect(JSON.parse(check.stdout)).toMatchObject({ path: null, config: { adapters: { droid: { cli: { version: '0.225.2' } } } } });
+      // The first run (of the build, not the sources) left V8's code cache of `config` next to the
+      // bundle; the next run takes it (V8 refusing it would have it written again).
+      const installed = join(prefix, 'lib', 'node_modules', 'one-works');
+      const { bundleHash } = JSON.parse(await readFile(join(installed, 'dist', 'build.json'), 'utf8')) as { bundleHash: string };
+      const cacheFile = join(installed, 'dist', 'cli', 'code-cache', `config-${bundleHash}-${process.version}-${process.arch}.bin`);
+      expect(await readdir(dirname(cacheFile))).toEqual([basename(cacheFile)]);
+      const written = await stat(cacheFile);
+      const again = await execa(bin, ['--json', 'config', 'check'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
+      expect([again.exitCode, again.stdout, again.stderr]).toEqual([0, check.stdout, check.stderr]);
+      expect((await stat(cacheFile)).mtimeMs).toBe(written.mtimeMs);
     },
     PACK_TIMEOUT_MS + INSTALL_TIMEOUT_MS + 120_000,
   );

@@ -124,6 +124,8 @@ describe('one-works run', () => {
     expect(clientAdapters.filter((path) => !path.startsWith('process-runner/'))).toEqual([]);
     // (the process runner's own MCP client may load with it; the ACP SDK comes only with ACP adapters)
     expect(client.filter((url) => /@agentclientprotocol/.test(url))).toEqual([]);
+    // The client spawns nothing: no execa (and its ~150 modules), which the process barrel pulled in.
+    expect(client.filter((url) => /\/node_modules\/execa\//.test(url))).toEqual([]);
 
     const served = adapterModules(await readLog(serverLog));
     expect(served).toContain('process-runner/index.ts');

@@ -1,0 +1,87 @@
+// Loads the build's CommonJS bundle (scripts/build.js) through node:vm with a V8 code cache, so
+// that a command does not parse and compile again what it compiled the last time it ran.
+//
+// One cache per command module (the command table's; build.json maps each command name to its
+// module's), per bundle (bin.js puts the bundle's hash in the name), Node version, architecture
+// and Node options, in dist/cli/code-cache/, made at the end of a run that had none (or whose
+// cache V8 refused: another V8, other V8 flags), so it holds every function that command
+// compiled. The build removes dist/ whole. A file starts with the SHA-1 of the rest: V8 checks
+// versions, flags and the source's length but no checksum, and would crash on damaged data;
+// anything that does not match is ignored. Where dist/ is not writable (an install owned by
+// another user) commands run without a cache.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Script } from 'node:vm';
+
+const DIGEST_BYTES = 20;
+
+/**
+ * Evaluates `bundle` (a CommonJS module inside the wrapper of Node's loader, scripts/build.js) and
+ * returns its exports, or undefined when there is no such file. `cacheName` names its code cache
+ * (undefined: none is read or written); it must change with the bundle's content. The cache is
+ * written when the process exits, if it was missing or refused; failing to read or write it never
+ * fails the command.
+ */
+export function loadBundle(bundle, cacheName) {
+  let source;
+  try {
+    // ASCII (the build checks it) read as latin1: Node hands V8 a string that stays outside its heap.
+    source = readFileSync(bundle, 'latin1');
+  } catch (error) {
+    if (error?.code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const cacheFile = cacheName === undefined ? undefined : cachePath(bundle, cacheName);
+  const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
+  const script = new Script(source, { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) });
+  if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+    process.once('exit', () => writeCache(cacheFile, script));
+  }
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  return module.exports;
+}
+
+/**
+ * The cache file of `cacheName` for this Node version and architecture, and for this process's
+ * Node options when it has any (V8 refuses a cache made under other flags: runs with and without
+ * e.g. --cpu-prof keep a cache each instead of replacing each other's).
+ */
+export function cachePath(bundle, cacheName) {
+  const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0');
+  const tag = options === '' ? '' : `-${createHash('sha1').update(options).digest('hex').slice(0, 8)}`;
+  return join(dirname(bundle), 'code-cache', `${cacheName}-${process.version}-${process.arch}${tag}.bin`);
+}
+
+// The cached data when the file exists and its digest matches, else undefined.
+function readCache(file) {
+  let data;
+  try {
+    data = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  if (data.length <= DIGEST_BYTES) return undefined;
+  const payload = data.subarray(DIGEST_BYTES);
+  return createHash('sha1').update(payload).digest().equals(data.subarray(0, DIGEST_BYTES)) ? payload : undefined;
+}
+
+// Writes the script's code cache (digest first) through a temporary file and a rename, so that a
+// concurrent reader sees the old file or the new one, never a part.
+function writeCache(file, script) {
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    const payload = script.createCachedData();
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(temporary, Buffer.concat([createHash('sha1').update(payload).digest(), payload]));
+    renameSync(temporary, file);
+  } catch {
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Nothing was written (the directory could not be made): nothing to remove.
+    }
+  }
+}
