@@ -12,6 +12,9 @@ import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { limitationNotes, sessionPolicyFromFlags } from '../permissions.js';
+import { isFleet } from '../fleet/backend.js';
+import { fleetLocation, submitToFleet } from '../fleet/fleet-commands.js';
+import { openFleet, type OpenFleet } from '../fleet/open-fleet.js';
 import { openStore } from '../state.js';
 import { followTurn, type TurnTarget } from './run-follow.js';
 
@@ -118,7 +121,17 @@ type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: s
 // are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
   checkPrompt(prompt);
-  const store = await openStore(ctx, { own: false });
+  // A fleet (state.backend postgres): the database is the state, a worker runs the turn.
+  const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
+  try {
+    return await runTurnOn(ctx, target, prompt, fleet);
+  } finally {
+    await fleet?.close();
+  }
+}
+
+async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<number> {
+  const store = fleet?.store ?? (await openStore(ctx, { own: false }));
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
   // Only this turn's adapter loads in this process (its schema, limitations and installer).
@@ -129,19 +142,25 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   const policy = sessionPolicyFromFlags(target.flags);
   // A worktree session's workspace lies in the state directory; approval applies to its repository.
   const approvalDir = existing?.worktree?.repository ?? existing?.workspace;
-  const approved = await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
+  // In a fleet, the workers' approved roots decide (a worker whose roots contain it takes the turn).
+  const approved = fleet
+    ? await canonicalWorkspace(approvalDir ?? target.flags.workspace ?? ctx.cwd)
+    : await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
   const workspace = existing?.worktree ? existing.workspace : approved;
 
   // Prepared here too, so that a cold managed install shows its progress on this terminal; the
-  // orchestrator's own prepare is then a cache hit.
-  const cli = await adapter.prepare(adapterConfig, {
-    services: ctx.services,
-    cacheDir: ctx.cacheDir,
-    lock: await ctx.lockEntries(adapterName),
-    onProgress: ctx.progress,
-    // The binary's version as the last check of this very file found it: no extra CLI start per turn.
-    reuseVersionCheck: true,
-  });
+  // orchestrator's own prepare is then a cache hit. A fleet client runs no agent: its workers prepare.
+  const cli = fleet
+    ? undefined
+    : await adapter.prepare(adapterConfig, {
+        services: ctx.services,
+        cacheDir: ctx.cacheDir,
+        lock: await ctx.lockEntries(adapterName),
+        onProgress: ctx.progress,
+        // The binary's version as the last check of this very file found it: no extra CLI start per turn.
+        reuseVersionCheck: true,
+      });
+
   // Model and effort are resolved and checked by the orchestrator when it accepts the turn
   // (launch-settings.ts): its refusals reach this command with their codes, its notes as events.
 
@@ -186,16 +205,19 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   const limitations = limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy);
   for (const note of limitations) ctx.out.info(`warning: ${note}`);
 
-  const client = await connectMatchingOrchestrator(ctx);
+  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  const client = fleet?.client ?? (await connectMatchingOrchestrator(ctx));
   try {
     if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
       const handle = await client.createSession(turn.request);
       ctx.out.result(handle, () => handle.sessionId);
       return EXIT.ok;
     }
-    return await followTurn(ctx, client, store, turn, `${adapterName} ${cli.version} (${cli.source}) · ${workspace}`, {
+    const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
+    return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
       hint: target.flags.hint !== false,
       limitationsSaid: limitations.length > 0,
+      ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
     });
   } finally {
     await client.close();
