@@ -93,10 +93,21 @@ export class FleetClient implements OrchestratorClient {
     return this.#queue.awaitAccepted(this.#store, requestId, this.#closing.signal);
   }
 
+  /**
+   * Cancels the session's queued requests at once and asks the worker running its live turn to
+   * cancel it (resolving when it did, or after the queue's bounded wait). A create cancelled
+   * before any worker took it leaves no session: its summary then reads `closed`.
+   */
   async cancel(sessionId: string, runId?: string): Promise<SessionSummary> {
-    await this.status(sessionId);
+    const before = await this.status(sessionId);
     await this.#queue.requestCancel(this.#store, sessionId, runId);
-    return this.status(sessionId);
+    try {
+      return await this.status(sessionId);
+    } catch (error) {
+      if (!isOneWorksError(error, ERROR_CODES.SESSION_NOT_FOUND)) throw error;
+      const { fleet: _fleet, ...rest } = before;
+      return { ...rest, state: 'closed', queueDepth: 0 };
+    }
   }
 
   async status(sessionId: string): Promise<FleetSummary> {
