@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Autonomy } from '../../core/adapter.js';
+import type { Adapter, Autonomy } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
-import { OneWorksError } from '../../core/errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 // The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
 import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 // The module itself, not core/process/index.js (execa and its ~150 modules): the client spawns nothing.
@@ -134,10 +134,13 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   const store = fleet?.store ?? (await openStore(ctx, { own: false }));
   const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
-  // Only this turn's adapter loads in this process (its schema, limitations and installer).
-  const adapter = await ctx.loadAdapter(adapterName);
+  // Only this turn's adapter loads in this process (its schema, limitations and installer). A
+  // fleet client may configure no adapter at all: the workers' configs hold them, and check the turn.
+  const adapter = fleet ? await localAdapter(ctx, adapterName) : await ctx.loadAdapter(adapterName);
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
-  const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
+  const adapterConfig = adapter
+    ? parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags)
+    : undefined;
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
   const policy = sessionPolicyFromFlags(target.flags);
   // A worktree session's workspace lies in the state directory; approval applies to its repository.
@@ -152,7 +155,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // orchestrator's own prepare is then a cache hit. A fleet client runs no agent: its workers prepare.
   const cli = fleet
     ? undefined
-    : await adapter.prepare(adapterConfig, {
+    : await adapter!.prepare(adapterConfig, {
         services: ctx.services,
         cacheDir: ctx.cacheDir,
         lock: await ctx.lockEntries(adapterName),
@@ -202,7 +205,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // (the turn's log gets the same warnings as `log` events).
   const autonomy = (target.flags.autonomy as Autonomy | undefined) ?? existing?.runs.at(-1)?.autonomy ?? adapterAutonomy(adapterConfig);
   // (the live view then leaves out the turn's copies, so each is said once).
-  const limitations = limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy);
+  const limitations = adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : [];
   for (const note of limitations) ctx.out.info(`warning: ${note}`);
 
   if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
@@ -221,6 +224,19 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
     });
   } finally {
     await client.close();
+  }
+}
+
+// The adapter when this client's config has it (enabled), else undefined (a fleet client's workers know it).
+// biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS in context.ts
+async function localAdapter(ctx: CliContext, name: string): Promise<Adapter<any> | undefined> {
+  try {
+    const adapter = await ctx.loadAdapter(name);
+    ctx.adapterConfig(name);
+    return adapter;
+  } catch (error) {
+    if (isOneWorksError(error, ERROR_CODES.USAGE)) return undefined;
+    throw error;
   }
 }
 
