@@ -259,4 +259,53 @@ describe('a two-worker fleet through the real client commands', { timeout: 240_0
     }
     expect(stderr).not.toContain(server.password);
   });
+
+  it('a session whose worker is lost waits (worker_lost in sessions and fleet) and runs once the worker is back', async () => {
+    const root = join(box.root, 'lost-ws');
+    await mkdir(join(root, 'x'), { recursive: true });
+    const options = { dir: join(box.root, 'w3'), roots: [root], maxConcurrentRuns: 1, url, orchestrator: ['workerLeaseMs: 2000'] };
+    const w3 = await startWorker('w3', options);
+    let restarted: TestWorker | undefined;
+    try {
+      const first = await cli(['submit', 'before the loss', '-A', 'process:echo', '-w', join(root, 'x'), '--json']);
+      const id = (JSON.parse(first.stdout) as { sessionId: string }).sessionId;
+      expect((await cli(['wait', id])).exitCode).toBe(0);
+      process.kill(w3.pid, 'SIGKILL');
+      await w3.stop();
+
+      // The next turn waits for w3, which holds the session's HOME: nobody else takes it.
+      const pending = execa(process.execPath, [ONE_WORKS_BIN, 'send-queued', id, 'after the loss', '--json'], {
+        cwd: box.cwd,
+        env: { ...box.env, OW_TEST_DATABASE_URL: url },
+        extendEnv: false,
+        reject: false,
+      });
+      const row = await until(async () => {
+        const found = rows(await cli(['sessions', '--json'])).find((r) => r.sessionId === id);
+        return found?.status === 'worker_lost' ? found : undefined;
+      }, 'the session to read worker_lost');
+      expect(row).toMatchObject({ worker: 'w3', runs: 1 });
+      const fleet = JSON.parse((await cli(['fleet', '--json'])).stdout) as {
+        workers: Array<{ name: string; alive: boolean }>;
+        waitingOnLostWorkers: Array<{ sessionId: string; worker: string }>;
+      };
+      expect(fleet.workers.find((w) => w.name === 'w3')).toMatchObject({ alive: false });
+      expect(fleet.waitingOnLostWorkers).toEqual([expect.objectContaining({ sessionId: id, worker: 'w3', reason: 'worker_lost' })]);
+      expect((await cli(['fleet'])).stdout).toContain(`${id}  worker_lost: request`);
+
+      // w3 back under its name: the waiting turn runs there, once.
+      restarted = await startWorker('w3', options);
+      const accepted = await pending;
+      expect(accepted.exitCode, accepted.stderr).toBe(0);
+      expect((await cli(['wait', id])).exitCode).toBe(0);
+      const after = rows(await cli(['sessions', '--json'])).find((r) => r.sessionId === id);
+      expect(after).toMatchObject({
+        status: 'idle',
+        runs: 2,
+        lastRun: { id: (JSON.parse(accepted.stdout) as { runId: string }).runId, status: 'completed' },
+      });
+    } finally {
+      await restarted?.stop();
+    }
+  });
 });
