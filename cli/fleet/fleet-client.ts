@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
@@ -62,6 +63,8 @@ export class FleetClient implements OrchestratorClient {
   constructor(store: PostgresStore, queue: FleetQueue) {
     this.#store = store;
     this.#queue = queue;
+    // Every pending wait listens on it (an MCP server may have many calls waiting at once).
+    setMaxListeners(0, this.#closing.signal);
   }
 
   /** Queues the create and resolves once a worker accepted it (its handle) or refused it (its error). */

