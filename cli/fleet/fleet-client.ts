@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
+import { hashRequestArgs } from '../../core/orchestrator/request-keys.js';
 import { readBounds, usageReport } from '../../core/orchestrator/session-detail.js';
 import { sessionDetail } from '../../core/orchestrator/session-queries.js';
 import { isTerminal, outcomeOfRun, summarize } from '../../core/orchestrator/session-summary.js';
@@ -31,6 +32,8 @@ export type FleetQueue = Pick<
 
 /** How often a waiting client reads again when no notification came (a notification wakes it at once). */
 const RECHECK_MS = 1000;
+/** How long a request with a key waits for the key's first request to be queued. */
+const KEY_PENDING_MS = 10_000;
 /** The channels whose notifications (payload: a session id) wake a waiting client. */
 const WAKE_CHANNELS = ['one_works_events', 'one_works_queue'] as const;
 
@@ -73,6 +76,67 @@ export class FleetClient implements OrchestratorClient {
     return this.#queue.awaitAccepted(this.#store, requestId, this.#closing.signal);
   }
 
+  // With a request key, the key's first request stands for every later one with the same
+  // arguments (the same handle, never a second turn); other arguments: request_key_conflict. The
+  // claim is a row of request_keys (`fleet:<key>`), taken before the request is queued.
+  async #keyed(
+    op: 'create' | 'send',
+    request: { requestKey?: string | undefined; presentation?: unknown },
+    submit: () => Promise<{ requestId: number; sessionId: string }>,
+  ): Promise<{ requestId: number; sessionId: string }> {
+    if (request.requestKey === undefined) return submit();
+    const { requestKey, presentation: _presentation, ...args } = request;
+    const key = `fleet:${requestKey}`;
+    const argsHash = hashRequestArgs({ op, ...args });
+    const claimed = await this.#store.withClient((client) =>
+      client.query(
+        "INSERT INTO request_keys (key, args_hash, kind, value) VALUES ($1, $2, 'pending', 'null') ON CONFLICT (key) DO NOTHING RETURNING key",
+        [key, argsHash],
+      ),
+    );
+    if ((claimed.rowCount ?? 0) > 0) {
+      try {
+        const submitted = await submit();
+        await this.#store.saveRequestKey({ key, argsHash, kind: 'handle', value: submitted });
+        return submitted;
+      } catch (error) {
+        await this.#store.removeRequestKey(key).catch(() => undefined);
+        throw error;
+      }
+    }
+    // Another request holds the key: its request once queued (a pending claim is being queued now).
+    const deadline = Date.now() + KEY_PENDING_MS;
+    for (;;) {
+      const { rows } = await this.#store.withClient((client) =>
+        client.query<{ args_hash: string; kind: string; value: { requestId?: number; sessionId?: string } | null }>(
+          'SELECT args_hash, kind, value FROM request_keys WHERE key = $1',
+          [key],
+        ),
+      );
+      const row = rows[0];
+      if (!row) return this.#keyed(op, request, submit);
+      if (row.args_hash !== argsHash) {
+        throw new OneWorksError(
+          ERROR_CODES.REQUEST_KEY_CONFLICT,
+          `request key ${requestKey} was used with other arguments; use a new key for a new request`,
+          { data: { requestKey } },
+        );
+      }
+      const { requestId, sessionId } = row.value ?? {};
+      if (row.kind === 'handle' && typeof requestId === 'number' && typeof sessionId === 'string') return { requestId, sessionId };
+      if (Date.now() > deadline) {
+        throw new OneWorksError(
+          ERROR_CODES.REQUEST_KEY_CONFLICT,
+          `request key ${requestKey} is still being used by another request; retry`,
+          {
+            data: { requestKey },
+          },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   /**
    * Queues the create and returns at once, before a worker takes it. The workspace is made
    * canonical when it exists on this host (workers route by their approved roots); a path that
@@ -80,7 +144,8 @@ export class FleetClient implements OrchestratorClient {
    */
   async submitCreate(request: CreateSessionRequest): Promise<{ requestId: number; sessionId: string }> {
     const workspace = await canonicalWorkspace(request.workspace).catch(() => path.resolve(request.workspace));
-    return this.#queue.submitCreate(this.#store, { ...request, workspace });
+    const canonical = { ...request, workspace };
+    return this.#keyed('create', canonical, () => this.#queue.submitCreate(this.#store, canonical));
   }
 
   /** The handle of a queued request once a worker accepted it (or the worker's error). */
@@ -92,7 +157,7 @@ export class FleetClient implements OrchestratorClient {
     if (request.interrupt) throw unavailable('send --interrupt (steering)');
     // The session must exist (or be a queued create): a typo should not wait for a worker forever.
     await this.status(request.sessionId);
-    const { requestId } = await this.#queue.submitSend(this.#store, request);
+    const { requestId } = await this.#keyed('send', request, () => this.#queue.submitSend(this.#store, request));
     return this.#queue.awaitAccepted(this.#store, requestId, this.#closing.signal);
   }
 

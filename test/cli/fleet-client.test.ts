@@ -127,4 +127,23 @@ describe('fleet client commands without a worker', { timeout: CLI_TEST_TIMEOUT_M
     expect(send.exitCode).toBe(2);
     expect(send.stderr).toContain('no session s-0123456789');
   });
+
+  it('a request key makes a repeated submit the same session (one queued request); other arguments are a conflict', async () => {
+    const first = await cli(['submit', 'keyed', '--request-key', 'k-1', '--json']);
+    const again = await cli(['submit', 'keyed', '--request-key', 'k-1', '--json']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(again.exitCode, again.stderr).toBe(0);
+    const id = (JSON.parse(first.stdout) as { sessionId: string }).sessionId;
+    expect(JSON.parse(again.stdout)).toMatchObject({ sessionId: id, state: 'queued' });
+    const other = await cli(['submit', 'something else', '--request-key', 'k-1']);
+    expect(other.exitCode).toBe(2);
+    expect(other.stderr).toContain('request key k-1 was used with other arguments');
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      expect((await db.query('SELECT session_id FROM queue')).rows).toEqual([{ session_id: id }]);
+    } finally {
+      await db.end();
+    }
+  });
 });
