@@ -423,45 +423,48 @@ export class FleetClient implements OrchestratorClient {
   }
 
   // Runs `check` now and again on each notification about these sessions (or every RECHECK_MS)
-  // until it is true (resolves true) or `timeoutMs` passed (false). One pooled connection listens.
+  // until it is true (resolves true) or `timeoutMs` passed (false). The store's shared LISTEN
+  // connections wake it (no pooled connection is held while waiting). A database that does not
+  // answer is a pause: the next check retries.
   async #waitUntil(sessionIds: readonly string[], timeoutMs: number, check: () => Promise<boolean>): Promise<boolean> {
     const wanted = new Set(sessionIds);
     const deadline = Date.now() + timeoutMs;
     const closing = this.#closing.signal;
     let wake: (() => void) | undefined;
     let notified = false;
-    const onNotify = (message: { payload?: string }): void => {
-      if (!wanted.has(message.payload ?? '')) return;
+    const onNotify = (payload: string | undefined): void => {
+      // No payload: the listening connection was made again, and notifications may have been missed.
+      if (payload !== undefined && !wanted.has(payload)) return;
       notified = true;
       wake?.();
     };
-    return this.#store.withClient(async (client) => {
-      client.on('notification', onNotify);
-      try {
-        for (const channel of WAKE_CHANNELS) await client.query(`LISTEN ${channel}`);
-        for (;;) {
-          notified = false;
-          if (await check()) return true;
-          const left = deadline - Date.now();
-          if (left <= 0 || closing.aborted) return false;
-          if (notified) continue;
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              clearTimeout(timer);
-              closing.removeEventListener('abort', done);
-              wake = undefined;
-              resolve();
-            };
-            const timer = setTimeout(done, Math.min(left, RECHECK_MS));
-            closing.addEventListener('abort', done, { once: true });
-            wake = done;
-          });
-        }
-      } finally {
-        client.removeListener('notification', onNotify);
-        await client.query('UNLISTEN *').catch(() => undefined);
+    const stops = WAKE_CHANNELS.map((channel) => this.#store.listen(channel, onNotify));
+    try {
+      for (;;) {
+        notified = false;
+        const done = await check().catch((error: unknown) => {
+          if (isOneWorksError(error, ERROR_CODES.STATE_UNAVAILABLE)) return false;
+          throw error;
+        });
+        if (done) return true;
+        const left = deadline - Date.now();
+        if (left <= 0 || closing.aborted) return false;
+        if (notified) continue;
+        await new Promise<void>((resolve) => {
+          const finish = (): void => {
+            clearTimeout(timer);
+            closing.removeEventListener('abort', finish);
+            wake = undefined;
+            resolve();
+          };
+          const timer = setTimeout(finish, Math.min(left, RECHECK_MS));
+          closing.addEventListener('abort', finish, { once: true });
+          wake = finish;
+        });
       }
-    });
+    } finally {
+      for (const stop of stops) stop();
+    }
   }
 }
 
