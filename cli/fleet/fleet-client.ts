@@ -49,6 +49,12 @@ export type FleetState = 'queued' | 'worker_lost';
 /** A session summary as the fleet sees it: `fleet` names a queued create or a session waiting on a lost worker. */
 export type FleetSummary = SessionSummary & { fleet?: { state: FleetState; worker?: string } };
 
+/** What a fleet client takes from its own config (for `info`). */
+export interface FleetClientOptions {
+  defaultAdapter: string;
+  limits: Omit<OrchestratorInfo['limits'], 'maxConcurrentRuns'> & { fleetMaxConcurrentRuns?: number | undefined };
+}
+
 /**
  * The session commands' client when `state.backend` is postgres: the subset of
  * {@link OrchestratorClient} that run, send, submit, sessions, events, wait, cancel, status and
@@ -62,10 +68,12 @@ export class FleetClient implements OrchestratorClient {
   readonly #store: PostgresStore;
   readonly #queue: FleetQueue;
   readonly #closing = new AbortController();
+  readonly #options: FleetClientOptions;
 
-  constructor(store: PostgresStore, queue: FleetQueue) {
+  constructor(store: PostgresStore, queue: FleetQueue, options: FleetClientOptions) {
     this.#store = store;
     this.#queue = queue;
+    this.#options = options;
     // Every pending wait listens on it (an MCP server may have many calls waiting at once).
     setMaxListeners(0, this.#closing.signal);
   }
@@ -289,9 +297,25 @@ export class FleetClient implements OrchestratorClient {
     return usageReport(await Promise.all(sessionIds.map((id) => this.#store.readSession(id))));
   }
 
-  // What a fleet client can say without a host: its workers' activity; roots and limits are the workers'.
+  /**
+   * The fleet as one orchestrator: the approved roots of its live workers (a new session's
+   * workspace must be inside one), their summed maxConcurrentRuns (capped by the fleet's limit
+   * when this client's config sets one), the queue's activity; the other limits are this
+   * client's config's (each worker applies its own). Adapters are the workers' to know: none is
+   * listed, and the default adapter is this client's.
+   */
   async info(): Promise<OrchestratorInfo> {
-    throw unavailable('info (list_workspaces): the approved roots and limits are each worker’s; `one-works fleet` lists the workers');
+    const status = await this.#queue.fleetStatus(this.#store);
+    const alive = status.workers.filter((w) => w.alive);
+    const capacity = alive.reduce((sum, w) => sum + w.maxConcurrentRuns, 0);
+    const { fleetMaxConcurrentRuns, ...limits } = this.#options.limits;
+    return {
+      approvedRoots: [...new Set(alive.flatMap((w) => w.approvedRoots))].sort(),
+      limits: { ...limits, maxConcurrentRuns: Math.min(capacity, fleetMaxConcurrentRuns ?? capacity) },
+      activity: { live: status.queue.claimed, queued: status.queue.queued },
+      adapters: [],
+      defaultAdapter: this.#options.defaultAdapter,
+    };
   }
 
   // Asks are answered on the worker that runs the turn; a fleet client has no channel to them.

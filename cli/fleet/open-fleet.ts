@@ -15,7 +15,7 @@ export interface OpenFleet {
  * than this code) and a {@link FleetClient} on it. No local orchestrator is started or reached.
  * The URL is a secret: the store's messages name only `host:port/database`.
  */
-export async function openFleet(ctx: Pick<CliContext, 'config'>): Promise<OpenFleet> {
+export async function openFleet(ctx: Pick<CliContext, 'config' | 'defaultAdapter'>): Promise<OpenFleet> {
   const postgres = ctx.config.state.postgres;
   if (ctx.config.state.backend !== 'postgres' || !postgres) {
     throw new OneWorksError('config_invalid', 'state.backend is not postgres: there is no fleet to talk to');
@@ -27,7 +27,11 @@ export async function openFleet(ctx: Pick<CliContext, 'config'>): Promise<OpenFl
     import('./fleet-client.js'),
   ]);
   const store = await createPostgresStore({ url: postgres.url, poolSize: 6 });
-  const client = new FleetClient(store, queue);
+  const { maxQueuedTotal, maxQueuedPerSession, runTimeoutMs, cancelGraceMs, fleetMaxConcurrentRuns } = ctx.config.orchestrator;
+  const client = new FleetClient(store, queue, {
+    defaultAdapter: ctx.defaultAdapter,
+    limits: { maxQueuedTotal, maxQueuedPerSession, runTimeoutMs, cancelGraceMs, fleetMaxConcurrentRuns },
+  });
   return {
     client,
     store,

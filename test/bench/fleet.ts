@@ -52,7 +52,10 @@ export async function benchFleet(root: string, rounds: number, turns: number, re
       workers.push(await startWorker(name, { dir: join(root, name), roots: [workspaces], maxConcurrentRuns: MAX_CONCURRENT, url }));
     }
     const store = await createPostgresStore({ url });
-    const fleet = new FleetClient(store, fleetQueue);
+    const fleet = new FleetClient(store, fleetQueue, {
+      defaultAdapter: 'process:echo',
+      limits: { maxQueuedTotal: 64, maxQueuedPerSession: 8, runTimeoutMs: 3_600_000, cancelGraceMs: 5000 },
+    });
     host = await startHost(join(root, 'single-host'), workspaces);
     try {
       const request = (i: number, prompt: string): CreateSessionRequest => ({

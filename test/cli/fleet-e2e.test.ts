@@ -250,6 +250,12 @@ describe('a two-worker fleet through the real client commands', { timeout: 240_0
         text: expect.stringContaining('echo: again over mcp'),
       });
       expect(read.events.filter((e) => e.type === 'turn.completed')).toHaveLength(2);
+      // The fleet as one orchestrator: its live workers' roots and summed capacity.
+      const workspacesInfo = await call<{ approvedRoots: string[]; capacity: { limits: { maxConcurrentRuns: number } } }>(
+        'list_workspaces',
+        {},
+      );
+      expect(workspacesInfo).toMatchObject({ approvedRoots: [workspaces], capacity: { limits: { maxConcurrentRuns: 4 } } });
       // A tool that needs a host says so.
       const refused = await client.callTool({ name: 'list_asks', arguments: {} });
       expect(refused.isError).toBe(true);
