@@ -209,6 +209,10 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   for (const note of limitations) ctx.out.info(`warning: ${note}`);
 
   if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  if (fleet) {
+    fleet.client.onWaiting = (id) =>
+      ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
+  }
   const client = fleet?.client ?? (await connectMatchingOrchestrator(ctx));
   try {
     if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {

@@ -34,6 +34,8 @@ export type FleetQueue = Pick<
 const RECHECK_MS = 1000;
 /** How long a request with a key waits for the key's first request to be queued. */
 const KEY_PENDING_MS = 10_000;
+/** After how long a turn that no worker accepted yet is said to wait (FleetClient.onWaiting). */
+const WAITING_NOTICE_MS = 2000;
 /** The channels whose notifications (payload: a session id) wake a waiting client. */
 const WAKE_CHANNELS = ['one_works_events', 'one_works_queue'] as const;
 
@@ -79,9 +81,25 @@ export class FleetClient implements OrchestratorClient {
   }
 
   /** Queues the create and resolves once a worker accepted it (its handle) or refused it (its error). */
+  /**
+   * Told (once per request) when a turn waits for a worker longer than {@link WAITING_NOTICE_MS}:
+   * a busy fleet, no worker whose roots contain the workspace, or the session's worker lost.
+   */
+  onWaiting: ((sessionId: string) => void) | undefined;
+
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
-    const { requestId } = await this.submitCreate(request);
-    return this.#queue.awaitAccepted(this.#store, requestId, this.#closing.signal);
+    const { requestId, sessionId } = await this.submitCreate(request);
+    return this.#accepted(requestId, sessionId);
+  }
+
+  // The request's handle once a worker accepted it, telling onWaiting when that takes a while.
+  async #accepted(requestId: number, sessionId: string): Promise<TurnHandle> {
+    const timer = setTimeout(() => this.onWaiting?.(sessionId), WAITING_NOTICE_MS);
+    try {
+      return await this.#queue.awaitAccepted(this.#store, requestId, this.#closing.signal);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   // With a request key, the key's first request stands for every later one with the same
@@ -166,7 +184,7 @@ export class FleetClient implements OrchestratorClient {
     // The session must exist (or be a queued create): a typo should not wait for a worker forever.
     await this.status(request.sessionId);
     const { requestId } = await this.#keyed('send', request, () => this.#queue.submitSend(this.#store, request));
-    return this.#queue.awaitAccepted(this.#store, requestId, this.#closing.signal);
+    return this.#accepted(requestId, request.sessionId);
   }
 
   /**

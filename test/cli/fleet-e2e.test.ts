@@ -181,6 +181,9 @@ describe('a two-worker fleet through the real client commands', { timeout: 240_0
       runs: 3,
       lastRun: { id: third.runId, status: 'completed' },
     });
+    const shown = await cli(['sessions', 'show', a]);
+    expect(shown.stdout).toContain(`  record:    127.0.0.1:${server.port}/${url.split('/').pop()} (sessions, id ${a})`);
+    expect(shown.stdout).toMatch(/^ {4}r\d+ {2}completed .*\n {6}> sleep 300 third turn$/m);
     const fleet = await cli(['fleet', '--json']);
     expect(fleet.exitCode, fleet.stderr).toBe(0);
     const status = JSON.parse(fleet.stdout) as {
@@ -299,17 +302,38 @@ describe('a two-worker fleet through the real client commands', { timeout: 240_0
       expect(fleet.waitingOnLostWorkers).toEqual([expect.objectContaining({ sessionId: id, worker: 'w3', reason: 'worker_lost' })]);
       expect((await cli(['fleet'])).stdout).toContain(`${id}  worker_lost: request`);
 
-      // w3 back under its name: the waiting turn runs there, once.
+      // send says when its turn waits for a worker.
+      const waiting = execa(process.execPath, [ONE_WORKS_BIN, 'send', id, 'run while lost'], {
+        cwd: box.cwd,
+        env: { ...box.env, OW_TEST_DATABASE_URL: url },
+        extendEnv: false,
+        reject: false,
+      });
+      let said = '';
+      waiting.stderr?.on('data', (chunk: Buffer) => {
+        said += chunk.toString('utf8');
+      });
+      await until(
+        async () => (said.includes(`session ${id}: queued in the fleet, waiting for a worker`) ? true : undefined),
+        'send to say it waits',
+      );
+
+      // w3 back under its name: the waiting turns run there, once each, in order.
       restarted = await startWorker('w3', options);
       const accepted = await pending;
       expect(accepted.exitCode, accepted.stderr).toBe(0);
+      const followed = await waiting;
+      expect(followed.exitCode, followed.stderr).toBe(0);
+      expect(followed.stdout).toContain('echo: run while lost');
       expect((await cli(['wait', id])).exitCode).toBe(0);
       const after = rows(await cli(['sessions', '--json'])).find((r) => r.sessionId === id);
-      expect(after).toMatchObject({
-        status: 'idle',
-        runs: 2,
-        lastRun: { id: (JSON.parse(accepted.stdout) as { runId: string }).runId, status: 'completed' },
-      });
+      expect(after).toMatchObject({ status: 'idle', runs: 3, lastRun: { status: 'completed' } });
+      const runs = await query<{ id: string; prompt: string }>(
+        "SELECT id, record->>'prompt' AS prompt FROM runs WHERE session_id = $1 ORDER BY ordinal",
+        [id],
+      );
+      expect(runs.map((r) => r.prompt)).toEqual(['before the loss', 'after the loss', 'run while lost']);
+      expect(runs[1]?.id).toBe((JSON.parse(accepted.stdout) as { runId: string }).runId);
     } finally {
       await restarted?.stop();
     }
