@@ -132,8 +132,13 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
 
 async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<number> {
   const store = fleet?.store ?? (await openStore(ctx, { own: false }));
-  const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
-  const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
+  // In a fleet, a session may still be a queued create (no record before a worker takes it).
+  const queued =
+    fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
+      ? await fleet.client.status(target.sessionId)
+      : undefined;
+  const existing = target.kind === 'resume' && !queued ? await store.readSession(target.sessionId) : undefined;
+  const adapterName = existing?.adapter ?? queued?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
   // Only this turn's adapter loads in this process (its schema, limitations and installer). A
   // fleet client may configure no adapter at all: the workers' configs hold them, and check the turn.
   const adapter = fleet ? await localAdapter(ctx, adapterName) : await ctx.loadAdapter(adapterName);
@@ -144,7 +149,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
   const policy = sessionPolicyFromFlags(target.flags);
   // A worktree session's workspace lies in the state directory; approval applies to its repository.
-  const approvalDir = existing?.worktree?.repository ?? existing?.workspace;
+  const approvalDir = existing?.worktree?.repository ?? existing?.workspace ?? queued?.workspace;
   // In a fleet, the workers' approved roots decide (a worker whose roots contain it takes the turn).
   const approved = fleet
     ? await canonicalWorkspace(approvalDir ?? target.flags.workspace ?? ctx.cwd)

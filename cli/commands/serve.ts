@@ -4,7 +4,7 @@ import { Option } from 'commander';
 import type { Autonomy } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { presentationOf } from '../../core/process/index.js';
-import type { CreateSessionRequest, SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
+import type { CreateSessionRequest, SendMessageRequest, SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
 import { canonicalWorkspace } from '../../core/workspace/index.js';
 import { createContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient } from '../daemon/client.js';
@@ -113,7 +113,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
     .action((sessionId: string, prompt: string, flags: Omit<SubmitFlags, 'adapter'> & { interrupt?: boolean }, cmd: Command) =>
       withClient(cmd, run, { matching: true }, async (client, ctx) => {
-        const handle = await client.sendMessage({
+        const request: SendMessageRequest = {
           sessionId,
           prompt,
           interrupt: flags.interrupt === true,
@@ -122,7 +122,13 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           effort: flags.effort,
           autonomy: flags.autonomy as Autonomy | undefined,
           presentation: presentationOf(ctx.env),
-        });
+        };
+        // In a fleet, a busy or lost worker does not keep send-queued waiting (see submitToFleet).
+        if (isFleet(ctx))
+          return submitToFleet(ctx, client as FleetClient, request, (h) =>
+            'runId' in h ? `${h.sessionId} ${h.runId} ${h.state}` : `${h.sessionId} queued`,
+          );
+        const handle = await client.sendMessage(request);
         ctx.out.result(handle, () => `${handle.sessionId} ${handle.runId} ${handle.state}`);
         return EXIT.ok;
       }),

@@ -180,11 +180,16 @@ export class FleetClient implements OrchestratorClient {
   }
 
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
+    const { requestId } = await this.submitSend(request);
+    return this.#accepted(requestId, request.sessionId);
+  }
+
+  /** Queues one more turn of a session and returns at once, before a worker takes it. */
+  async submitSend(request: SendMessageRequest): Promise<{ requestId: number; sessionId: string }> {
     if (request.interrupt) throw unavailable('send --interrupt (steering)');
     // The session must exist (or be a queued create): a typo should not wait for a worker forever.
     await this.status(request.sessionId);
-    const { requestId } = await this.#keyed('send', request, () => this.#queue.submitSend(this.#store, request));
-    return this.#accepted(requestId, request.sessionId);
+    return this.#keyed('send', request, () => this.#queue.submitSend(this.#store, request));
   }
 
   /**

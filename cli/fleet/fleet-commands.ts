@@ -1,5 +1,5 @@
 import { ERROR_CODES, isOneWorksError } from '../../core/errors.js';
-import type { CreateSessionRequest, TurnHandle } from '../../core/orchestrator/index.js';
+import type { CreateSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
 import type { CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { FleetClient } from './fleet-client.js';
@@ -20,12 +20,18 @@ export interface QueuedSubmit {
 }
 
 /**
- * `submit` / `run --detach` in a fleet: queues the create, prints the session id (with --json,
- * the handle once a worker accepted it, else `{sessionId, requestId, state: "queued"}`). A
- * worker's refusal within the wait is this command's error, with the worker's code.
+ * `submit` / `run --detach` (a create) and `send-queued` (a send) in a fleet: queues the
+ * request and prints what `text` says (default: the session id; with --json, the handle once a
+ * worker accepted it, else `{sessionId, requestId, state: "queued"}`). A worker's refusal within
+ * the wait is this command's error, with the worker's code.
  */
-export async function submitToFleet(ctx: CliContext, client: FleetClient, request: CreateSessionRequest): Promise<number> {
-  const { requestId, sessionId } = await client.submitCreate(request);
+export async function submitToFleet(
+  ctx: CliContext,
+  client: FleetClient,
+  request: CreateSessionRequest | SendMessageRequest,
+  text: (handle: TurnHandle | QueuedSubmit) => string = (handle) => handle.sessionId,
+): Promise<number> {
+  const { requestId, sessionId } = 'adapter' in request ? await client.submitCreate(request) : await client.submitSend(request);
   const waited = AbortSignal.timeout(SUBMIT_ACCEPT_MS);
   let handle: TurnHandle | QueuedSubmit;
   try {
@@ -33,11 +39,12 @@ export async function submitToFleet(ctx: CliContext, client: FleetClient, reques
   } catch (error) {
     if (!waited.aborted || !isOneWorksError(error, ERROR_CODES.REQUEST_CANCELLED)) throw error;
     handle = { sessionId, requestId, state: 'queued' };
+    const what = 'adapter' in request ? `session ${sessionId}` : `the turn of session ${sessionId}`;
     ctx.out.info(
-      `session ${sessionId} is queued in the fleet: no worker took it within ${SUBMIT_ACCEPT_MS / 1000} s (\`one-works fleet\` shows the workers)`,
+      `${what} is queued in the fleet: no worker took it within ${SUBMIT_ACCEPT_MS / 1000} s (\`one-works fleet\` shows the workers)`,
     );
   }
-  ctx.out.result(handle, () => handle.sessionId);
+  ctx.out.result(handle, () => text(handle));
   return EXIT.ok;
 }
 

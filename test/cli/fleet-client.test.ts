@@ -86,15 +86,23 @@ describe('fleet client commands without a worker', { timeout: CLI_TEST_TIMEOUT_M
     const events = await cli(['events', id]);
     expect(events).toMatchObject({ exitCode: 0, stdout: '' });
 
+    // A send to the queued create queues behind it (FIFO per session).
+    const more = await cli(['send-queued', id, 'and then this', '--json']);
+    expect(more.exitCode, more.stderr).toBe(0);
+    expect(JSON.parse(more.stdout)).toMatchObject({ sessionId: id, state: 'queued' });
+
     const cancelled = await cli(['cancel', id, '--json']);
     expect(cancelled.exitCode, cancelled.stderr).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ sessionId: id, state: 'closed', queueDepth: 0 });
-    // Cancelled before any worker took it: the row is cancelled, never to run; no session remains.
+    // Cancelled before any worker took them: both rows are cancelled, never to run; no session remains.
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     try {
-      const { rows } = await db.query('SELECT state FROM queue WHERE session_id = $1', [id]);
-      expect(rows).toEqual([{ state: 'cancelled' }]);
+      const { rows } = await db.query('SELECT op, state FROM queue WHERE session_id = $1 ORDER BY id', [id]);
+      expect(rows).toEqual([
+        { op: 'create', state: 'cancelled' },
+        { op: 'send', state: 'cancelled' },
+      ]);
     } finally {
       await db.end();
     }
