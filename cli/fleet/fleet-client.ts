@@ -19,7 +19,7 @@ import type {
 } from '../../core/orchestrator/index.js';
 import type { CorruptSession, PostgresStore, RunStatus, SessionRecord } from '../../core/store/index.js';
 import { canonicalWorkspace } from '../../core/workspace/canonical-workspace.js';
-import type { OrchestratorClient } from '../daemon/client.js';
+import type { OrchestratorClient, ServerHello } from '../daemon/client.js';
 import type { ServerIdentity } from '../daemon/liveness.js';
 import type * as FleetQueueModule from '../../core/fleet/fleet-queue.js';
 import type { FleetStatus, QueuedRequest } from '../../core/fleet/fleet-queue.js';
@@ -345,6 +345,9 @@ export class FleetClient implements OrchestratorClient {
   attachEscalator(): Promise<void> {
     return Promise.resolve();
   }
+
+  /** A fleet client greets no server: there is none. */
+  readonly greeting: ServerHello | undefined = undefined;
 
   server(): ServerIdentity {
     return { socketPath: this.#store.where };
