@@ -272,7 +272,7 @@ describe('a two-worker fleet through the real client commands', { timeout: 240_0
   it('a session whose worker is lost waits (worker_lost in sessions and fleet) and runs once the worker is back', async () => {
     const root = join(box.root, 'lost-ws');
     await mkdir(join(root, 'x'), { recursive: true });
-    const options = { dir: join(box.root, 'w3'), roots: [root], maxConcurrentRuns: 1, url, orchestrator: ['workerLeaseMs: 2000'] };
+    const options = { dir: join(box.root, 'w3'), roots: [root], maxConcurrentRuns: 1, url, orchestrator: ['workerLeaseMs: 6000'] };
     const w3 = await startWorker('w3', options);
     let restarted: TestWorker | undefined;
     try {
