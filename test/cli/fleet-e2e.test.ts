@@ -173,9 +173,32 @@ describe('a two-worker fleet through the real client commands', { timeout: 240_0
     const after = rows(await cli(['sessions', '--json'])).find((r) => r.sessionId === longId);
     expect(after?.lastRun?.status).toMatch(/^(interrupted|cancelled)$/);
 
+    // Ctrl-C on run: the turn is cancelled on its worker, and run exits 130 with the outcome.
+    const interrupted = execa(
+      process.execPath,
+      [ONE_WORKS_BIN, 'run', 'sleep 60000 interrupted job', '-A', 'process:echo', '-w', join(workspaces, 'f'), '--json'],
+      {
+        cwd: box.cwd,
+        env: { ...box.env, OW_TEST_DATABASE_URL: url },
+        extendEnv: false,
+        reject: false,
+      },
+    );
+    let shownSoFar = '';
+    interrupted.stdout?.on('data', (chunk: Buffer) => {
+      shownSoFar += chunk.toString('utf8');
+    });
+    await until(async () => (shownSoFar.includes('"turn.started"') ? true : undefined), 'the interrupted run to start');
+    interrupted.kill('SIGINT');
+    const stopped = await interrupted;
+    expect(stopped.exitCode, stopped.stderr).toBe(130);
+    const outcome = JSON.parse(stopped.stdout.split('\n').filter(Boolean).at(-1)!) as { sessionId: string; outcome: { status: string } };
+    expect(outcome.outcome.status).toBe('interrupted');
+    expect(stopped.stdout + stopped.stderr).not.toContain(server.password);
+
     // sessions: every session, idle; fleet: both workers alive, nothing queued or running.
     const listed = rows(await cli(['sessions', '--json']));
-    expect(listed.map((r) => r.sessionId).sort()).toEqual([a, ...ids, longId].sort());
+    expect(listed.map((r) => r.sessionId).sort()).toEqual([a, ...ids, longId, outcome.sessionId].sort());
     expect(listed.find((r) => r.sessionId === a)).toMatchObject({
       status: 'idle',
       runs: 3,
