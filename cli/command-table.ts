@@ -51,6 +51,7 @@ const COMMAND_TABLE: ReadonlyArray<{ names: readonly string[]; load: LoadCommand
   { names: ['server'], load: async () => (await import('./commands/server.js')).registerServerCommands },
   { names: ['diff', 'merge', 'discard'], load: async () => (await import('./commands/worktree.js')).registerWorktreeCommands },
   { names: ['compare'], load: async () => (await import('./commands/compare.js')).registerCompareCommand },
+  { names: ['fleet'], load: async () => (await import('./commands/fleet.js')).registerFleetCommand },
 ];
 
 /** The command names of the table, for each module in table order. */

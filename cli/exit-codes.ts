@@ -29,6 +29,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   model_unavailable: EXIT.usage,
   effort_unsupported: EXIT.usage,
   effort_required: EXIT.usage,
+  request_key_conflict: EXIT.usage,
   workspace_not_approved: EXIT.workspace,
   install_not_found: EXIT.cli,
   install_integrity: EXIT.cli,

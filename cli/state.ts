@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { OneWorksError, isOneWorksError } from '../core/errors.js';
+import { assertFileBackend } from './fleet/backend.js';
 import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../core/store/index.js';
 import { recoverInterruptedRuns } from '../core/session/recover.js';
 import type { CliContext } from './context.js';
@@ -36,16 +37,4 @@ export async function openStore(ctx: CliContext, options: { own?: boolean } = { 
   return store;
 }
 
-/**
- * Throws `config_invalid` unless the state backend is `file`: the PostgreSQL store exists
- * (core/store/postgres-store.ts) but only `serve --worker` uses it yet, and silently using the
- * state directory instead would split a user's sessions between two places.
- */
-export function assertFileBackend(ctx: CliContext): void {
-  if (ctx.config.state.backend === 'file') return;
-  throw new OneWorksError(
-    'config_invalid',
-    `state.backend is ${ctx.config.state.backend}, which only \`serve --worker NAME\` (a fleet worker) uses so far (the PostgreSQL clients are in progress, see the README); set state.backend: file`,
-    { data: { backend: ctx.config.state.backend } },
-  );
-}
+export { assertFileBackend } from './fleet/backend.js';

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import { AskChoiceSchema, type OpenAsk } from '../../core/permissions/index.js';
+import { assertFileBackend } from '../fleet/backend.js';
 import { createContext } from '../context.js';
 import { tryConnect } from '../daemon/client.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
@@ -24,6 +25,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .action((sessionId: string | undefined, _o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        assertFileBackend(ctx);
         const client = await tryConnect(socketPath(ctx.stateDir));
         const asks = client ? await client.listAsks(sessionId).finally(() => client.close()) : [];
         if (ctx.out.json) for (const ask of asks) ctx.out.record(ask);
@@ -42,6 +44,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .action((askId: string, choice: string, flags: { text: string[] }, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        assertFileBackend(ctx);
         const parsed = AskChoiceSchema.safeParse(choice);
         if (!parsed.success)
           throw new OneWorksError(ERROR_CODES.USAGE, `choice must be allow, allow-session or deny (got ${JSON.stringify(choice)})`);
@@ -76,6 +79,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .action((sessionId: string, flags: { note?: string }, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        assertFileBackend(ctx);
         const client = await connectMatchingOrchestrator(ctx);
         try {
           const summary = await client.resolveAttention(sessionId, flags.note);

@@ -224,14 +224,7 @@ async function databaseCheck(ctx: CliContext): Promise<Check[]> {
         ? `schema version ${found} is newer than this One Works (${POSTGRES_SCHEMA_VERSION}): upgrade One Works`
         : `schema version ${found} (this One Works: ${POSTGRES_SCHEMA_VERSION}${found < POSTGRES_SCHEMA_VERSION ? ', migrated at start' : ''})`;
     if (found > POSTGRES_SCHEMA_VERSION) return [{ name: 'state database', ok: false, exit: EXIT.state, detail: `${where}: ${schema}` }];
-    return [
-      {
-        name: 'state database',
-        ok: true,
-        warn: true,
-        detail: `${where} answers, ${schema}; the commands do not use the postgres backend yet (see the README)`,
-      },
-    ];
+    return [{ name: 'state database', ok: true, detail: `${where} answers, ${schema}` }];
   } catch (error) {
     return [{ name: 'state database', ok: false, exit: EXIT.state, detail: error instanceof Error ? error.message : String(error) }];
   }

@@ -13,7 +13,10 @@ import {
   serveHttp,
   serveStdio,
   type McpServerOptions,
+  type SharedOrchestrator,
 } from '../mcp/index.js';
+import { isFleet } from '../fleet/backend.js';
+import { openFleet } from '../fleet/open-fleet.js';
 import { processRedactor } from '../output.js';
 import { packageVersion } from '../package-root.js';
 import { claimShutdown } from '../shutdown.js';
@@ -50,7 +53,8 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
         // The same fingerprint check as run/send: an orchestrator started with another config or
         // environment is replaced when idle and auto-started, refused (orchestrator_mismatch) otherwise.
         // Its notices go to stderr (ctx.out.info), so stdout carries protocol messages only.
-        const orchestrator = createSharedOrchestrator(() => connectMatchingOrchestrator(ctx));
+        // In a fleet (state.backend postgres), tool calls go to the fleet's database instead.
+        const orchestrator = isFleet(ctx) ? await fleetAccess(ctx) : createSharedOrchestrator(() => connectMatchingOrchestrator(ctx));
         const options: McpServerOptions = {
           orchestrator,
           version: await packageVersion(),
@@ -92,6 +96,12 @@ async function readHttp(http: string, flags: McpFlags) {
   const token = await readTokenFile(resolve(flags.tokenFile));
   processRedactor.register(token);
   return { address, token, allowOrigins: (flags.allowOrigin ?? []).map(parseOrigin) };
+}
+
+// The fleet client as the tools' orchestrator: one database pool for every call, closed at the end.
+async function fleetAccess(ctx: Parameters<typeof openFleet>[0]): Promise<SharedOrchestrator> {
+  const fleet = await openFleet(ctx);
+  return { use: (call) => call(fleet.client), close: () => fleet.close() };
 }
 
 function log(line: string): void {

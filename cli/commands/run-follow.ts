@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
-import type { FileStore } from '../../core/store/index.js';
+import type { Store } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import type { OrchestratorClient } from '../daemon/client.js';
 import { EXIT } from '../exit-codes.js';
@@ -32,10 +32,15 @@ export type TurnTarget =
 export async function followTurn(
   ctx: CliContext,
   client: OrchestratorClient,
-  store: FileStore,
+  store: Pick<Store, 'readEvents'>,
   target: TurnTarget,
   banner: string,
-  options: { hint?: boolean; limitationsSaid?: boolean } = {},
+  options: {
+    hint?: boolean;
+    limitationsSaid?: boolean;
+    /** Where the session's record and events are (default: its folder in the state directory). */
+    location?: (sessionId: string) => { record: string; events: string };
+  } = {},
 ): Promise<number> {
   const { out } = ctx;
   const prompts = new AbortController();
@@ -100,11 +105,12 @@ export async function followTurn(
     await feed.finish();
     await cancelling;
     const dir = `${ctx.stateDir}/sessions/${handle.sessionId}`;
-    out.result({ type: 'result', sessionId: handle.sessionId, outcome, record: `${dir}/session.json`, events: `${dir}/events.jsonl` }, () =>
+    const { record, events } = options.location?.(handle.sessionId) ?? { record: `${dir}/session.json`, events: `${dir}/events.jsonl` };
+    out.result({ type: 'result', sessionId: handle.sessionId, outcome, record, events }, () =>
       [
         `session ${handle.sessionId}: ${outcome.status}`,
-        `  record: ${dir}/session.json`,
-        `  events: ${dir}/events.jsonl`,
+        `  record: ${record}`,
+        `  events: ${events}`,
         ...(options.hint === false ? [] : [`  continue: ${continueHint(ctx, handle.sessionId)}`]),
       ].join('\n'),
     );

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Autonomy } from '../../core/adapter.js';
+import type { Adapter, Autonomy } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
-import { OneWorksError } from '../../core/errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 // The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
 import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 // The module itself, not core/process/index.js (execa and its ~150 modules): the client spawns nothing.
@@ -12,6 +12,9 @@ import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { limitationNotes, sessionPolicyFromFlags } from '../permissions.js';
+import { isFleet } from '../fleet/backend.js';
+import { fleetLocation, submitToFleet } from '../fleet/fleet-commands.js';
+import { openFleet, type OpenFleet } from '../fleet/open-fleet.js';
 import { openStore } from '../state.js';
 import { followTurn, type TurnTarget } from './run-follow.js';
 
@@ -118,30 +121,54 @@ type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: s
 // are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
   checkPrompt(prompt);
-  const store = await openStore(ctx, { own: false });
-  const existing = target.kind === 'resume' ? await store.readSession(target.sessionId) : undefined;
-  const adapterName = existing?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
-  // Only this turn's adapter loads in this process (its schema, limitations and installer).
-  const adapter = await ctx.loadAdapter(adapterName);
+  // A fleet (state.backend postgres): the database is the state, a worker runs the turn.
+  const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
+  try {
+    return await runTurnOn(ctx, target, prompt, fleet);
+  } finally {
+    await fleet?.close();
+  }
+}
+
+async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<number> {
+  const store = fleet?.store ?? (await openStore(ctx, { own: false }));
+  // In a fleet, a session may still be a queued create (no record before a worker takes it).
+  const queued =
+    fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
+      ? await fleet.client.status(target.sessionId)
+      : undefined;
+  const existing = target.kind === 'resume' && !queued ? await store.readSession(target.sessionId) : undefined;
+  const adapterName = existing?.adapter ?? queued?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
+  // Only this turn's adapter loads in this process (its schema, limitations and installer). A
+  // fleet client may configure no adapter at all: the workers' configs hold them, and check the turn.
+  const adapter = fleet ? await localAdapter(ctx, adapterName) : await ctx.loadAdapter(adapterName);
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
-  const adapterConfig = parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags);
+  const adapterConfig = adapter
+    ? parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags)
+    : undefined;
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
   const policy = sessionPolicyFromFlags(target.flags);
   // A worktree session's workspace lies in the state directory; approval applies to its repository.
-  const approvalDir = existing?.worktree?.repository ?? existing?.workspace;
-  const approved = await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
+  const approvalDir = existing?.worktree?.repository ?? existing?.workspace ?? queued?.workspace;
+  // In a fleet, the workers' approved roots decide (a worker whose roots contain it takes the turn).
+  const approved = fleet
+    ? await canonicalWorkspace(approvalDir ?? target.flags.workspace ?? ctx.cwd)
+    : await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
   const workspace = existing?.worktree ? existing.workspace : approved;
 
   // Prepared here too, so that a cold managed install shows its progress on this terminal; the
-  // orchestrator's own prepare is then a cache hit.
-  const cli = await adapter.prepare(adapterConfig, {
-    services: ctx.services,
-    cacheDir: ctx.cacheDir,
-    lock: await ctx.lockEntries(adapterName),
-    onProgress: ctx.progress,
-    // The binary's version as the last check of this very file found it: no extra CLI start per turn.
-    reuseVersionCheck: true,
-  });
+  // orchestrator's own prepare is then a cache hit. A fleet client runs no agent: its workers prepare.
+  const cli = fleet
+    ? undefined
+    : await adapter!.prepare(adapterConfig, {
+        services: ctx.services,
+        cacheDir: ctx.cacheDir,
+        lock: await ctx.lockEntries(adapterName),
+        onProgress: ctx.progress,
+        // The binary's version as the last check of this very file found it: no extra CLI start per turn.
+        reuseVersionCheck: true,
+      });
+
   // Model and effort are resolved and checked by the orchestrator when it accepts the turn
   // (launch-settings.ts): its refusals reach this command with their codes, its notes as events.
 
@@ -183,22 +210,42 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
   // (the turn's log gets the same warnings as `log` events).
   const autonomy = (target.flags.autonomy as Autonomy | undefined) ?? existing?.runs.at(-1)?.autonomy ?? adapterAutonomy(adapterConfig);
   // (the live view then leaves out the turn's copies, so each is said once).
-  const limitations = limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy);
+  const limitations = adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : [];
   for (const note of limitations) ctx.out.info(`warning: ${note}`);
 
-  const client = await connectMatchingOrchestrator(ctx);
+  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  if (fleet) {
+    fleet.client.onWaiting = (id) =>
+      ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
+  }
+  const client = fleet?.client ?? (await connectMatchingOrchestrator(ctx));
   try {
     if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
       const handle = await client.createSession(turn.request);
       ctx.out.result(handle, () => handle.sessionId);
       return EXIT.ok;
     }
-    return await followTurn(ctx, client, store, turn, `${adapterName} ${cli.version} (${cli.source}) · ${workspace}`, {
+    const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
+    return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
       hint: target.flags.hint !== false,
       limitationsSaid: limitations.length > 0,
+      ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
     });
   } finally {
     await client.close();
+  }
+}
+
+// The adapter when this client's config has it (enabled), else undefined (a fleet client's workers know it).
+// biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS in context.ts
+async function localAdapter(ctx: CliContext, name: string): Promise<Adapter<any> | undefined> {
+  try {
+    const adapter = await ctx.loadAdapter(name);
+    ctx.adapterConfig(name);
+    return adapter;
+  } catch (error) {
+    if (isOneWorksError(error, ERROR_CODES.USAGE)) return undefined;
+    throw error;
   }
 }
 

@@ -4,11 +4,16 @@ import { Option } from 'commander';
 import type { Autonomy } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { presentationOf } from '../../core/process/index.js';
-import type { SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
+import type { CreateSessionRequest, SendMessageRequest, SessionSummary, WaitResult } from '../../core/orchestrator/index.js';
+import { canonicalWorkspace } from '../../core/workspace/index.js';
 import { createContext } from '../context.js';
 import { connectOrchestrator, type OrchestratorClient } from '../daemon/client.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { worktreeRequest } from './run.js';
+import { isFleet } from '../fleet/backend.js';
+import type { FleetClient } from '../fleet/fleet-client.js';
+import { submitToFleet } from '../fleet/fleet-commands.js';
+import { openFleet } from '../fleet/open-fleet.js';
 import { runServe } from '../daemon/serve-main.js';
 import { MAX_WAIT_MS } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
@@ -72,7 +77,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('--no-worktree', "run in the workspace itself even when the workspace's approved root (or workspaces.isolation) says worktree")
     .action((prompt: string, flags: SubmitFlags, cmd: Command) =>
       withClient(cmd, run, { matching: true }, async (client, ctx) => {
-        const handle = await client.createSession({
+        const request: CreateSessionRequest = {
           adapter: flags.adapter ?? ctx.defaultAdapter,
           workspace: resolve(ctx.cwd, flags.workspace ?? '.'),
           prompt,
@@ -83,7 +88,11 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           title: flags.title,
           presentation: presentationOf(ctx.env),
           ...worktreeRequest({ worktree: flags.worktree }),
-        });
+        };
+        // A fleet's workers route by the canonical workspace; submit does not wait for a busy fleet.
+        if (isFleet(ctx))
+          return submitToFleet(ctx, client as FleetClient, { ...request, workspace: await canonicalWorkspace(request.workspace) });
+        const handle = await client.createSession(request);
         ctx.out.result(handle, () => handle.sessionId);
         return EXIT.ok;
       }),
@@ -104,7 +113,7 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
     .option('-a, --autonomy <level>', 'autonomy for this turn: off | low | medium | high')
     .action((sessionId: string, prompt: string, flags: Omit<SubmitFlags, 'adapter'> & { interrupt?: boolean }, cmd: Command) =>
       withClient(cmd, run, { matching: true }, async (client, ctx) => {
-        const handle = await client.sendMessage({
+        const request: SendMessageRequest = {
           sessionId,
           prompt,
           interrupt: flags.interrupt === true,
@@ -113,7 +122,13 @@ export function registerServeCommands(program: Command, run: (body: CommandBody)
           effort: flags.effort,
           autonomy: flags.autonomy as Autonomy | undefined,
           presentation: presentationOf(ctx.env),
-        });
+        };
+        // In a fleet, a busy or lost worker does not keep send-queued waiting (see submitToFleet).
+        if (isFleet(ctx))
+          return submitToFleet(ctx, client as FleetClient, request, (h) =>
+            'runId' in h ? `${h.sessionId} ${h.runId} ${h.state}` : `${h.sessionId} queued`,
+          );
+        const handle = await client.sendMessage(request);
         ctx.out.result(handle, () => `${handle.sessionId} ${handle.runId} ${handle.state}`);
         return EXIT.ok;
       }),
@@ -157,6 +172,15 @@ function withClient(
   return run(async () => {
     // A client of the orchestrator: it loads no adapter (the orchestrator loads its sessions' ones).
     const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
+    // A fleet (state.backend postgres): the database, no local orchestrator.
+    if (isFleet(ctx)) {
+      const fleet = await openFleet(ctx);
+      try {
+        return await body(fleet.client, ctx);
+      } finally {
+        await fleet.close();
+      }
+    }
     const client = options.matching ? await connectMatchingOrchestrator(ctx) : await connectOrchestrator(ctx, { autoStart: true });
     try {
       return await body(client, ctx);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { ERROR_CODES, OneWorksError } from '../../core/errors.js';
+import { assertFileBackend } from '../fleet/backend.js';
 import { createContext, type CliContext } from '../context.js';
 import { type ServerHello, tryConnect } from '../daemon/client.js';
 import { logPath, socketPath } from '../daemon/wire.js';
@@ -35,6 +36,7 @@ export function registerServerCommands(program: Command, run: (body: CommandBody
     .action((_o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        assertFileBackend(ctx);
         const status = await serverStatus(ctx);
         ctx.out.result(status, () => statusText(status));
         return EXIT.ok;
@@ -46,6 +48,7 @@ export function registerServerCommands(program: Command, run: (body: CommandBody
     .action((_o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        assertFileBackend(ctx);
         const stopped = await stopServer(ctx);
         ctx.out.result({ stopped: stopped !== undefined, stateDir: ctx.stateDir, ...(stopped ? { pid: stopped.pid } : {}) }, () =>
           stopped

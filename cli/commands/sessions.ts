@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
-import type { SessionRecord } from '../../core/store/index.js';
+import type { SessionRecord, Store } from '../../core/store/index.js';
+import { isFleet } from '../fleet/backend.js';
+import type { FleetState } from '../fleet/fleet-client.js';
+import { openFleet } from '../fleet/open-fleet.js';
 // The module itself, not core/worktree/index.js (git, execa): listing sessions runs no git.
 import { worktreeFacts, worktreeState, type WorktreeFacts } from '../../core/worktree/worktree-state.js';
 import { createContext, type CliContext } from '../context.js';
@@ -23,6 +26,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     run(async () => {
       const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
       const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
+      if (isFleet(ctx)) return listFleet(ctx, all);
       const store = await openStore(ctx, { own: false });
       const scan = await store.scanSessions();
       const live = await liveSummaries(ctx);
@@ -62,6 +66,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .action((id: string, _o: unknown, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
+        if (isFleet(ctx)) return showFleet(ctx, id);
         const store = await openStore(ctx, { own: false });
         const recorded = await store.readSession(id);
         const [r = recorded] = await asRecovered(ctx.stateDir, store, [recorded]);
@@ -80,27 +85,132 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .action((id: string, flags: { follow?: boolean }, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
-        const store = await openStore(ctx, { own: false });
-        await store.readSession(id);
-        const render = ctx.out.json ? (e: RuntimeEvent) => ctx.out.record(e) : eventLine(ctx.out);
-        let lastSeq = 0;
-        for (const event of await store.readEvents(id)) {
-          render(event);
-          lastSeq = event.seq;
-        }
-        if (flags.follow) {
-          const abort = new AbortController();
-          process.once('SIGINT', () => abort.abort());
-          try {
-            for await (const event of store.followEvents(id, { afterSeq: lastSeq, signal: abort.signal })) render(event);
-          } catch (error) {
-            if (!abort.signal.aborted) throw error;
+        // A fleet's events are rows of its database, followed through NOTIFY plus reads.
+        const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
+        try {
+          const store = fleet?.store ?? (await openStore(ctx, { own: false }));
+          // A queued create has no record yet; its events come once a worker takes it.
+          if (fleet) await fleet.client.status(id);
+          else await store.readSession(id);
+          const render = ctx.out.json ? (e: RuntimeEvent) => ctx.out.record(e) : eventLine(ctx.out);
+          let lastSeq = 0;
+          for (const event of await store.readEvents(id)) {
+            render(event);
+            lastSeq = event.seq;
           }
+          if (flags.follow) {
+            const abort = new AbortController();
+            const stop = (): void => abort.abort();
+            process.once('SIGINT', stop);
+            process.once('SIGTERM', stop);
+            try {
+              for await (const event of store.followEvents(id, { afterSeq: lastSeq, signal: abort.signal })) render(event);
+            } catch (error) {
+              if (!abort.signal.aborted) throw error;
+            } finally {
+              process.removeListener('SIGINT', stop);
+              process.removeListener('SIGTERM', stop);
+            }
+          }
+          return EXIT.ok;
+        } finally {
+          await fleet?.close();
         }
-        return EXIT.ok;
       }),
     );
   return sessions;
+}
+
+// `sessions` in a fleet: the database's records with the queue's view (a queued create has no
+// record yet: it is listed `queued`; a session waiting on a lost worker `worker_lost`).
+async function listFleet(ctx: CliContext, all: boolean): Promise<number> {
+  const fleet = await openFleet(ctx);
+  try {
+    const [summaries, scan] = await Promise.all([fleet.client.list(), fleet.store.scanSessions()]);
+    const records = new Map(scan.records.map((r) => [r.id, r]));
+    const rows = await Promise.all(
+      summaries
+        .filter((s) => all || s.archived !== true)
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+        .map(async (summary) => {
+          const record = records.get(summary.sessionId);
+          const row = record
+            ? listRow(record, summary, record.title ? undefined : await agentTitle(fleet.store, record.id))
+            : queuedRow(summary);
+          return summary.fleet
+            ? { ...row, status: summary.fleet.state, ...(summary.fleet.worker ? { worker: summary.fleet.worker } : {}) }
+            : row;
+        }),
+    );
+    if (ctx.out.json) {
+      for (const row of rows) ctx.out.record(row);
+      for (const bad of scan.corrupt)
+        ctx.out.record({ sessionId: bad.sessionId, id: bad.sessionId, status: 'corrupt', file: bad.file, reason: bad.reason });
+    } else {
+      if (rows.length === 0 && scan.corrupt.length === 0) ctx.out.line('no sessions yet');
+      for (const row of rows) ctx.out.line(rowLine(row));
+      for (const bad of scan.corrupt) ctx.out.line(`${bad.sessionId}  ${'corrupt'.padEnd(15)}  ${bad.reason}  (${bad.file})`);
+    }
+    return EXIT.ok;
+  } finally {
+    await fleet.close();
+  }
+}
+
+// `sessions show` in a fleet: the record from the database (a queued create: its summary).
+async function showFleet(ctx: CliContext, id: string): Promise<number> {
+  const fleet = await openFleet(ctx);
+  try {
+    const summary = await fleet.client.status(id);
+    const record = await fleet.store.readSession(id).catch((error: unknown) => {
+      if (isOneWorksError(error, ERROR_CODES.SESSION_NOT_FOUND)) return undefined;
+      throw error;
+    });
+    if (!record) {
+      ctx.out.result(
+        summary,
+        () =>
+          `session ${id} (${summary.adapter})\n  workspace: ${summary.workspace}\n  state:     queued in the fleet (no worker took it yet)`,
+      );
+      return EXIT.ok;
+    }
+    const shown = record.worktree ? { ...record, worktree: { ...record.worktree, state: worktreeState(record.worktree) } } : record;
+    const lost =
+      summary.fleet?.state === 'worker_lost'
+        ? `\n  fleet:     waiting for worker ${summary.fleet.worker ?? '?'}, whose lease expired (worker_lost)`
+        : '';
+    ctx.out.result(
+      summary.fleet ? { ...shown, fleet: summary.fleet } : shown,
+      () => showText(record, fleet.store.where, fleetPaths) + lost,
+    );
+    return EXIT.ok;
+  } finally {
+    await fleet.close();
+  }
+}
+
+function fleetPaths(where: string, id: string): { record: string; events: string } {
+  return { record: `${where} (sessions, id ${id})`, events: `${where} (events, session ${id})` };
+}
+
+// A row of a create that no worker took yet: no record, no run.
+function queuedRow(summary: SessionSummary): ListRow {
+  return {
+    sessionId: summary.sessionId,
+    id: summary.sessionId,
+    adapter: summary.adapter,
+    workspace: summary.workspace,
+    status: 'queued',
+    queueDepth: summary.queueDepth,
+    title: summary.title ?? null,
+    importedFrom: null,
+    titleSource: summary.title ? 'one-works' : null,
+    archived: false,
+    runs: 0,
+    lastRun: null,
+    updatedAt: summary.updatedAt,
+    worktree: null,
+  };
 }
 
 // The running orchestrator's view (state, queue depth) by session; undefined when none runs (a
@@ -131,8 +241,13 @@ interface ListRow {
   id: string;
   adapter: string;
   workspace: string;
-  /** working | idle | needs_attention | failed | closed: the orchestrator's, else the record's. */
-  status: SessionRecord['status'];
+  /**
+   * working | idle | needs_attention | failed | closed: the orchestrator's, else the record's; in a
+   * fleet also queued (a create no worker took yet) and worker_lost (waiting on a lost worker).
+   */
+  status: SessionRecord['status'] | FleetState;
+  /** In a fleet, with worker_lost: the lost worker that holds the session's HOME. */
+  worker?: string;
   /** Turns waiting for admission (0 without a running orchestrator: nothing can be queued then). */
   queueDepth: number;
   /** The One Works title, else the agent's own (see `titleSource`). */
@@ -150,7 +265,7 @@ interface ListRow {
 }
 
 // The agent's own title of a session: the last `settings.changed` that carried one.
-async function agentTitle(store: Awaited<ReturnType<typeof openStore>>, id: string): Promise<string | undefined> {
+async function agentTitle(store: Pick<Store, 'readEvents'>, id: string): Promise<string | undefined> {
   const events = await store.readEvents(id).catch(() => []);
   let title: string | undefined;
   for (const event of events) {
@@ -190,7 +305,15 @@ function rowLine(row: ListRow): string {
   return `${row.sessionId}  ${row.adapter.padEnd(11)}  ${state.padEnd(15)}  queue ${String(row.queueDepth).padEnd(3)}  ${run.padEnd(28)}  ${row.workspace}${row.title ? `  "${row.title}"` : ''}${worktree}${row.importedFrom ? '  [imported]' : ''}${row.archived ? '  (archived)' : ''}`;
 }
 
-function showText(r: SessionRecord, dir: string): string {
+function showText(
+  r: SessionRecord,
+  dir: string,
+  paths: (dir: string, id: string) => { record: string; events: string } = (d) => ({
+    record: `${d}/session.json`,
+    events: `${d}/events.jsonl`,
+  }),
+): string {
+  const { record, events } = paths(dir, r.id);
   const lines = [
     `session ${r.id} (${r.adapter}${r.cliVersion ? ` ${r.cliVersion}` : ''})`,
     `  workspace: ${r.workspace}`,
@@ -199,8 +322,8 @@ function showText(r: SessionRecord, dir: string): string {
     ...(r.title ? [`  title:     ${r.title}`] : []),
     ...(r.imported ? [`  imported:  from ${r.imported.source} (${r.imported.kind}, ${r.imported.importedAt})`] : []),
     ...(r.worktree ? worktreeLines(worktreeFacts(r.worktree)) : []),
-    `  record:    ${dir}/session.json`,
-    `  events:    ${dir}/events.jsonl`,
+    `  record:    ${record}`,
+    `  events:    ${events}`,
     `  runs:`,
   ];
   for (const run of r.runs) {

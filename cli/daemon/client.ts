@@ -42,6 +42,7 @@ import {
   type OpenAsk,
 } from '../../core/permissions/index.js';
 import type { CliContext } from '../context.js';
+import { assertFileBackend } from '../fleet/backend.js';
 import { spawnAutoServer, type AutoServer } from './auto-start.js';
 import type { ReconcileRequest } from '../../core/session/index.js';
 import type { CorruptSession } from '../../core/store/index.js';
@@ -135,9 +136,11 @@ const AUTO_START_POLL_MS = 10;
  * the owner lock. Throws `connection_closed` when no server answers.
  */
 export async function connectOrchestrator(
-  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>,
+  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'> & { config?: Pick<CliContext['config'], 'state'> },
   options: { autoStart: boolean },
 ): Promise<OrchestratorClient> {
+  // A fleet (state.backend postgres) has no local orchestrator to reach or start.
+  if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
   const first = await confirmed(await tryConnect(path));
   if (first) return first;

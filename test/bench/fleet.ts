@@ -1,132 +1,172 @@
-import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
-import { tryConnect } from '../../cli/daemon/client.js';
-import { socketPath } from '../../cli/daemon/wire.js';
+import { execa } from 'execa';
+import * as fleetQueue from '../../core/fleet/fleet-queue.js';
+import type { CreateSessionRequest, TurnHandle } from '../../core/orchestrator/index.js';
+import { createPostgresStore } from '../../core/store/postgres-store.js';
+import { connectOrchestrator, type OrchestratorClient } from '../../cli/daemon/client.js';
+import { FleetClient } from '../../cli/fleet/fleet-client.js';
 import { startTestPostgres } from '../support/embedded-postgres.js';
-import { FLEET_ADAPTER, FleetRig } from '../support/fleet-rig.js';
-import { BIN, median, stopOrchestrator } from './support.js';
+import { ECHO_ADAPTER_YAML, startWorker, type TestWorker } from '../support/fleet-cli-rig.js';
+import { BIN, median } from './support.js';
 
 /**
- * Fleet bench (`BENCH_ONLY=fleet npm run bench`): dispatch latency (submit → the run's
- * `startedAt`, one turn at a time on an idle system) and throughput (TURNS turns over many
- * sessions submitted at once, until the last is done) of two `serve --worker` processes on one
- * PostgreSQL (embedded-postgres, 127.0.0.1) against one `serve` on the file backend, in the same
- * run, with the same agent (the tiny process runner, test/peers/fleet-runner.mjs, which answers
- * at once). Each worker and the single host run 4 turns at once. Printed, never asserted.
+ * The fleet (issue 16) against the single-host orchestrator, in the same run, with the same
+ * agent (`process:echo`, test/peers/echo-runner.mjs: a turn costs only its process) and the same
+ * per-host limit (`maxConcurrentRuns`):
+ *  - dispatch latency: a new session's submit until an orchestrator accepted and started its
+ *    turn (the handle, state `running`), one at a time on an idle system after one uncounted
+ *    warm-up round each: the fleet's client
+ *    queues a row and a worker woken by NOTIFY claims it, against a create over the control
+ *    socket of `one-works serve`;
+ *  - throughput: TURNS new sessions submitted at once, each turn lasting TURN_MS in the agent,
+ *    until every one has settled, on two workers against one host (all on this machine: the
+ *    workers, the host and PostgreSQL share its CPUs).
+ * `BENCH_ONLY=fleet` runs only this part. A real PostgreSQL (embedded-postgres) on 127.0.0.1.
  */
 
-const RUNNER = fileURLToPath(new URL('../peers/fleet-runner.mjs', import.meta.url));
-const LATENCY_ROUNDS = Number(process.env.BENCH_FLEET_ROUNDS ?? 10);
-const TURNS = Number(process.env.BENCH_FLEET_TURNS ?? 80);
-const SLOTS = 4;
+const MAX_CONCURRENT = 4;
+/** How long each throughput turn lasts in the agent (`sleep` in the echo runner), in ms: a turn's work, which a fleet spreads. */
+const TURN_MS = Number(process.env.BENCH_FLEET_TURN_MS ?? 500);
 
 export interface FleetFigures {
-  latencyMs: { fleet: number; single: number };
-  turnsPerSecond: { fleet: number; single: number };
+  latencyRounds: number;
+  throughputTurns: number;
+  fleetLatencyMs: number;
+  hostLatencyMs: number;
+  fleetTurnsPerSecond: number;
+  hostTurnsPerSecond: number;
 }
 
-export async function benchFleet(root: string, report: (line: string) => void): Promise<FleetFigures> {
-  const single = await singleHost(root);
-  const server = await startTestPostgres();
-  try {
-    const rig = await FleetRig.create(server);
-    try {
-      await Promise.all([rig.startWorker('w-a', { maxConcurrentRuns: SLOTS }), rig.startWorker('w-b', { maxConcurrentRuns: SLOTS })]);
-      const store = await rig.store();
-      const fleetLatency: number[] = [];
-      for (let i = 0; i < LATENCY_ROUNDS; i++) {
-        const t0 = Date.now();
-        const { requestId, sessionId } = await rig.create(store, `t-l${i} sleep:0`);
-        await rig.accepted(store, requestId);
-        await rig.drained(60_000);
-        const startedAt = (await store.readSession(sessionId)).runs[0]?.startedAt;
-        fleetLatency.push(Date.parse(startedAt ?? '') - t0);
-      }
-      const t0 = performance.now();
-      const sessions = Math.ceil(TURNS / 2);
-      const ids: string[] = [];
-      for (let i = 0; i < sessions; i++) ids.push((await rig.create(store, `t-c${i} sleep:0`)).sessionId);
-      for (let i = 0; i < TURNS - sessions; i++) await rig.send(store, ids[i]!, `t-s${i} sleep:0`);
-      await rig.drained(600_000);
-      const fleetRate = (TURNS * 1000) / (performance.now() - t0);
+type Report = (name: string, oneWorks: number[], baseline: number[], goal: string, baselineName?: string) => void;
 
-      const figures: FleetFigures = {
-        latencyMs: { fleet: median(fleetLatency), single: median(single.latency) },
-        turnsPerSecond: { fleet: fleetRate, single: single.rate },
+export async function benchFleet(root: string, rounds: number, turns: number, report: Report): Promise<FleetFigures> {
+  const workspaces = join(root, 'fleet-ws');
+  for (let i = 0; i < Math.max(rounds, turns); i++) await mkdir(join(workspaces, `w${i}`), { recursive: true });
+  const server = await startTestPostgres();
+  const workers: TestWorker[] = [];
+  let host: { client: OrchestratorClient; stop: () => Promise<void> } | undefined;
+  try {
+    const url = await server.createDatabase();
+    for (const name of ['bench-1', 'bench-2']) {
+      workers.push(await startWorker(name, { dir: join(root, name), roots: [workspaces], maxConcurrentRuns: MAX_CONCURRENT, url }));
+    }
+    const store = await createPostgresStore({ url });
+    const fleet = new FleetClient(store, fleetQueue, {
+      defaultAdapter: 'process:echo',
+      limits: { maxQueuedTotal: 64, maxQueuedPerSession: 8, runTimeoutMs: 3_600_000, cancelGraceMs: 5000 },
+    });
+    host = await startHost(join(root, 'single-host'), workspaces);
+    try {
+      const request = (i: number, prompt: string): CreateSessionRequest => ({
+        adapter: 'process:echo',
+        workspace: join(workspaces, `w${i}`),
+        prompt,
+      });
+      // One round each first, not counted: the first create of a process loads the adapter's modules.
+      await dispatch(fleet, request(0, 'warm-up'));
+      await dispatch(host.client, request(0, 'warm-up'));
+      const fleetLatency: number[] = [];
+      const hostLatency: number[] = [];
+      for (let i = 0; i < rounds; i++) {
+        fleetLatency.push(await dispatch(fleet, request(i, `latency ${i}`)));
+        hostLatency.push(await dispatch(host.client, request(i, `latency ${i}`)));
+      }
+      report('dispatch latency, submit to started (ms)', fleetLatency, hostLatency, 'n/a', 'single-host orchestrator');
+      const fleetRate = await throughput(fleet, turns, (i) => request(i, `sleep ${TURN_MS} throughput ${i}`));
+      const hostRate = await throughput(host.client, turns, (i) => request(i, `sleep ${TURN_MS} throughput ${i}`));
+      process.stdout.write(
+        `throughput, ${turns} new sessions at once, each turn ${TURN_MS} ms in the agent (turns/s): fleet of 2 workers ${fleetRate.toFixed(1)}  single-host orchestrator ${hostRate.toFixed(1)}  ratio ${(fleetRate / hostRate).toFixed(2)}x  (maxConcurrentRuns ${MAX_CONCURRENT} per host, all on this machine)\n`,
+      );
+      await fleet.close();
+      await store.close();
+      return {
+        latencyRounds: rounds,
+        throughputTurns: turns,
+        fleetLatencyMs: median(fleetLatency),
+        hostLatencyMs: median(hostLatency),
+        fleetTurnsPerSecond: fleetRate,
+        hostTurnsPerSecond: hostRate,
       };
-      report(
-        `fleet dispatch latency (submit → started, median of ${LATENCY_ROUNDS}): two workers ${figures.latencyMs.fleet.toFixed(0)} ms, single host ${figures.latencyMs.single.toFixed(0)} ms`,
-      );
-      report(
-        `fleet throughput (${TURNS} turns, ${SLOTS} at once per host): two workers ${figures.turnsPerSecond.fleet.toFixed(1)} turns/s, single host ${figures.turnsPerSecond.single.toFixed(1)} turns/s`,
-      );
-      return figures;
-    } finally {
-      await rig.dispose();
+    } catch (error) {
+      await store.close();
+      throw error;
     }
   } finally {
+    await host?.stop();
+    await Promise.all(workers.map((w) => w.stop()));
     await server.dispose();
   }
 }
 
-// The same measurements on one `serve` (file backend) through its control socket.
-async function singleHost(root: string): Promise<{ latency: number[]; rate: number }> {
-  const dir = join(root, 'single');
-  const stateDir = join(dir, 'state');
-  const workspace = join(dir, 'ws');
-  await mkdir(workspace, { recursive: true });
-  const ledger = join(dir, 'ledger.txt');
-  await writeFile(ledger, '');
+// One create, timed until it is accepted and running; then waits for it to settle (an idle system for the next).
+async function dispatch(client: OrchestratorClient, request: CreateSessionRequest): Promise<number> {
+  const t0 = performance.now();
+  const handle: TurnHandle = await client.createSession(request);
+  // Accepted but queued (the previous turn's slot not yet given back): started is when it runs.
+  while (handle.state === 'queued' && (await client.status(handle.sessionId)).latestRun?.status === 'queued') {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const ms = performance.now() - t0;
+  await settle(client, [handle.sessionId]);
+  return ms;
+}
+
+async function throughput(client: OrchestratorClient, turns: number, request: (i: number) => CreateSessionRequest): Promise<number> {
+  const t0 = performance.now();
+  const handles = await Promise.all(Array.from({ length: turns }, (_, i) => client.createSession(request(i))));
+  await settle(
+    client,
+    handles.map((h) => h.sessionId),
+  );
+  return turns / ((performance.now() - t0) / 1000);
+}
+
+async function settle(client: OrchestratorClient, ids: string[]): Promise<void> {
+  for (;;) {
+    const result = await client.wait(ids, 60_000);
+    if (!result.timedOut) {
+      const failed = result.settled.filter((s) => s.latestRun?.status !== 'completed');
+      if (failed.length > 0) throw new Error(`turns did not complete: ${JSON.stringify(failed)}`);
+      return;
+    }
+  }
+}
+
+// `one-works serve` on a state directory (file backend), with the same agent and per-host limit.
+async function startHost(dir: string, workspaces: string): Promise<{ client: OrchestratorClient; stop: () => Promise<void> }> {
+  await mkdir(dir, { recursive: true });
   const config = join(dir, 'one-works.yaml');
+  const stateDir = join(dir, 'state');
   await writeFile(
     config,
-    stringify({
-      state: { directory: stateDir },
-      cache: { directory: join(dir, 'cache') },
-      workspaces: { approved: [workspace] },
-      orchestrator: { maxConcurrentRuns: SLOTS, maxQueuedTotal: TURNS * 2, keepWarmMs: 0, askTimeoutMs: 0 },
-      adapters: { process: { harnesses: { tiny: { command: process.execPath, args: [RUNNER, ledger], tools: [] } } } },
-    }),
+    [
+      `state:\n  directory: ${stateDir}`,
+      `workspaces:\n  approved:\n    - ${workspaces}`,
+      `orchestrator:\n  maxConcurrentRuns: ${MAX_CONCURRENT}`,
+      ECHO_ADAPTER_YAML,
+      '',
+    ].join('\n'),
   );
-  const child = spawn(process.execPath, [BIN, '--config', config, 'serve'], { cwd: dir, stdio: 'ignore' });
-  try {
-    let client = await tryConnect(socketPath(stateDir));
-    for (let i = 0; !client && i < 300; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      client = await tryConnect(socketPath(stateDir));
-    }
-    if (!client) throw new Error('the single-host serve did not start');
-    try {
-      const startedAt = async (sessionId: string): Promise<number> => {
-        const record = JSON.parse(await readFile(join(stateDir, 'sessions', sessionId, 'session.json'), 'utf8')) as {
-          runs: Array<{ startedAt?: string }>;
-        };
-        return Date.parse(record.runs[0]?.startedAt ?? '');
+  const child = execa(process.execPath, [BIN, '--config', config, 'serve'], { cwd: dir, reject: false, stdin: 'ignore' });
+  const ctx = { stateDir, configPath: config, cwd: dir, env: process.env };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const client = await connectOrchestrator(ctx, { autoStart: false }).catch(() => undefined);
+    if (client) {
+      return {
+        client,
+        stop: async () => {
+          await client.close();
+          child.kill('SIGTERM');
+          await child;
+        },
       };
-      const latency: number[] = [];
-      for (let i = 0; i < LATENCY_ROUNDS; i++) {
-        const t0 = Date.now();
-        const handle = await client.createSession({ adapter: FLEET_ADAPTER, workspace, prompt: `t-l${i} sleep:0` });
-        await client.waitForRun(handle.sessionId, handle.runId);
-        latency.push((await startedAt(handle.sessionId)) - t0);
-      }
-      const t0 = performance.now();
-      const sessions = Math.ceil(TURNS / 2);
-      const handles = [];
-      for (let i = 0; i < sessions; i++)
-        handles.push(await client.createSession({ adapter: FLEET_ADAPTER, workspace, prompt: `t-c${i} sleep:0` }));
-      for (let i = 0; i < TURNS - sessions; i++)
-        handles.push(await client.sendMessage({ sessionId: handles[i]!.sessionId, prompt: `t-s${i} sleep:0` }));
-      for (const handle of handles) await client.waitForRun(handle.sessionId, handle.runId);
-      return { latency, rate: (TURNS * 1000) / (performance.now() - t0) };
-    } finally {
-      await client.close();
     }
-  } finally {
-    await stopOrchestrator(stateDir);
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`one-works serve did not start: ${(await child).stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

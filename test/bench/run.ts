@@ -32,9 +32,10 @@
  * The ACP adapters (gemini, droid-acp) per turn against a raw ACP client of the same binaries:
  * test/bench/acp.ts; `BENCH_ONLY=acp` runs only that part and prints it.
  * `BENCH_ONLY=pipeline` runs only the event pipeline part (no build, no agent CLI) and prints it;
- * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3). A fleet (two `serve --worker` on
- * PostgreSQL) against one `serve`: test/bench/fleet.ts, `BENCH_ONLY=fleet`. `BENCH_ONLY=cli` runs
- * only the rows the CLI's own start weighs on (`--version`, `sessions`, `run`, `send`) and prints them.
+ * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3). `BENCH_ONLY=cli` runs only the rows the
+ * CLI's own start weighs on (`--version`, `sessions`, `run`, `send`) and prints them.
+ * The fleet (two `serve --worker` on a real PostgreSQL) against the single-host orchestrator:
+ * dispatch latency and throughput, test/bench/fleet.ts; `BENCH_ONLY=fleet` runs only that part.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -70,8 +71,11 @@ interface Ratio {
 const ratios: Ratio[] = [];
 const figures: Record<string, unknown> = {};
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
-/** How long the orchestrator is left idle before its settled RSS is read (BENCH_SETTLE_MS shortens it to iterate). */
-const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 15_000);
+/** Fleet: one-at-a-time dispatch rounds, and the sessions submitted at once for throughput. */
+const FLEET_ROUNDS = Number(process.env.BENCH_FLEET_ROUNDS ?? 10);
+const FLEET_TURNS = Number(process.env.BENCH_FLEET_TURNS ?? 40);
+/** How long the orchestrator is left idle before its settled RSS is read. */
+const SETTLE_MS = 15_000;
 
 const textSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `reply ${i}` }));
 
@@ -93,19 +97,19 @@ async function main(): Promise<void> {
     }
     return;
   }
-  if (process.env.BENCH_ONLY === 'fleet') {
+  if (process.env.BENCH_ONLY === 'codex') {
     const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
     try {
-      await benchFleet(root, (line) => process.stdout.write(`${line}\n`));
+      await benchCodex(root, STARTUP_ROUNDS, TURNS, report);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
     return;
   }
-  if (process.env.BENCH_ONLY === 'codex') {
+  if (process.env.BENCH_ONLY === 'fleet') {
     const root = await mkdtemp(join(tmpdir(), 'one-works-bench-'));
     try {
-      await benchCodex(root, STARTUP_ROUNDS, TURNS, report);
+      await benchFleet(root, FLEET_ROUNDS, FLEET_TURNS, report);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
@@ -168,6 +172,7 @@ async function main(): Promise<void> {
     await cliStartup(root, entry, modelId);
     await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
     await prewarmedRuns(cli.binaryPath, root, entry, modelId);
+    figures.fleet = await benchFleet(root, FLEET_ROUNDS, FLEET_TURNS, report);
     const pipeline = await benchPipeline();
     figures.pipeline = pipeline;
     printPipeline(pipeline);

@@ -55,7 +55,7 @@ describe('one-works doctor with the postgres backend', { timeout: CLI_TEST_TIMEO
     const result = await box.run(['doctor'], { OW_TEST_DATABASE_URL: url });
     const where = `127.0.0.1:${server.port}/${url.split('/').pop()}`;
     expect(databaseLine(result.stdout)).toBe(
-      `warn  state database: ${where} answers, schema version 0 (this One Works: ${POSTGRES_SCHEMA_VERSION}, migrated at start); the commands do not use the postgres backend yet (see the README)`,
+      `ok    state database: ${where} answers, schema version 0 (this One Works: ${POSTGRES_SCHEMA_VERSION}, migrated at start)`,
     );
     expect(result.stdout + result.stderr).not.toContain(server.password);
     const client = new pg.Client({ connectionString: url });

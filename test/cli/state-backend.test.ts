@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_TEST_TIMEOUT_MS, createCliSandbox, type CliSandbox } from '../support/cli-runner.js';
 
-// state.backend: postgres is configurable and its URL is a secret, but no command uses it yet:
-// they refuse it (config_invalid, exit 2) rather than quietly use the state directory.
+// state.backend: postgres is configurable and its URL is a secret. The fleet commands talk to
+// the database (one that does not answer is state_unavailable, exit 6); the commands that need
+// the local state directory refuse it (usage, exit 2) rather than quietly use the directory.
+// Neither message holds the URL or its password.
 const PASSWORD = 'pg-pass-61c3e0';
 const URL = `postgres://ow:${PASSWORD}@127.0.0.1:9/fleet`;
 const CONFIG = `state:
@@ -36,13 +38,30 @@ describe('state.backend', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(result.stderr).toContain('state.postgres');
   });
 
-  it('sessions and serve refuse the postgres backend with config_invalid, without the URL', async () => {
+  it('sessions with an unreachable database fails with state_unavailable, without the URL', async () => {
     await box.writeConfig(CONFIG);
-    for (const args of [['sessions', '--json'], ['serve']]) {
+    const result = await box.run(['sessions', '--json'], { OW_TEST_DATABASE_URL: URL });
+    expect(result.exitCode).toBe(6);
+    expect(result.stderr).toContain('the state database 127.0.0.1:9/fleet cannot be used');
+    expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+  });
+
+  it('commands that need the state directory refuse the postgres backend with usage, without the URL', async () => {
+    await box.writeConfig(CONFIG);
+    for (const args of [
+      ['sessions', 'archive', 's-0123456789'],
+      ['diff', 's-0123456789'],
+    ]) {
       const result = await box.run(args, { OW_TEST_DATABASE_URL: URL });
-      expect(result.exitCode).toBe(2);
-      expect(result.stdout + result.stderr).toContain('state.backend is postgres');
+      expect(result.exitCode, args.join(' ')).toBe(2);
+      expect(result.stdout + result.stderr).toContain('not available with state.backend postgres');
       expect(result.stdout + result.stderr).not.toContain(PASSWORD);
     }
+  });
+
+  it('fleet needs the postgres backend', async () => {
+    const result = await box.run(['fleet']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('fleet needs a fleet: set state.backend: postgres');
   });
 });
