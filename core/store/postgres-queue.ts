@@ -2,129 +2,31 @@ import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { PostgresStore } from './postgres-store.js';
 
 /**
- * The fleet's queue of turns and its workers' leases, on the PostgreSQL store (tables `queue`
- * and `workers`, schema version 2). This is the foundation of `serve --worker`, which does not
- * use it yet: turns are enqueued, claimed transactionally by workers that hold a live lease
- * (`FOR UPDATE SKIP LOCKED`, oldest first), FIFO per session with at most one live turn per
- * session (also a unique index: the database refuses a second one), within the worker's
- * `maxConcurrentRuns` and an optional fleet-wide limit. A worker whose lease expires loses its
- * claimed turns to `unknown` ({@link expireLeases}); they are never claimed again.
+ * The fleet's worker leases on the PostgreSQL store (table `workers`), and the expiry of a lost
+ * worker's claims: a worker whose lease expires loses its claimed requests to `unknown`
+ * ({@link expireLeases}); they are never claimed again. The requests themselves (submit, claim,
+ * settle, finish) are core/fleet/fleet-queue.ts.
  */
 
-/** A queued turn as a worker claims it. */
-export interface ClaimedTurn {
+/** A claimed request of a worker whose lease expired, now `unknown`. */
+export interface ExpiredTurn {
   id: number;
   sessionId: string;
-  runId: string;
+  /** Null for a create no run was accepted for yet. */
+  runId: string | null;
+  worker: string;
 }
 
 /** The channel that enqueues and finishes notify (payload: the session id), for workers to wake on. */
 export const QUEUE_CHANNEL = 'one_works_queue';
 
-const DISPATCH_LOCK = 'one-works:dispatch';
-const UNIQUE_VIOLATION = '23505';
-
-/**
- * Appends a bare turn to the queue (no request: migration 2's form, kept for its tests); returns
- * its queue id. `claimTurns` and `finishTurn` handle bare turns only; the fleet's requests
- * (core/fleet/fleet-queue.ts) have their own claim and finish.
- */
-export async function enqueueTurn(store: PostgresStore, sessionId: string, runId: string): Promise<number> {
-  const { rows } = await store.withClient((client) =>
-    client.query<{ id: string }>(
-      `WITH added AS (INSERT INTO queue (session_id, run_id) VALUES ($1, $2) RETURNING id)
-       SELECT added.id, pg_notify($3, $1) FROM added`,
-      [sessionId, runId, QUEUE_CHANNEL],
-    ),
-  );
-  return Number(rows[0]?.id);
-}
-
-export interface ClaimOptions {
-  /** The worker claiming: it must hold a live lease. */
-  worker: string;
-  /** Turns running at once across the fleet at most (`orchestrator.fleetMaxConcurrentRuns`); absent: no fleet limit. */
-  fleetMaxConcurrentRuns?: number;
-}
-
-/**
- * Claims as many queued turns as the worker's and the fleet's room allow, oldest first, each
- * the head of its session's queue in a session with no live turn. Claims are serialised under
- * a transaction-scoped advisory lock when a fleet limit applies (the count and the claim must
- * agree); otherwise concurrent claimers skip each other's locked rows. One claim loop per
- * worker. Throws `worker_lease_lost` when the worker's lease has expired.
- */
-export async function claimTurns(store: PostgresStore, options: ClaimOptions): Promise<ClaimedTurn[]> {
-  return store.withClient(async (client) => {
-    await client.query('BEGIN');
-    try {
-      if (options.fleetMaxConcurrentRuns !== undefined) {
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [DISPATCH_LOCK]);
-      }
-      const { rows: leases } = await client.query<{ max: number }>(
-        'SELECT max_concurrent_runs AS max FROM workers WHERE name = $1 AND lease_expires_at > clock_timestamp()',
-        [options.worker],
-      );
-      const lease = leases[0];
-      if (!lease) throw leaseLost(options.worker);
-      const { rows: live } = await client.query<{ mine: string; fleet: string }>(
-        "SELECT count(*) FILTER (WHERE worker = $1) AS mine, count(*) AS fleet FROM queue WHERE state = 'claimed'",
-        [options.worker],
-      );
-      const mine = Number(live[0]?.mine ?? 0);
-      const fleet = Number(live[0]?.fleet ?? 0);
-      const room = Math.min(lease.max - mine, (options.fleetMaxConcurrentRuns ?? Number.POSITIVE_INFINITY) - fleet);
-      if (room <= 0) {
-        await client.query('COMMIT');
-        return [];
-      }
-      const { rows } = await client.query<{ id: string; session_id: string; run_id: string }>(
-        `WITH candidate AS (
-           SELECT q.id FROM queue q
-           WHERE q.state = 'queued' AND q.op IS NULL
-             AND NOT EXISTS (
-               SELECT 1 FROM queue o
-               WHERE o.session_id = q.session_id AND (o.state = 'claimed' OR (o.state = 'queued' AND o.id < q.id)))
-           ORDER BY q.id
-           LIMIT $2
-           FOR UPDATE SKIP LOCKED)
-         UPDATE queue SET state = 'claimed', worker = $1, claimed_at = clock_timestamp()
-         FROM candidate WHERE queue.id = candidate.id
-         RETURNING queue.id, queue.session_id, queue.run_id`,
-        [options.worker, room],
-      );
-      await client.query('COMMIT');
-      return rows.map((row) => ({ id: Number(row.id), sessionId: row.session_id, runId: row.run_id })).sort((a, b) => a.id - b.id);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      // Another claimer took this session's turn in between: nothing claimed, try again later.
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) return [];
-      throw error;
-    }
-  });
-}
-
-/** Records a claimed turn as ended; `worker_lease_lost` when it is no longer this worker's claim. */
-export async function finishTurn(store: PostgresStore, worker: string, runId: string): Promise<void> {
-  const { rowCount } = await store.withClient((client) =>
-    client.query(
-      `WITH ended AS (
-         UPDATE queue SET state = 'done', ended_at = clock_timestamp()
-         WHERE run_id = $1 AND worker = $2 AND state = 'claimed' AND op IS NULL RETURNING session_id)
-       SELECT pg_notify($3, session_id) FROM ended`,
-      [runId, worker, QUEUE_CHANNEL],
-    ),
-  );
-  if ((rowCount ?? 0) === 0) throw leaseLost(worker, runId);
-}
-
 /**
  * Records every claimed turn of a worker whose lease has expired as `unknown` (never replayed:
  * no worker claims it again); returns those turns. Any worker may call it.
  */
-export async function expireLeases(store: PostgresStore): Promise<Array<ClaimedTurn & { worker: string }>> {
+export async function expireLeases(store: PostgresStore): Promise<ExpiredTurn[]> {
   const { rows } = await store.withClient((client) =>
-    client.query<{ id: string; session_id: string; run_id: string; worker: string }>(
+    client.query<{ id: string; session_id: string; run_id: string | null; worker: string }>(
       `UPDATE queue SET state = 'unknown', ended_at = clock_timestamp()
        WHERE state = 'claimed' AND worker IN (SELECT name FROM workers WHERE lease_expires_at <= clock_timestamp())
        RETURNING id, session_id, run_id, worker`,
