@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import { AskChoiceSchema, type OpenAsk } from '../../core/permissions/index.js';
-import { assertFileBackend } from '../fleet/backend.js';
+import { assertFileBackend, isFleet } from '../fleet/backend.js';
+import { onFleet } from '../fleet/person-request.js';
 import { createContext } from '../context.js';
 import { tryConnect } from '../daemon/client.js';
 import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
@@ -79,7 +80,12 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .action((sessionId: string, flags: { note?: string }, cmd: Command) =>
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
-        assertFileBackend(ctx);
+        if (isFleet(ctx)) {
+          // On a fleet, the worker holding the session resolves it.
+          const summary = await onFleet(ctx, (fleet) => fleet.resolveAttention(sessionId, flags.note));
+          ctx.out.result(summary, () => `session ${sessionId}: ${summary.state}`);
+          return EXIT.ok;
+        }
         const client = await connectMatchingOrchestrator(ctx);
         try {
           const summary = await client.resolveAttention(sessionId, flags.note);

@@ -5,6 +5,8 @@ import { createContext } from '../context.js';
 import { tryConnect } from '../daemon/client.js';
 import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
+import { isFleet } from '../fleet/backend.js';
+import { onFleet } from '../fleet/person-request.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { openStore } from '../state.js';
 
@@ -13,7 +15,8 @@ import { openStore } from '../state.js';
  * outcome is unknown, so that its session can continue. Through the running orchestrator when
  * there is one (it owns the record); otherwise directly on the store, after taking the state
  * directory's owner lock (refused while another process owns it) and recovering what a dead
- * owner left, as an orchestrator does at start. Either way a `run.reconciled` event is logged.
+ * owner left, as an orchestrator does at start. On a fleet (state.backend postgres), by the
+ * worker holding the session, waited for. Either way a `run.reconciled` event is logged.
  */
 export function registerReconcileCommand(sessions: Command, run: (body: CommandBody) => Promise<void>): void {
   sessions
@@ -32,8 +35,10 @@ export function registerReconcileCommand(sessions: Command, run: (body: CommandB
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         const request: ReconcileRequest = { sessionId, runId, status: flags.status, ...(flags.note ? { note: flags.note } : {}) };
         let state: string;
-        const client = await tryConnect(socketPath(ctx.stateDir));
-        if (client) {
+        const client = isFleet(ctx) ? undefined : await tryConnect(socketPath(ctx.stateDir));
+        if (isFleet(ctx)) {
+          state = (await onFleet(ctx, (fleet) => fleet.reconcileRun(request))).state;
+        } else if (client) {
           try {
             state = (await client.reconcileRun(request)).state;
           } finally {

@@ -22,12 +22,13 @@ import { canonicalWorkspace } from '../../core/workspace/canonical-workspace.js'
 import type { OrchestratorClient, ServerHello } from '../daemon/client.js';
 import type { ServerIdentity } from '../daemon/liveness.js';
 import type * as FleetQueueModule from '../../core/fleet/fleet-queue.js';
-import type { FleetStatus, QueuedRequest } from '../../core/fleet/fleet-queue.js';
+import type { FleetStatus, PersonRequest, QueuedRequest } from '../../core/fleet/fleet-queue.js';
+import { type ReconcileRequest, reconcileRecord } from '../../core/session/reconcile.js';
 
 /** The fleet queue's client functions (core/fleet/fleet-queue.ts), passed in so that they load with the client. */
 export type FleetQueue = Pick<
   typeof FleetQueueModule,
-  'submitCreate' | 'submitSend' | 'awaitAccepted' | 'requestCancel' | 'fleetStatus' | 'queuedRequests'
+  'submitCreate' | 'submitSend' | 'awaitAccepted' | 'requestCancel' | 'fleetStatus' | 'queuedRequests' | 'submitPersonRequest' | 'awaitDone'
 >;
 
 /** How often a waiting client reads again when no notification came (a notification wakes it at once). */
@@ -341,6 +342,66 @@ export class FleetClient implements OrchestratorClient {
     };
   }
 
+  /**
+   * `sessions reconcile` on a fleet: queued for the worker holding the session's HOME (its
+   * orchestrator keeps the record), FIFO after the session's earlier requests; resolves with the
+   * summary once that worker did it, or throws its orchestrator's error. Waits for a lost worker
+   * until it is back (onWaiting is told).
+   */
+  async reconcileRun(request: ReconcileRequest): Promise<SessionSummary> {
+    await this.status(request.sessionId);
+    await this.#refuseAtOnce(request);
+    return this.#personRequest({ op: 'reconcile', request });
+  }
+
+  // What the worker would refuse, refused now rather than after the session's earlier requests:
+  // a run that does not exist or whose outcome is known (reconcileRecord's errors), or one that
+  // is live on a worker whose lease is live. A run left live by a lost worker is queued: its
+  // worker settles it unknown when it is back, then reconciles it.
+  async #refuseAtOnce(request: ReconcileRequest): Promise<void> {
+    const record = await this.#record(request.sessionId);
+    const run = record?.runs.find((r) => r.id === request.runId);
+    if (!record || !run) {
+      if (record) reconcileRecord(record, request);
+      return;
+    }
+    if (run.status !== 'running' && run.status !== 'queued') {
+      if (run.status !== 'unknown') reconcileRecord(record, request);
+      return;
+    }
+    const [requests, status] = await Promise.all([
+      this.#queue.queuedRequests(this.#store, request.sessionId),
+      this.#queue.fleetStatus(this.#store),
+    ]);
+    const alive = new Set(status.workers.filter((w) => w.alive).map((w) => w.name));
+    const live = requests.find((r) => r.state === 'claimed' && r.runId === request.runId && r.worker !== undefined && alive.has(r.worker));
+    if (live) {
+      throw new OneWorksError(
+        ERROR_CODES.USAGE,
+        `run ${request.runId} of session ${request.sessionId} is still queued or running (on worker ${live.worker})`,
+        { data: { ...request, worker: live.worker } },
+      );
+    }
+  }
+
+  /** `sessions resolve` on a fleet: routed like {@link reconcileRun}. */
+  async resolveAttention(sessionId: string, note?: string): Promise<SessionSummary> {
+    await this.status(sessionId);
+    return this.#personRequest({ op: 'resolve', request: { sessionId, ...(note === undefined ? {} : { note }) } });
+  }
+
+  async #personRequest(person: PersonRequest): Promise<SessionSummary> {
+    const { requestId, sessionId } = await this.#queue.submitPersonRequest(this.#store, person);
+    const timer = setTimeout(() => this.onWaiting?.(sessionId), WAITING_NOTICE_MS);
+    try {
+      await this.#queue.awaitDone(this.#store, requestId, this.#closing.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+    const { fleet: _fleet, ...summary } = await this.status(sessionId);
+    return summary;
+  }
+
   // Asks are answered on the worker that runs the turn; a fleet client has no channel to them.
   attachEscalator(): Promise<void> {
     return Promise.resolve();
@@ -367,9 +428,6 @@ export class FleetClient implements OrchestratorClient {
   answerAsk(): never {
     throw unavailable('answer');
   }
-  resolveAttention(): never {
-    throw unavailable('sessions resolve');
-  }
   models(): never {
     throw unavailable('models');
   }
@@ -390,9 +448,6 @@ export class FleetClient implements OrchestratorClient {
   }
   checkSession(): never {
     throw unavailable('compare');
-  }
-  reconcileRun(): never {
-    throw unavailable('sessions reconcile');
   }
   removeSession(): never {
     throw unavailable('sessions rm');

@@ -7,6 +7,7 @@ import { TurnHandleSchema } from '../orchestrator/turn-handle-schema.js';
 import { loggedOutcomes, recoveredRecord } from '../session/recover.js';
 import { expireLeases, QUEUE_CHANNEL } from '../store/postgres-queue.js';
 import type { PostgresStore } from '../store/postgres-store.js';
+import type { ReconcileRequest } from '../session/reconcile.js';
 import { assertSessionId } from '../store/state-layout.js';
 
 /**
@@ -36,12 +37,19 @@ export const CANCEL_WAIT_MS = 30_000;
 
 const SESSION_ID = /^s-[0-9a-f]{10}$/;
 
+/** What a request asks: a turn (create, send) or a person's verdict (reconcile, resolve). */
+export type RequestOp = 'create' | 'send' | 'reconcile' | 'resolve';
+
 /** The state of a request row. */
 export type RequestState = 'queued' | 'claimed' | 'done' | 'unknown' | 'cancelled';
 
 const RequestErrorSchema = z.object({ code: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() });
-/** A request's result as a worker writes it. */
-export const RequestResultSchema = z.union([z.object({ handle: TurnHandleSchema }), z.object({ error: RequestErrorSchema })]);
+/** A request's result as a worker writes it (`ok`: a reconcile or resolve its orchestrator did). */
+export const RequestResultSchema = z.union([
+  z.object({ handle: TurnHandleSchema }),
+  z.object({ error: RequestErrorSchema }),
+  z.object({ ok: z.literal(true) }),
+]);
 export type RequestResult = z.infer<typeof RequestResultSchema>;
 
 /** A fresh session id in the orchestrator's format (`s-` and 10 hex digits). */
@@ -104,6 +112,45 @@ export async function submitSend(store: PostgresStore, request: SendMessageReque
   return { requestId: Number(id), sessionId };
 }
 
+/** A person's request on a session, run by the worker holding its HOME (schema version 4). */
+export type PersonRequest =
+  | { op: 'reconcile'; request: ReconcileRequest }
+  | { op: 'resolve'; request: { sessionId: string; note?: string } };
+
+/**
+ * Queues `sessions reconcile` or `sessions resolve` for the worker holding the session's HOME
+ * (its orchestrator keeps the record in memory: a client never writes it), FIFO after the
+ * session's earlier requests. `session_not_found` when neither the database nor the queue knows
+ * the session.
+ */
+export async function submitPersonRequest(store: PostgresStore, person: PersonRequest): Promise<{ requestId: number; sessionId: string }> {
+  const { sessionId } = person.request;
+  assertSessionId(sessionId);
+  const { rows } = await store.withClient((client) =>
+    client.query<{ id: string }>(
+      `WITH added AS (
+         INSERT INTO queue (session_id, op, request)
+         SELECT $1, $2, $3
+         WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $1) OR EXISTS (SELECT 1 FROM queue WHERE session_id = $1 AND op = 'create')
+         RETURNING id)
+       SELECT added.id, pg_notify($4, $1) FROM added`,
+      [sessionId, person.op, JSON.stringify(person.request), QUEUE_CHANNEL],
+    ),
+  );
+  const id = rows[0]?.id;
+  if (id === undefined) throw notFound(sessionId);
+  return { requestId: Number(id), sessionId };
+}
+
+/**
+ * Resolves once the worker holding the session did a person's request (reconcile, resolve);
+ * throws its orchestrator's error, `request_cancelled` or `worker_lease_lost` as
+ * {@link awaitAccepted} does.
+ */
+export async function awaitDone(store: PostgresStore, requestId: number, signal?: AbortSignal): Promise<void> {
+  await awaitResult(store, requestId, signal);
+}
+
 /**
  * Resolves with the TurnHandle once a worker accepted the request; throws the error the
  * worker's orchestrator threw (same code and message), `request_cancelled` when it was
@@ -111,6 +158,13 @@ export async function submitSend(store: PostgresStore, request: SendMessageReque
  * answered. Wakes on NOTIFY, with a slow poll as a safety net. `signal` stops the wait.
  */
 export async function awaitAccepted(store: PostgresStore, requestId: number, signal?: AbortSignal): Promise<TurnHandle> {
+  const result = await awaitResult(store, requestId, signal);
+  if ('handle' in result) return result.handle as TurnHandle;
+  throw new OneWorksError(ERROR_CODES.STATE_CORRUPT, `fleet request ${requestId} is not a turn: it has no handle`, { data: { requestId } });
+}
+
+// The request's result once written (its error thrown), waking on NOTIFY with a slow poll.
+async function awaitResult(store: PostgresStore, requestId: number, signal?: AbortSignal): Promise<RequestResult> {
   let wake: () => void = () => undefined;
   const stop = store.listen(RESULT_CHANNEL, (payload) => {
     if (payload === undefined || payload === String(requestId)) wake();
@@ -127,7 +181,7 @@ export async function awaitAccepted(store: PostgresStore, requestId: number, sig
         throw error;
       });
       if (row !== 'retry') {
-        const settled = settledHandle(row);
+        const settled = settledResult(row);
         if (settled) return settled;
       }
       await sleepUntil(woken, RESULT_POLL_MS, signal);
@@ -235,7 +289,7 @@ export async function fleetStatus(store: PostgresStore): Promise<FleetStatus> {
       `SELECT q.id, q.session_id, h.worker FROM queue q
        JOIN session_homes h ON h.session_id = q.session_id
        JOIN workers w ON w.name = h.worker
-       WHERE q.state = 'queued' AND q.op = 'send' AND w.lease_expires_at <= clock_timestamp()
+       WHERE q.state = 'queued' AND q.op IN ('send', 'reconcile', 'resolve') AND w.lease_expires_at <= clock_timestamp()
        ORDER BY q.id`,
     );
     const byWorker: Record<string, number> = {};
@@ -275,7 +329,7 @@ export async function fleetStatus(store: PostgresStore): Promise<FleetStatus> {
 export interface QueuedRequest {
   requestId: number;
   sessionId: string;
-  op: 'create' | 'send';
+  op: RequestOp;
   state: 'queued' | 'claimed';
   worker?: string | undefined;
   /** Set once accepted. */
@@ -291,7 +345,7 @@ export async function queuedRequests(store: PostgresStore, sessionId?: string): 
     client.query<{
       id: string;
       session_id: string;
-      op: 'create' | 'send' | null;
+      op: RequestOp | null;
       state: 'queued' | 'claimed';
       worker: string | null;
       run_id: string | null;
@@ -323,7 +377,9 @@ export async function queuedRequests(store: PostgresStore, sessionId?: string): 
 /** A request as the worker that claimed it runs it. */
 export type ClaimedRequest =
   | { id: number; sessionId: string; op: 'create'; request: CreateSessionRequest & { sessionId: string } }
-  | { id: number; sessionId: string; op: 'send'; request: SendMessageRequest };
+  | { id: number; sessionId: string; op: 'send'; request: SendMessageRequest }
+  | { id: number; sessionId: string; op: 'reconcile'; request: ReconcileRequest }
+  | { id: number; sessionId: string; op: 'resolve'; request: { sessionId: string; note?: string } };
 
 export interface ClaimRequestsOptions {
   /** The claiming worker: it must hold a live lease. */
@@ -365,7 +421,7 @@ export async function claimRequests(store: PostgresStore, options: ClaimRequests
         await client.query('COMMIT');
         return [];
       }
-      const { rows } = await client.query<{ id: string; session_id: string; op: 'create' | 'send'; request: unknown }>(
+      const { rows } = await client.query<{ id: string; session_id: string; op: RequestOp; request: unknown }>(
         `WITH me AS (SELECT approved_roots FROM workers WHERE name = $1),
          candidate AS (
            SELECT q.id FROM queue q
@@ -379,7 +435,7 @@ export async function claimRequests(store: PostgresStore, options: ClaimRequests
                (q.op = 'create' AND h.session_id IS NULL AND EXISTS (
                  SELECT 1 FROM me, unnest(me.approved_roots) AS root
                  WHERE q.workspace = root OR starts_with(q.workspace, rtrim(root, '/') || '/')))
-               OR (q.op = 'send' AND (
+               OR (q.op IN ('send', 'reconcile', 'resolve') AND (
                  h.session_id IS NULL OR h.worker = $1
                  OR ($3 AND (hw.name IS NULL OR hw.lease_expires_at <= clock_timestamp())))))
            ORDER BY q.id
@@ -451,7 +507,7 @@ export async function finishRequest(store: PostgresStore, worker: string, reques
  */
 export async function claimedBy(store: PostgresStore, worker: string): Promise<ClaimedRequest[]> {
   const { rows } = await store.withClient((client) =>
-    client.query<{ id: string; session_id: string; op: 'create' | 'send'; request: unknown }>(
+    client.query<{ id: string; session_id: string; op: RequestOp; request: unknown }>(
       "SELECT id, session_id, op, request FROM queue WHERE worker = $1 AND state = 'claimed' AND op IS NOT NULL ORDER BY id",
       [worker],
     ),
@@ -566,8 +622,8 @@ async function readRequest(store: PostgresStore, requestId: number): Promise<Req
   return row;
 }
 
-// The handle of a settled request, its error thrown, or undefined while it waits.
-function settledHandle(row: RequestRow): TurnHandle | undefined {
+// The result of a settled request, its error thrown, or undefined while it waits.
+function settledResult(row: RequestRow): RequestResult | undefined {
   if (row.result !== null && row.result !== undefined) {
     const parsed = RequestResultSchema.safeParse(row.result);
     if (!parsed.success) {
@@ -576,7 +632,7 @@ function settledHandle(row: RequestRow): TurnHandle | undefined {
         cause: parsed.error,
       });
     }
-    if ('handle' in parsed.data) return parsed.data.handle as TurnHandle;
+    if (!('error' in parsed.data)) return parsed.data;
     const { code, message, data } = parsed.data.error;
     throw new OneWorksError(code as ErrorCode, message, data === undefined ? {} : { data });
   }

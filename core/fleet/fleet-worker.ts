@@ -18,7 +18,7 @@ import {
 /**
  * The dispatch loop of `one-works serve --worker NAME`: claims the requests this worker may run
  * (fleet-queue's routing and limits), hands each to its orchestrator (createSessionWithId with
- * the client's session id, or sendMessage), writes the handle or the orchestrator's error into
+ * the client's session id, sendMessage, or a person's reconcileRun / resolveAttention), writes the handle or the orchestrator's error into
  * the request, waits for the run to be terminal and finishes the request, so a session's next
  * request can go. Wakes on NOTIFY of the queue (and of cancels) with a slow poll as a safety net;
  * expires lost workers' leases now and then; heartbeats its own lease. Database failures are
@@ -182,6 +182,19 @@ export class FleetWorker {
   async #serve(live: LiveRequest): Promise<void> {
     const { request } = live;
     const { orchestrator, store } = this.#options;
+    if (request.op === 'reconcile' || request.op === 'resolve') {
+      // A person's request: done at once by the orchestrator that holds the session's record.
+      let done: RequestResult;
+      try {
+        if (request.op === 'reconcile') await orchestrator.reconcileRun(request.request);
+        else await orchestrator.resolveAttention(request.request.sessionId, request.request.note);
+        done = { ok: true };
+      } catch (error) {
+        done = { error: errorResult(error) };
+      }
+      await this.#write(() => settleRequest(store, this.#name, request.id, done), request.id);
+      return;
+    }
     let result: RequestResult;
     let handle: TurnHandle | undefined;
     try {

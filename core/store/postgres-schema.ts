@@ -108,6 +108,11 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX session_homes_worker ON session_homes (worker);
   `,
+  // 4: a person's requests on a session (sessions reconcile, sessions resolve), run by the worker holding its HOME.
+  `
+  ALTER TABLE queue DROP CONSTRAINT queue_op_check;
+  ALTER TABLE queue ADD CONSTRAINT queue_op_check CHECK (op IN ('create', 'send', 'reconcile', 'resolve'));
+  `,
 ];
 
 /** The schema version this code writes and reads. */

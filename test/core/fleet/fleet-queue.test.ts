@@ -5,6 +5,7 @@ import { isOneWorksError } from '../../../core/errors.js';
 import {
   abandonPreviousClaims,
   awaitAccepted,
+  awaitDone,
   claimedBy,
   claimRequests,
   expireLostWorkers,
@@ -17,6 +18,7 @@ import {
   setApprovedRoots,
   settleRequest,
   submitCreate,
+  submitPersonRequest,
   submitSend,
 } from '../../../core/fleet/fleet-queue.js';
 import { WorkerLease } from '../../../core/store/postgres-queue.js';
@@ -205,6 +207,63 @@ describe('fleet requests', () => {
     // ... unless homes are shared: then w-b adopts the session.
     expect((await claimRequests(b, { worker: 'w-b', sharedHomes: true })).map((r) => r.id)).toEqual([later.requestId]);
     expect(await homedSessions(b, 'w-b')).toEqual([first.sessionId]);
+  });
+
+  it("a person's reconcile/resolve goes to the worker holding the session, FIFO behind its send; awaitDone gets ok or the worker's error; a lost holder's waits or is adopted", async () => {
+    const url = await server.createDatabase();
+    const [a, b, client] = [await open(url), await open(url), await open(url)];
+    await worker(a, 'w-a', ['/srv/a']);
+    await worker(b, 'w-b', ['/srv/b']);
+    const first = await submitCreate(client, create('/srv/a/x'));
+    await claimRequests(a, { worker: 'w-a' });
+    await a.writeSession({ ...record(first.sessionId, 'running'), workspace: '/srv/a/x' });
+    await settleRequest(a, 'w-a', first.requestId, { handle: handle(first.sessionId, 'r1') });
+    await finishRequest(a, 'w-a', first.requestId);
+    const send = await submitSend(client, { sessionId: first.sessionId, prompt: 'more' });
+    const verdict = { sessionId: first.sessionId, runId: 'r1', status: 'interrupted' as const, note: 'n' };
+    const reconcile = await submitPersonRequest(client, { op: 'reconcile', request: verdict });
+    // Only the HOME's holder, and only after the send before it.
+    expect(await claimRequests(b, { worker: 'w-b' })).toEqual([]);
+    expect((await claimRequests(a, { worker: 'w-a' })).map((r) => r.id)).toEqual([send.requestId]);
+    expect(await claimRequests(a, { worker: 'w-a' })).toEqual([]);
+    await settleRequest(a, 'w-a', send.requestId, { error: { code: 'session_unknown_outcome', message: 'unknown' } });
+    expect(await claimRequests(a, { worker: 'w-a' })).toEqual([
+      { id: reconcile.requestId, sessionId: first.sessionId, op: 'reconcile', request: verdict },
+    ]);
+    const done = awaitDone(client, reconcile.requestId);
+    await settleRequest(a, 'w-a', reconcile.requestId, { ok: true });
+    await expect(done).resolves.toBeUndefined();
+    expect(await sql(url, 'SELECT state, run_id FROM queue WHERE id = $1', [reconcile.requestId])).toEqual([
+      { state: 'done', run_id: null },
+    ]);
+    // The worker's refusal reaches the client with its code and message.
+    const resolve = await submitPersonRequest(client, { op: 'resolve', request: { sessionId: first.sessionId } });
+    expect((await claimRequests(a, { worker: 'w-a' })).map((r) => [r.id, r.op])).toEqual([[resolve.requestId, 'resolve']]);
+    const refused = awaitDone(client, resolve.requestId).catch((error: unknown) => error);
+    await settleRequest(a, 'w-a', resolve.requestId, { error: { code: 'usage', message: 'does not need attention' } });
+    const error = await refused;
+    expect(isOneWorksError(error, 'usage')).toBe(true);
+    expect((error as Error).message).toBe('does not need attention');
+    // An unknown session is refused at once.
+    await expect(submitPersonRequest(client, { op: 'resolve', request: { sessionId: 's-0000000000' } })).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
+
+    // A lost holder: the request waits for it (worker_lost) unless homes are shared.
+    const c = await open(url);
+    await worker(c, 'w-c', ['/srv/c'], 1, 1500);
+    const lostOne = await submitCreate(client, create('/srv/c/y'));
+    expect((await claimRequests(c, { worker: 'w-c' })).map((r) => r.id)).toEqual([lostOne.requestId]);
+    await settleRequest(c, 'w-c', lostOne.requestId, { error: { code: 'internal', message: 'x' } });
+    await expect
+      .poll(async () => (await fleetStatus(client)).workers.find((w) => w.name === 'w-c')?.alive, { timeout: 10_000 })
+      .toBe(false);
+    const waiting = await submitPersonRequest(client, { op: 'resolve', request: { sessionId: lostOne.sessionId } });
+    expect((await fleetStatus(client)).waitingOnLostWorkers).toEqual([
+      { requestId: waiting.requestId, sessionId: lostOne.sessionId, worker: 'w-c', reason: 'worker_lost' },
+    ]);
+    expect(await claimRequests(b, { worker: 'w-b' })).toEqual([]);
+    expect((await claimRequests(b, { worker: 'w-b', sharedHomes: true })).map((r) => r.id)).toEqual([waiting.requestId]);
   });
 
   it("a restarted worker's requests of its previous process become unknown; the fleet limit holds across workers", async () => {
