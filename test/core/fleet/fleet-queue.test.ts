@@ -154,13 +154,22 @@ describe('fleet requests', () => {
     await claimRequests(a, { worker: 'w-a' });
     await settleRequest(a, 'w-a', first.requestId, { handle: handle(first.sessionId, 'r1') });
     const asked: string[] = [];
+    // A wake without payload says LISTEN took effect: a cancel notified before that would be missed.
+    let listening!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      listening = resolve;
+    });
     const stop = a.listen('one_works_queue_cancel', (payload) => {
-      if (payload === undefined) return;
+      if (payload === undefined) {
+        listening();
+        return;
+      }
       asked.push(payload);
       // The worker cancels its turn and ends the request.
       void finishRequest(a, 'w-a', Number(payload));
     });
     try {
+      await ready;
       const waitedFor = awaitAccepted(client, queued.requestId).catch((e: unknown) => e);
       await requestCancel(client, first.sessionId, undefined, 10_000);
       expect(asked).toEqual([String(first.requestId)]);
