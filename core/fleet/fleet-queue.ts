@@ -396,7 +396,11 @@ export interface ClaimRequestsOptions {
  * worker's approved roots (the worker then holds the session's HOME); a send of a session whose
  * HOME this worker holds (or any session, with `sharedHomes`, whose holder's lease expired: it
  * is adopted). Within the worker's `maxConcurrentRuns` and the fleet limit (counted and claimed
- * under one advisory lock). `worker_lease_lost` when its lease expired.
+ * under one advisory lock), and the workspace lock across the fleet: nothing is claimed whose
+ * workspace (the session's, or a create's before it has one) is, contains or lies inside the
+ * workspace of a request another worker holds, unless both are readers (autonomy `off`, as
+ * requested, or as accepted for the held one; a request that names no autonomy counts as a
+ * writer); the holder's own orchestrator orders its own turns as on one host. `worker_lease_lost` when its lease expired.
  */
 export async function claimRequests(store: PostgresStore, options: ClaimRequestsOptions): Promise<ClaimedRequest[]> {
   return store.withClient(async (client) => {
@@ -427,10 +431,23 @@ export async function claimRequests(store: PostgresStore, options: ClaimRequests
            SELECT q.id FROM queue q
            LEFT JOIN session_homes h ON h.session_id = q.session_id
            LEFT JOIN workers hw ON hw.name = h.worker
+           LEFT JOIN sessions qs ON qs.id = q.session_id
            WHERE q.state = 'queued' AND q.op IS NOT NULL
              AND NOT EXISTS (
                SELECT 1 FROM queue o
                WHERE o.session_id = q.session_id AND (o.state = 'claimed' OR (o.state = 'queued' AND o.id < q.id)))
+             -- The workspace lock across the fleet: no other worker runs a request in this
+             -- workspace, above or below it (this worker's own admission orders its own).
+             AND NOT EXISTS (
+               SELECT 1 FROM queue o LEFT JOIN sessions os ON os.id = o.session_id
+               CROSS JOIN LATERAL (SELECT
+                 rtrim(COALESCE(qs.record->>'workspace', q.workspace), '/') AS mine,
+                 rtrim(COALESCE(os.record->>'workspace', o.workspace), '/') AS theirs) w
+               WHERE o.state = 'claimed' AND o.worker <> $1
+                 -- Two readers (autonomy off, as requested or accepted) may share it; unknown is a writer.
+                 AND NOT (COALESCE(q.request->>'autonomy', '') = 'off'
+                   AND COALESCE(o.result->'handle'->'settings'->>'autonomy', o.request->>'autonomy', '') = 'off')
+                 AND (w.mine = w.theirs OR starts_with(w.mine, w.theirs || '/') OR starts_with(w.theirs, w.mine || '/')))
              AND (
                (q.op = 'create' AND h.session_id IS NULL AND EXISTS (
                  SELECT 1 FROM me, unnest(me.approved_roots) AS root

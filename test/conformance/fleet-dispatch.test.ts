@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { awaitAccepted, requestCancel, submitCreate } from '../../core/fleet/fleet-queue.js';
 import type { TestPostgres } from '../support/embedded-postgres.js';
@@ -5,7 +7,8 @@ import { FleetRig, fleetServer, maxOverlap } from '../support/fleet-rig.js';
 
 // The fleet end to end: two `serve --worker` processes (two state dirs, one PostgreSQL), a real
 // process runner as the agent. 200 turns over 40 sessions: every turn runs exactly once, the
-// per-worker and fleet limits hold (the runner's own start/end times), FIFO per session.
+// per-worker and fleet limits hold (the runner's own start/end times), FIFO per session, and
+// the workspace lock across the fleet.
 
 let server: TestPostgres;
 const rigs: FleetRig[] = [];
@@ -38,9 +41,14 @@ describe('fleet dispatch', () => {
     const sessions: string[] = [];
     const submitted = new Map<string, string[]>();
     let n = 0;
+    // Ten sessions in each of four workspaces, wherever they land: the workspace lock holds across the fleet.
+    const workspaceOf = new Map<string, string>();
     for (let s = 0; s < SESSIONS; s++) {
       const token = `t-${n++}`;
-      const { sessionId } = await rig.create(store, `${token} sleep:${20 + (s % 4) * 10}`);
+      const workspace = join(rig.workspace, `p${s % 4}`);
+      await mkdir(workspace, { recursive: true });
+      const { sessionId } = await rig.create(store, `${token} sleep:${20 + (s % 4) * 10}`, workspace);
+      workspaceOf.set(sessionId, workspace);
       sessions.push(sessionId);
       submitted.set(sessionId, [token]);
     }
@@ -106,6 +114,12 @@ describe('fleet dispatch', () => {
     const fleet = maxOverlap([...sessionOfToken.keys()].map(interval));
     expect(fleet).toBeLessThanOrEqual(4);
     expect(fleet).toBeGreaterThan(1);
+    // The workspace lock (autonomy low: every turn a writer): never two turns at once in one
+    // workspace, though its sessions may be held by different workers.
+    for (const workspace of new Set(workspaceOf.values())) {
+      const inside = [...sessionOfToken].filter(([, s]) => workspaceOf.get(s) === workspace).map(([token]) => interval(token));
+      expect(maxOverlap(inside), workspace).toBe(1);
+    }
     expect(a.stderr()).not.toContain(rig.url);
     expect(b.stderr()).not.toContain(rig.url);
   }, 240_000);

@@ -129,6 +129,33 @@ describe('fleet requests', () => {
     ]);
   });
 
+  it('the workspace lock holds across workers: nothing is claimed whose workspace is, contains or lies inside one another worker holds', async () => {
+    const url = await server.createDatabase();
+    const [a, b, client] = [await open(url), await open(url), await open(url)];
+    await worker(a, 'w-a', ['/srv'], 1);
+    await worker(b, 'w-b', ['/srv'], 3);
+    const first = await submitCreate(client, create('/srv/repo'));
+    expect((await claimRequests(a, { worker: 'w-a' })).map((r) => r.id)).toEqual([first.requestId]);
+    const inside = await submitCreate(client, create('/srv/repo/sub'));
+    const enclosing = await submitCreate(client, create('/srv'));
+    // A path that merely starts with the same name is another workspace.
+    const sibling = await submitCreate(client, create('/srv/repo-two'));
+    expect((await claimRequests(b, { worker: 'w-b' })).map((r) => r.id)).toEqual([sibling.requestId]);
+    await settleRequest(a, 'w-a', first.requestId, { handle: handle(first.sessionId, 'r1') });
+    await finishRequest(a, 'w-a', first.requestId);
+    // Released: b takes both; its own orchestrator orders its own turns, as on one host.
+    expect((await claimRequests(b, { worker: 'w-b' })).map((r) => r.id)).toEqual([inside.requestId, enclosing.requestId]);
+    // A send has no workspace of its own: its session's record says where it runs.
+    await a.writeSession({ ...record(first.sessionId, 'completed'), workspace: '/srv/repo' });
+    const send = await submitSend(client, { sessionId: first.sessionId, prompt: 'more' });
+    expect(await claimRequests(a, { worker: 'w-a' })).toEqual([]);
+    // A refused request ends at once (done) and frees its workspace as well.
+    for (const id of [sibling.requestId, inside.requestId, enclosing.requestId]) {
+      await settleRequest(b, 'w-b', id, { error: { code: 'usage', message: 'refused' } });
+    }
+    expect((await claimRequests(a, { worker: 'w-a' })).map((r) => r.id)).toEqual([send.requestId]);
+  });
+
   it("awaitAccepted throws the worker's error with its code; a send to an unknown session is refused at once", async () => {
     const url = await server.createDatabase();
     const [a, client] = [await open(url), await open(url)];
