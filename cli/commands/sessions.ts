@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
-import type { SessionRecord, Store } from '../../core/store/index.js';
+import type { CorruptSession, SessionRecord, Store } from '../../core/store/index.js';
 import { isFleet } from '../fleet/backend.js';
 import type { FleetState } from '../fleet/fleet-client.js';
 import { openFleet } from '../fleet/open-fleet.js';
@@ -36,15 +36,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       const rows = await Promise.all(
         records.map(async (r) => listRow(r, live?.get(r.id), r.title ? undefined : await agentTitle(store, r.id))),
       );
-      if (ctx.out.json) {
-        for (const row of rows) ctx.out.record(row);
-        for (const bad of scan.corrupt)
-          ctx.out.record({ sessionId: bad.sessionId, id: bad.sessionId, status: 'corrupt', file: bad.file, reason: bad.reason });
-      } else {
-        if (rows.length === 0 && scan.corrupt.length === 0) ctx.out.line('no sessions yet');
-        for (const row of rows) ctx.out.line(rowLine(row));
-        for (const bad of scan.corrupt) ctx.out.line(`${bad.sessionId}  ${'corrupt'.padEnd(15)}  ${bad.reason}  (${bad.file})`);
-      }
+      printList(ctx, rows, scan.corrupt);
       if (scan.corrupt.length > 0) {
         ctx.out.info(
           `${scan.corrupt.length} session record(s) cannot be read and are left out of everything else until fixed or moved away; \`one-works doctor\` names them too`,
@@ -142,15 +134,7 @@ async function listFleet(ctx: CliContext, all: boolean): Promise<number> {
             : row;
         }),
     );
-    if (ctx.out.json) {
-      for (const row of rows) ctx.out.record(row);
-      for (const bad of scan.corrupt)
-        ctx.out.record({ sessionId: bad.sessionId, id: bad.sessionId, status: 'corrupt', file: bad.file, reason: bad.reason });
-    } else {
-      if (rows.length === 0 && scan.corrupt.length === 0) ctx.out.line('no sessions yet');
-      for (const row of rows) ctx.out.line(rowLine(row));
-      for (const bad of scan.corrupt) ctx.out.line(`${bad.sessionId}  ${'corrupt'.padEnd(15)}  ${bad.reason}  (${bad.file})`);
-    }
+    printList(ctx, rows, scan.corrupt);
     return EXIT.ok;
   } finally {
     await fleet.close();
@@ -295,6 +279,19 @@ function listRow(r: SessionRecord, live: SessionSummary | undefined, agent?: str
     updatedAt: r.updatedAt,
     worktree: r.worktree ? worktreeFacts(r.worktree) : null,
   };
+}
+
+// The list: a record per row (JSON) or a line per row, then the malformed records, each with what is wrong.
+function printList(ctx: CliContext, rows: ListRow[], corrupt: CorruptSession[]): void {
+  if (ctx.out.json) {
+    for (const row of rows) ctx.out.record(row);
+    for (const bad of corrupt)
+      ctx.out.record({ sessionId: bad.sessionId, id: bad.sessionId, status: 'corrupt', file: bad.file, reason: bad.reason });
+    return;
+  }
+  if (rows.length === 0 && corrupt.length === 0) ctx.out.line('no sessions yet');
+  for (const row of rows) ctx.out.line(rowLine(row));
+  for (const bad of corrupt) ctx.out.line(`${bad.sessionId}  ${'corrupt'.padEnd(15)}  ${bad.reason}  (${bad.file})`);
 }
 
 function rowLine(row: ListRow): string {

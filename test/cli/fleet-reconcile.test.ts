@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, type CliSandbox, ONE_WORKS_BIN, createCliSandbox } from '../support/cli-runner.js';
-import { startTestPostgres, type TestPostgres } from '../support/embedded-postgres.js';
-import { fleetStateYaml, startWorker, type TestWorker } from '../support/fleet-cli-rig.js';
+import { sql, startTestPostgres, type TestPostgres } from '../support/embedded-postgres.js';
+import { fleetStateYaml, startWorker, type TestWorker, until } from '../support/fleet-cli-rig.js';
 import { findProcesses, waitForNoProcesses } from '../support/rig-processes.js';
 
 // `sessions reconcile` and `sessions resolve` on a fleet (issue 16): a real worker process is
@@ -40,24 +40,8 @@ async function cli(args: string[]): Promise<CliRun> {
   return run;
 }
 
-async function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return (await db.query<R>(text, values)).rows;
-  } finally {
-    await db.end();
-  }
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  return sql<R>(url, text, values);
 }
 
 const lastJson = <T>(run: CliRun): T => JSON.parse(run.stdout.split('\n').filter(Boolean).at(-1)!) as T;

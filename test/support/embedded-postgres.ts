@@ -307,3 +307,14 @@ async function exists(file: string): Promise<boolean> {
     () => false,
   );
 }
+
+/** Runs one statement on its own connection to `url` (a test's look into the database); resolves with the rows. */
+export async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}

@@ -100,3 +100,14 @@ export async function startWorker(name: string, options: WorkerOptions): Promise
   }
   return worker;
 }
+
+/** Polls `probe` every 100 ms until it gives a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

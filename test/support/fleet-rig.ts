@@ -3,12 +3,12 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import type pg from 'pg';
 import { stringify } from 'yaml';
 import { awaitAccepted, submitCreate, submitSend } from '../../core/fleet/fleet-queue.js';
 import type { TurnHandle } from '../../core/orchestrator/index.js';
 import { createPostgresStore, type PostgresStore } from '../../core/store/postgres-store.js';
-import { startTestPostgres, type TestPostgres } from './embedded-postgres.js';
+import { sql, startTestPostgres, type TestPostgres } from './embedded-postgres.js';
 import { ONE_WORKS_BIN } from './one-works-cli.js';
 import { findProcesses, killQuietly, waitForExit } from './rig-processes.js';
 
@@ -168,14 +168,8 @@ export class FleetRig {
       });
   }
 
-  async sql<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
-    const client = new pg.Client({ connectionString: this.url });
-    await client.connect();
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
+  sql<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
+    return sql<R>(this.url, text, values);
   }
 
   /** Waits until no request is queued or claimed (or `timeoutMs` passed); returns the count left. */

@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isOneWorksError } from '../../../core/errors.js';
 import {
@@ -24,7 +23,7 @@ import {
 import { WorkerLease } from '../../../core/store/postgres-queue.js';
 import { createPostgresStore, type PostgresStore } from '../../../core/store/postgres-store.js';
 import type { SessionRecord } from '../../../core/store/index.js';
-import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
+import { sql, startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
 
 // The fleet's request queue on a real PostgreSQL: routing by approved roots and session HOMEs,
 // results and errors as clients await them, cancellation, lost workers (never replayed).
@@ -57,16 +56,6 @@ async function worker(store: PostgresStore, name: string, roots: string[], max =
   leases.push(lease);
   await setApprovedRoots(store, name, roots);
   return lease;
-}
-
-async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 const create = (workspace: string, prompt = 'hi') => ({ adapter: 'fake', workspace, prompt });

@@ -1,10 +1,9 @@
 import { hostname } from 'node:os';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isOneWorksError } from '../../../core/errors.js';
 import { WorkerLease } from '../../../core/store/postgres-queue.js';
 import { createPostgresStore, type PostgresStore } from '../../../core/store/postgres-store.js';
-import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
+import { sql, startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
 
 // Worker leases on a real PostgreSQL. The requests they claim (routing, limits, expiry to
 // `unknown`) are test/core/fleet/fleet-queue.test.ts and test/conformance/fleet-*.test.ts.
@@ -36,16 +35,6 @@ async function register(store: PostgresStore, name: string, maxConcurrentRuns: n
   const lease = await WorkerLease.register(store, { name, host: hostname(), pid: process.pid, maxConcurrentRuns, leaseMs });
   leases.push(lease);
   return lease;
-}
-
-async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 describe('worker leases', () => {

@@ -1,6 +1,5 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isOneWorksError } from '../../../core/errors.js';
@@ -8,7 +7,7 @@ import type { RuntimeEvent } from '../../../core/events/index.js';
 import { RequestKeyRegistry, requestKeyTable } from '../../../core/orchestrator/index.js';
 import { POSTGRES_SCHEMA_VERSION, ownerRecordOfThisProcess, postgresUrlSecrets } from '../../../core/store/index.js';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../../core/store/postgres-store.js';
-import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
+import { sql, startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.js';
 import { logEvent, sessionRecord, tempState } from './store-helpers.js';
 
 // What the conformance suite cannot say about the PostgreSQL store: its schema versions, the
@@ -33,16 +32,6 @@ async function open(options: PostgresStoreOptions): Promise<PostgresStore> {
   const store = await createPostgresStore(options);
   opened.push(store);
   return store;
-}
-
-async function sql<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
