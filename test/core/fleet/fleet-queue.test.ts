@@ -143,6 +143,16 @@ describe('fleet requests', () => {
       await settleRequest(b, 'w-b', id, { error: { code: 'usage', message: 'refused' } });
     }
     expect((await claimRequests(a, { worker: 'w-a' })).map((r) => r.id)).toEqual([send.requestId]);
+    // Two readers (autonomy off) share a workspace across workers; a writer still waits for them.
+    const reader = await submitCreate(client, { ...create('/srv/shared'), autonomy: 'off' as const });
+    expect((await claimRequests(b, { worker: 'w-b' })).map((r) => r.id)).toEqual([reader.requestId]);
+    const otherReader = await submitCreate(client, { ...create('/srv/shared'), autonomy: 'off' as const });
+    const writer = await submitCreate(client, create('/srv/shared/sub'));
+    await settleRequest(a, 'w-a', send.requestId, { error: { code: 'usage', message: 'refused' } });
+    expect((await claimRequests(a, { worker: 'w-a' })).map((r) => r.id)).toEqual([otherReader.requestId]);
+    await settleRequest(a, 'w-a', otherReader.requestId, { error: { code: 'usage', message: 'refused' } });
+    expect(await claimRequests(a, { worker: 'w-a' })).toEqual([]);
+    expect(await queuedRequests(client)).toContainEqual(expect.objectContaining({ requestId: writer.requestId, state: 'queued' }));
   });
 
   it("awaitAccepted throws the worker's error with its code; a send to an unknown session is refused at once", async () => {
