@@ -66,13 +66,17 @@ export class TurnFeed {
    * holds beyond the last handled event. A live completion was handled after every gap before it
    * was filled from the log, and what the server sent after it reached this connection before the
    * run's outcome did (one ordered stream): reading the whole log once more would only cost its
-   * size, which grows with every turn of the session.
+   * size, which grows with every turn of the session. Events pushed afterwards are not shown.
    */
   async finish(): Promise<void> {
     this.#drain();
     await this.#draining;
-    if (this.#ended || this.#completed) return;
-    for (const event of await this.#options.readLog()) this.#handle(event);
+    if (!this.#ended && !this.#completed) for (const event of await this.#options.readLog()) this.#handle(event);
+    // The view is over: the caller prints the outcome next, and nothing may come after it. A
+    // source without one ordered stream (a fleet client reads NOTIFY and the database) can still
+    // deliver the child's closing after the run's outcome.
+    this.#ended = true;
+    this.#queue.length = 0;
   }
 
   #drain(): void {

@@ -93,6 +93,18 @@ describe('TurnFeed', () => {
     expect(shown()).toEqual(['11:turn.queued', '12:log', '15:turn.started', '16:turn.completed']);
   });
 
+  it('shows nothing after finish: the outcome printed next is the last line (a fleet follow can deliver the closing late)', async () => {
+    const { feed: f, shown } = feed([]);
+    f.start('r1', undefined);
+    f.push(ev(1, 'turn.queued', { runId: 'r1' }));
+    f.push(ev(2, 'turn.completed', { runId: 'r1' }));
+    await f.finish();
+    f.push(ev(3, 'session.closed'));
+    f.push(delta(3, 'late'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(shown()).toEqual(['1:turn.queued', '2:turn.completed']);
+  });
+
   it('at the end, adds what only the log has', async () => {
     const log = [ev(1, 'turn.queued', { runId: 'r1' }), ev(2, 'turn.completed', { runId: 'r1' }), ev(3, 'session.closed')];
     const { feed: f, shown } = feed(log);
