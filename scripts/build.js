@@ -2,12 +2,12 @@
 // `npm run build` (also npm's `prepare`: run on `npm ci`, on install from git and on `npm pack`):
 // bundles the `one-works` command into dist/cli/main.cjs with esbuild, then writes dist/build.json:
 // when the build started, which sources it covers, and which command names share a code cache.
-// cli/bin.js runs dist/ only while no source is newer than that, so an edited checkout never runs
+// cli/bin.cjs runs dist/ only while no source is newer than that, so an edited checkout never runs
 // a stale build.
 //
 // One CommonJS file, not ESM chunks: Node 20 keeps no compiled code for ES modules between runs,
 // while a script compiled through node:vm can be given V8's code cache of an earlier run
-// (cli/run-build.js). With the cache a command skips parsing and compiling what it runs; without
+// (cli/run-build.cjs). With the cache a command skips parsing and compiling what it runs; without
 // it, V8 still compiles only the functions that run. The command table's dynamic imports stay
 // lazy inside the file (esbuild wraps each module in an init function run on first import), so a
 // command still evaluates only its own modules (the MCP SDK only for `mcp`). Type checking is
@@ -75,11 +75,11 @@ try {
 // callback for cached scripts): every import in the sources must be static or one the bundle
 // resolves (the command table's, the adapter table's).
 if (/\bimport\(/.test(bundled)) fail(`${BUNDLE} calls import(): import that module statically, or from a module esbuild bundles`);
-// cli/run-build.js reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
+// cli/run-build.cjs reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
 // every other character (its default charset), which this checks.
 if (/[\u0080-\u00ff]/.test(bundled)) fail(`${BUNDLE} holds a character outside ASCII`);
 // The file holds the bundle inside the wrapper of Node's CommonJS loader, as node:vm compiles it
-// (cli/run-build.js): wrapping at each start would copy 3 MB into V8's heap.
+// (cli/run-build.cjs): wrapping at each start would copy 3 MB into V8's heap.
 // Strict mode for all of it, as when the sources ran as ES modules.
 const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
 const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
@@ -93,7 +93,7 @@ renameSync(`${BUNDLE}.tmp`, BUNDLE);
 const bundleHash = createHash('sha1').update(wrapped).digest('hex').slice(0, 16);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
-const { loadBundle } = await import('../cli/run-build.js');
+const { loadBundle } = await import('../cli/run-build.cjs');
 const commands = Object.fromEntries(
   loadBundle(BUNDLE, undefined)
     .tableCommandNames()

@@ -29,9 +29,10 @@ describe('global install', () => {
       const pack = await execa('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv, timeout: PACK_TIMEOUT_MS });
       const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
       const files = packed?.files.map((f) => f.path) ?? [];
+      expect(files).toContain('cli/bin.cjs');
       expect(files).toContain('cli/bin.js');
       expect(files).toContain('dist/cli/main.cjs');
-      expect(files).toContain('cli/run-build.js');
+      expect(files).toContain('cli/run-build.cjs');
       // The code caches are made by the installed command's own runs, never packed.
       expect(files.filter((f) => f.includes('code-cache'))).toEqual([]);
       expect(files).toContain('dist/build.json');
