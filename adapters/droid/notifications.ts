@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { compileQuickCheck, type QuickCheck } from '../../core/schema-check.js';
 import { DroidMcpServerStatusSchema, DroidMessageSchema, DroidTokenUsageSchema, DroidToolUseSchema } from './wire.js';
 
@@ -15,17 +16,19 @@ function member<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
 }
 
 const deltaShape = { messageId: z.string(), blockIndex: z.number().optional(), textDelta: z.string() };
-const str = z.string().optional();
+const str = lazySchema(() => z.string().optional());
 
 /** The `update` of `tool_progress_update`. */
-export const ToolProgressSchema = z.looseObject({
-  type: str,
-  text: str,
-  status: str,
-  error: z.unknown().optional(),
-  timestamp: z.number().optional(),
-  fullOutput: str,
-});
+export const ToolProgressSchema = lazySchema(() =>
+  z.looseObject({
+    type: str,
+    text: str,
+    status: str,
+    error: z.unknown().optional(),
+    timestamp: z.number().optional(),
+    fullOutput: str,
+  }),
+);
 
 /** One schema per native notification type, keyed by that type. */
 export const DROID_NOTIFICATION_SCHEMAS = {
@@ -126,10 +129,12 @@ export type DroidNotification = { [K in DroidNotificationType]: z.infer<Schemas[
 export type DroidNotificationOf<K extends DroidNotificationType> = z.infer<Schemas[K]>;
 
 /** The params of `droid.session_notification`; `sessionId` is missing on several types (§6). */
-export const SessionNotificationParamsSchema = z.looseObject({
-  sessionId: z.string().optional(),
-  notification: z.looseObject({ type: z.string() }),
-});
+export const SessionNotificationParamsSchema = lazySchema(() =>
+  z.looseObject({
+    sessionId: z.string().optional(),
+    notification: z.looseObject({ type: z.string() }),
+  }),
+);
 
 export type ParsedDroidNotification =
   | { kind: 'known'; sessionId: string | undefined; notification: DroidNotification }

@@ -14,6 +14,10 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   'core/orchestrator/turn-handle-schema.ts': () => import('../../core/orchestrator/turn-handle-schema.js'),
   'cli/daemon/wire.ts': () => import('../../cli/daemon/wire.js'),
   'cli/daemon/escalations.ts': () => import('../../cli/daemon/escalations.js'),
+  'adapters/droid/wire.ts': () => import('../../adapters/droid/wire.js'),
+  'adapters/droid/notifications.ts': () => import('../../adapters/droid/notifications.js'),
+  'adapters/droid/session-params.ts': () => import('../../adapters/droid/session-params.js'),
+  'adapters/droid/oneshot.ts': () => import('../../adapters/droid/oneshot.js'),
 };
 
 type Lazy = z.ZodType & { _zod: { def: { type: string; getter: () => z.ZodType } } };
