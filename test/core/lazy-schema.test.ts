@@ -10,6 +10,7 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   'core/events/schema.ts': () => import('../../core/events/schema.js'),
   'core/permissions/ask-board.ts': () => import('../../core/permissions/ask-board.js'),
   'core/config/lock.ts': () => import('../../core/config/lock.js'),
+  'core/store/records.ts': () => import('../../core/store/records.js'),
   'core/orchestrator/request-keys.ts': () => import('../../core/orchestrator/request-keys.js'),
   'core/orchestrator/turn-handle-schema.ts': () => import('../../core/orchestrator/turn-handle-schema.js'),
   'cli/daemon/wire.ts': () => import('../../cli/daemon/wire.js'),
