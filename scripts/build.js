@@ -13,7 +13,7 @@
 // command still evaluates only its own modules (the MCP SDK only for `mcp`). Type checking is
 // `npm run typecheck`'s job (tsc); esbuild only strips the types.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -39,6 +39,24 @@ const zodEnglishOnly = {
     }));
   },
 };
+// commander requires node:child_process when it loads, for subcommands that are executables of
+// their own (One Works has none): with it come net, dgram and streams, some 6 ms of every command's
+// start. The bundle's commander loads it on the first such spawn instead. A commander whose line
+// differs fails the build, so that the change is seen (the lockfile pins commander).
+const COMMANDER_CHILD_PROCESS = "const childProcess = require('node:child_process');";
+const commanderLazyChildProcess = {
+  name: 'commander-lazy-child-process',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes(COMMANDER_CHILD_PROCESS)) {
+        fail(`${args.path} no longer holds ${COMMANDER_CHILD_PROCESS} (see commanderLazyChildProcess in scripts/build.js)`);
+      }
+      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
+      return { contents: source.replace(COMMANDER_CHILD_PROCESS, lazy), loader: 'js' };
+    });
+  },
+};
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
@@ -61,7 +79,7 @@ try {
     // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
     // is resolved from node_modules, never bundled.
     external: ['tsx', 'tsx/*'],
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, commanderLazyChildProcess],
     legalComments: 'none',
     minifyWhitespace: true,
     minifySyntax: true,
