@@ -19,14 +19,19 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   'adapters/droid/notifications.ts': () => import('../../adapters/droid/notifications.js'),
   'adapters/droid/session-params.ts': () => import('../../adapters/droid/session-params.js'),
   'adapters/droid/oneshot.ts': () => import('../../adapters/droid/oneshot.js'),
+  'adapters/droid/import/journal-schema.ts': () => import('../../adapters/droid/import/journal-schema.js'),
 };
 
 type Lazy = z.ZodType & { _zod: { def: { type: string; getter: () => z.ZodType } } };
 
+// The lazy schemas a module exports, and those of an exported table of them (droid's notification schemas by type).
 function lazyExports(module: Record<string, unknown>): Array<[string, Lazy]> {
-  return Object.entries(module).filter(
-    (entry): entry is [string, Lazy] => entry[1] instanceof z.ZodType && (entry[1] as Lazy)._zod.def.type === 'lazy',
-  );
+  const isLazy = (value: unknown): value is Lazy => value instanceof z.ZodType && (value as Lazy)._zod.def.type === 'lazy';
+  return Object.entries(module).flatMap(([name, value]): Array<[string, Lazy]> => {
+    if (isLazy(value)) return [[name, value]];
+    if (value === null || typeof value !== 'object' || value instanceof z.ZodType) return [];
+    return Object.entries(value).flatMap(([key, inner]): Array<[string, Lazy]> => (isLazy(inner) ? [[`${name}.${key}`, inner]] : []));
+  });
 }
 
 // Values near the schemas' shapes (objects with their keys, wrong types, extra keys) and random ones.
