@@ -20,6 +20,8 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   'adapters/droid/session-params.ts': () => import('../../adapters/droid/session-params.js'),
   'adapters/droid/oneshot.ts': () => import('../../adapters/droid/oneshot.js'),
   'adapters/droid/import/journal-schema.ts': () => import('../../adapters/droid/import/journal-schema.js'),
+  'adapters/codex/wire.ts': () => import('../../adapters/codex/wire.js'),
+  'adapters/claude-code/wire.ts': () => import('../../adapters/claude-code/wire.js'),
 };
 
 type Lazy = z.ZodType & { _zod: { def: { type: string; getter: () => z.ZodType } } };
