@@ -2,7 +2,11 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Adapter, LockedVersion, PrepareServices, ProgressReport } from '../core/adapter.js';
 import { createPrepareServices } from '../core/install/services.js';
-import { approvedRootPath, collectSecrets, createConfigSchema, DEFAULT_ADAPTER, loadConfig, readLock } from '../core/config/index.js';
+// The config's own modules, not core/config/index.js: the lock (semver), the JSON Schema export and
+// the YAML rewriter are loaded only by the commands that use them.
+import { loadConfig } from '../core/config/load.js';
+import { approvedRootPath, createConfigSchema, DEFAULT_ADAPTER } from '../core/config/schema.js';
+import { collectSecrets } from '../core/config/secrets.js';
 import { OneWorksError } from '../core/errors.js';
 import { postgresUrlSecrets } from '../core/store/postgres-url.js';
 import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GeminiConfigSchema } from '../adapters/acp/config.js';
@@ -255,6 +259,7 @@ export async function createContext(
     },
     defaultAdapter: config.defaults.adapter ?? DEFAULT_ADAPTER,
     async lockEntries(name) {
+      const { readLock } = await import('../core/config/lock.js');
       const lock = await readLock(lockPath);
       return new Map(Object.entries(lock.adapters[name] ?? {}));
     },

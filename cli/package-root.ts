@@ -7,13 +7,13 @@ import { fileURLToPath } from 'node:url';
 // it in the build (npm run build), where no package.json is one level up.
 const sourcesRoot = new URL('../', import.meta.url);
 
-/** The directory holding package.json and cli/bin.js, whether this module runs from sources or from dist/. */
+/** The directory holding package.json and cli/bin.cjs, whether this module runs from sources or from dist/. */
 export const PACKAGE_ROOT = fileURLToPath(
   existsSync(new URL('package.json', sourcesRoot)) ? sourcesRoot : new URL('../../', import.meta.url),
 );
 
-/** `cli/bin.js` of this installation: the command's entry point (it picks the build or the sources). */
-export const BIN_PATH = join(PACKAGE_ROOT, 'cli', 'bin.js');
+/** `cli/bin.cjs` of this installation: the command's entry point (it picks the build or the sources). */
+export const BIN_PATH = join(PACKAGE_ROOT, 'cli', 'bin.cjs');
 
 /** The package version from package.json. */
 export async function packageVersion(): Promise<string> {

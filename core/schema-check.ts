@@ -10,17 +10,23 @@ import type { z } from 'zod';
  * Understood: objects (stripping, and loose with an `unknown` catchall), strings (with length
  * checks), finite numbers (safe-integer format, bounds), booleans, literals, enums, null,
  * undefined, unknown/any, optional, nullable, arrays, unions (discriminated too) and records
- * with string keys. Anything else (transforms, pipes, defaults, refinements, lazy…) compiles to
- * a check that always answers `false`, so the schema decides.
+ * with string keys, and lazy schemas as what they build. Anything else (transforms, pipes,
+ * defaults, refinements, recursive schemas…) compiles to a check that always answers `false`, so
+ * the schema decides.
  */
 export type QuickCheck = (value: unknown) => boolean;
 
 const NEVER_SURE: QuickCheck = () => false;
 const ALWAYS: QuickCheck = () => true;
 
-/** Compiles `schema` once; keep the result and call it per value. */
+/** Compiles `schema` once, on the first call; keep the result and call it per value. */
 export function compileQuickCheck(schema: z.ZodType): QuickCheck {
-  return compile(schema);
+  // On first use: a module that defines a check builds neither it nor its (lazy) schema on load.
+  let check: QuickCheck | undefined;
+  return (value) => {
+    check ??= compile(schema);
+    return check(value);
+  };
 }
 
 // The internals read here are zod 4's public-but-internal `_zod.def` (type, shape, checks…).
@@ -38,12 +44,29 @@ interface Def {
   valueType?: z.ZodType;
 }
 
-function defOf(schema: z.ZodType): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def;
+// A lazy schema (core/lazy-schema.ts) is read as the schema it builds.
+function defOf(schema: z.ZodType, seen: ReadonlySet<z.ZodType> = new Set()): Def {
+  const internals = (schema as unknown as { _zod: { def: Def; innerType?: z.ZodType } })._zod;
+  if (internals.def.type !== 'lazy') return internals.def;
+  if (seen.has(schema)) return { type: 'recursive' };
+  return defOf(internals.innerType!, new Set([...seen, schema]));
 }
 
+// The lazy schemas being compiled: one met again inside itself (a recursive schema) is left to the schema.
+const compiling = new Set<z.ZodType>();
+
 function compile(schema: z.ZodType): QuickCheck {
-  const def = defOf(schema);
+  const internals = (schema as unknown as { _zod: { def: Def; innerType?: z.ZodType } })._zod;
+  if (internals.def.type === 'lazy') {
+    if (compiling.has(schema)) return NEVER_SURE;
+    compiling.add(schema);
+    try {
+      return compile(internals.innerType!);
+    } finally {
+      compiling.delete(schema);
+    }
+  }
+  const def = internals.def;
   switch (def.type) {
     case 'unknown':
     case 'any':

@@ -2,18 +2,18 @@
 // `npm run build` (also npm's `prepare`: run on `npm ci`, on install from git and on `npm pack`):
 // bundles the `one-works` command into dist/cli/main.cjs with esbuild, then writes dist/build.json:
 // when the build started, which sources it covers, and which command names share a code cache.
-// cli/bin.js runs dist/ only while no source is newer than that, so an edited checkout never runs
+// cli/bin.cjs runs dist/ only while no source is newer than that, so an edited checkout never runs
 // a stale build.
 //
 // One CommonJS file, not ESM chunks: Node 20 keeps no compiled code for ES modules between runs,
 // while a script compiled through node:vm can be given V8's code cache of an earlier run
-// (cli/run-build.js). With the cache a command skips parsing and compiling what it runs; without
+// (cli/run-build.cjs). With the cache a command skips parsing and compiling what it runs; without
 // it, V8 still compiles only the functions that run. The command table's dynamic imports stay
 // lazy inside the file (esbuild wraps each module in an init function run on first import), so a
 // command still evaluates only its own modules (the MCP SDK only for `mcp`). Type checking is
 // `npm run typecheck`'s job (tsc); esbuild only strips the types.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -39,6 +39,24 @@ const zodEnglishOnly = {
     }));
   },
 };
+// commander requires node:child_process when it loads, for subcommands that are executables of
+// their own (One Works has none): with it come net, dgram and streams, some 6 ms of every command's
+// start. The bundle's commander loads it on the first such spawn instead. A commander whose line
+// differs fails the build, so that the change is seen (the lockfile pins commander).
+const COMMANDER_CHILD_PROCESS = "const childProcess = require('node:child_process');";
+const commanderLazyChildProcess = {
+  name: 'commander-lazy-child-process',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes(COMMANDER_CHILD_PROCESS)) {
+        fail(`${args.path} no longer holds ${COMMANDER_CHILD_PROCESS} (see commanderLazyChildProcess in scripts/build.js)`);
+      }
+      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
+      return { contents: source.replace(COMMANDER_CHILD_PROCESS, lazy), loader: 'js' };
+    });
+  },
+};
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
@@ -61,7 +79,7 @@ try {
     // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
     // is resolved from node_modules, never bundled.
     external: ['tsx', 'tsx/*'],
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, commanderLazyChildProcess],
     legalComments: 'none',
     minifyWhitespace: true,
     minifySyntax: true,
@@ -75,11 +93,11 @@ try {
 // callback for cached scripts): every import in the sources must be static or one the bundle
 // resolves (the command table's, the adapter table's).
 if (/\bimport\(/.test(bundled)) fail(`${BUNDLE} calls import(): import that module statically, or from a module esbuild bundles`);
-// cli/run-build.js reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
+// cli/run-build.cjs reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
 // every other character (its default charset), which this checks.
 if (/[\u0080-\u00ff]/.test(bundled)) fail(`${BUNDLE} holds a character outside ASCII`);
 // The file holds the bundle inside the wrapper of Node's CommonJS loader, as node:vm compiles it
-// (cli/run-build.js): wrapping at each start would copy 3 MB into V8's heap.
+// (cli/run-build.cjs): wrapping at each start would copy 3 MB into V8's heap.
 // Strict mode for all of it, as when the sources ran as ES modules.
 const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
 const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
@@ -93,7 +111,7 @@ renameSync(`${BUNDLE}.tmp`, BUNDLE);
 const bundleHash = createHash('sha1').update(wrapped).digest('hex').slice(0, 16);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
-const { loadBundle } = await import('../cli/run-build.js');
+const { loadBundle } = await import('../cli/run-build.cjs');
 const commands = Object.fromEntries(
   loadBundle(BUNDLE, undefined)
     .tableCommandNames()

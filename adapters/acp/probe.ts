@@ -1,4 +1,3 @@
-import * as acp from '@agentclientprotocol/sdk';
 import type { LaunchSpec, ProbeResult, ResolvedCli, SeedFile, ThrowawayLauncher } from '../../core/adapter.js';
 import { OneWorksError } from '../../core/errors.js';
 import { ACP_API, acpProtocolVersion } from './session.js';
@@ -17,6 +16,8 @@ export async function probeAcp(
   timeoutMs: number,
 ): Promise<ProbeResult> {
   const described = describe();
+  // The ACP SDK (some 2,500 zod schemas) is loaded when an agent is probed or run, not with the adapter.
+  const acp = await import('@agentclientprotocol/sdk');
   const child = await launch(described.launch, described.seed);
   try {
     const conn = new acp.ClientSideConnection(

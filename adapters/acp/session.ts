@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import * as acp from '@agentclientprotocol/sdk';
+import type * as acp from '@agentclientprotocol/sdk';
 import {
   type AdapterSession,
   type ChildChannel,
@@ -211,7 +211,9 @@ export class AcpSession implements AdapterSession {
     child.transport.onerror = (error) =>
       this.#io.emit({ type: 'error', key: `problem:${randomUUID()}`, code: error.code, message: this.#io.redactor.redact(error.message) });
     const stream = transportStream(child.transport);
-    const conn = new acp.ClientSideConnection(() => this.#client(), stream);
+    // The ACP SDK (some 2,500 zod schemas) is loaded when an agent starts, not with the adapter.
+    const { ClientSideConnection, PROTOCOL_VERSION } = await import('@agentclientprotocol/sdk');
+    const conn = new ClientSideConnection(() => this.#client(), stream);
     this.#conn = conn;
     await child.transport.start();
     const early = this.#exited.then((exit) => {
@@ -224,7 +226,7 @@ export class AcpSession implements AdapterSession {
     const init = await deadline(
       'initialize',
       conn.initialize({
-        protocolVersion: acp.PROTOCOL_VERSION,
+        protocolVersion: PROTOCOL_VERSION,
         // One Works implements neither client file-system access nor terminals: it declares none.
         clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
         clientInfo: { name: 'one-works', version: '0.1.0' },

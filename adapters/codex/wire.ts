@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import type { Envelope, Inbound, RequestDescriptor, WireError } from '../../core/protocol/index.js';
 import { CODEX_METHODS } from './methods.js';
 
@@ -26,14 +27,16 @@ export const codexEnvelope: Envelope = {
   classify: classifyCodexMessage,
 };
 
-const IdSchema = z.union([z.string(), z.number()]);
-const FrameSchema = z.looseObject({
-  id: IdSchema.nullish(),
-  method: z.string().optional(),
-  params: z.unknown().optional(),
-  result: z.unknown().optional(),
-  error: z.looseObject({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
-});
+const IdSchema = lazySchema(() => z.union([z.string(), z.number()]));
+const FrameSchema = lazySchema(() =>
+  z.looseObject({
+    id: IdSchema.nullish(),
+    method: z.string().optional(),
+    params: z.unknown().optional(),
+    result: z.unknown().optional(),
+    error: z.looseObject({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+  }),
+);
 
 /** Maps one inbound frame to `Inbound`. Never throws. */
 export function classifyCodexMessage(message: unknown): Inbound {
@@ -59,20 +62,24 @@ export function classifyCodexMessage(message: unknown): Inbound {
 
 // ---- requests -------------------------------------------------------------------------------
 
-export const InitializeParamsSchema = z.object({
-  clientInfo: z.object({ name: z.string(), title: z.string().nullable(), version: z.string() }),
-  capabilities: z.null(),
-});
-export const InitializeResponseSchema = z.looseObject({
-  userAgent: z.string(),
-  codexHome: z.string(),
-  platformFamily: z.string().optional(),
-  platformOs: z.string().optional(),
-});
+export const InitializeParamsSchema = lazySchema(() =>
+  z.object({
+    clientInfo: z.object({ name: z.string(), title: z.string().nullable(), version: z.string() }),
+    capabilities: z.null(),
+  }),
+);
+export const InitializeResponseSchema = lazySchema(() =>
+  z.looseObject({
+    userAgent: z.string(),
+    codexHome: z.string(),
+    platformFamily: z.string().optional(),
+    platformOs: z.string().optional(),
+  }),
+);
 
 /** The approval policies One Works sends (it always sends `untrusted`: ask before anything not known read-only). */
-export const AskForApprovalSchema = z.enum(['untrusted', 'on-request', 'never']);
-export const SandboxModeSchema = z.enum(['read-only', 'workspace-write', 'danger-full-access']);
+export const AskForApprovalSchema = lazySchema(() => z.enum(['untrusted', 'on-request', 'never']));
+export const SandboxModeSchema = lazySchema(() => z.enum(['read-only', 'workspace-write', 'danger-full-access']));
 
 const ThreadSettingsShape = {
   model: z.string().nullish(),
@@ -81,43 +88,51 @@ const ThreadSettingsShape = {
   sandbox: SandboxModeSchema.nullish(),
   developerInstructions: z.string().nullish(),
 };
-export const ThreadStartParamsSchema = z.object(ThreadSettingsShape);
-export const ThreadResumeParamsSchema = z.object({ threadId: z.string(), ...ThreadSettingsShape });
+export const ThreadStartParamsSchema = lazySchema(() => z.object(ThreadSettingsShape));
+export const ThreadResumeParamsSchema = lazySchema(() => z.object({ threadId: z.string(), ...ThreadSettingsShape }));
 
-const ThreadRefSchema = z.looseObject({ id: z.string() });
-export const ThreadStartResponseSchema = z.looseObject({ thread: ThreadRefSchema, model: z.string().optional() });
+const ThreadRefSchema = lazySchema(() => z.looseObject({ id: z.string() }));
+export const ThreadStartResponseSchema = lazySchema(() => z.looseObject({ thread: ThreadRefSchema, model: z.string().optional() }));
 export const ThreadResumeResponseSchema = ThreadStartResponseSchema;
 
 // One Works sends plain text: no text elements (mentions, images).
-export const UserInputSchema = z.object({ type: z.literal('text'), text: z.string(), text_elements: z.tuple([]) });
-export const TurnStartParamsSchema = z.object({
-  threadId: z.string(),
-  input: z.array(UserInputSchema),
-  model: z.string().nullish(),
-  effort: z.string().nullish(),
-});
+export const UserInputSchema = lazySchema(() => z.object({ type: z.literal('text'), text: z.string(), text_elements: z.tuple([]) }));
+export const TurnStartParamsSchema = lazySchema(() =>
+  z.object({
+    threadId: z.string(),
+    input: z.array(UserInputSchema),
+    model: z.string().nullish(),
+    effort: z.string().nullish(),
+  }),
+);
 
-export const TurnStatusSchema = z.enum(['completed', 'interrupted', 'failed', 'inProgress']);
-export const TurnErrorSchema = z.looseObject({ message: z.string(), additionalDetails: Nullish(z.string()) });
-export const TurnSchema = z.looseObject({ id: z.string(), status: TurnStatusSchema, error: Nullish(TurnErrorSchema) });
-export const TurnStartResponseSchema = z.looseObject({ turn: TurnSchema });
-export const TurnInterruptParamsSchema = z.object({ threadId: z.string(), turnId: z.string() });
-export const TurnSteerParamsSchema = z.object({ threadId: z.string(), input: z.array(UserInputSchema), expectedTurnId: z.string() });
+export const TurnStatusSchema = lazySchema(() => z.enum(['completed', 'interrupted', 'failed', 'inProgress']));
+export const TurnErrorSchema = lazySchema(() => z.looseObject({ message: z.string(), additionalDetails: Nullish(z.string()) }));
+export const TurnSchema = lazySchema(() => z.looseObject({ id: z.string(), status: TurnStatusSchema, error: Nullish(TurnErrorSchema) }));
+export const TurnStartResponseSchema = lazySchema(() => z.looseObject({ turn: TurnSchema }));
+export const TurnInterruptParamsSchema = lazySchema(() => z.object({ threadId: z.string(), turnId: z.string() }));
+export const TurnSteerParamsSchema = lazySchema(() =>
+  z.object({ threadId: z.string(), input: z.array(UserInputSchema), expectedTurnId: z.string() }),
+);
 
 /** `thread/loaded/list`: the threads loaded in the app-server's memory (a cheap round trip for `ready`). */
-export const ThreadLoadedListParamsSchema = z.object({ cursor: z.string().nullish(), limit: z.number().int().nullish() });
-export const ThreadLoadedListResponseSchema = z.looseObject({ data: z.array(z.string()), nextCursor: z.string().nullish() });
+export const ThreadLoadedListParamsSchema = lazySchema(() => z.object({ cursor: z.string().nullish(), limit: z.number().int().nullish() }));
+export const ThreadLoadedListResponseSchema = lazySchema(() =>
+  z.looseObject({ data: z.array(z.string()), nextCursor: z.string().nullish() }),
+);
 
-export const ModelListParamsSchema = z.object({ includeHidden: z.boolean().nullish(), cursor: z.string().nullish() });
-export const ModelSchema = z.looseObject({
-  id: z.string(),
-  model: z.string(),
-  displayName: z.string(),
-  hidden: z.boolean(),
-  isDefault: z.boolean(),
-  supportedReasoningEfforts: z.array(z.looseObject({ reasoningEffort: z.string() })),
-});
-export const ModelListResponseSchema = z.looseObject({ data: z.array(ModelSchema), nextCursor: Nullish(z.string()) });
+export const ModelListParamsSchema = lazySchema(() => z.object({ includeHidden: z.boolean().nullish(), cursor: z.string().nullish() }));
+export const ModelSchema = lazySchema(() =>
+  z.looseObject({
+    id: z.string(),
+    model: z.string(),
+    displayName: z.string(),
+    hidden: z.boolean(),
+    isDefault: z.boolean(),
+    supportedReasoningEfforts: z.array(z.looseObject({ reasoningEffort: z.string() })),
+  }),
+);
+export const ModelListResponseSchema = lazySchema(() => z.looseObject({ data: z.array(ModelSchema), nextCursor: Nullish(z.string()) }));
 
 /** Request descriptors: method, params and result kept together. */
 export const CODEX_REQUESTS = {
@@ -138,83 +153,101 @@ export const CODEX_REQUESTS = {
 // ---- notifications --------------------------------------------------------------------------
 
 /** A thread item: its `type` and `id`, plus the members the projection reads for its kinds. */
-export const ThreadItemSchema = z.looseObject({
-  type: z.string(),
-  id: z.string().optional(),
-  text: z.string().optional(),
-  command: z.string().optional(),
-  cwd: z.string().optional(),
-  status: z.unknown().optional(),
-  aggregatedOutput: Nullish(z.string()),
-  exitCode: Nullish(z.number()),
-  changes: z.array(z.looseObject({ path: z.string(), kind: z.unknown().optional() })).optional(),
-  server: z.string().optional(),
-  tool: z.unknown().optional(),
-  arguments: z.unknown().optional(),
-});
+export const ThreadItemSchema = lazySchema(() =>
+  z.looseObject({
+    type: z.string(),
+    id: z.string().optional(),
+    text: z.string().optional(),
+    command: z.string().optional(),
+    cwd: z.string().optional(),
+    status: z.unknown().optional(),
+    aggregatedOutput: Nullish(z.string()),
+    exitCode: Nullish(z.number()),
+    changes: z.array(z.looseObject({ path: z.string(), kind: z.unknown().optional() })).optional(),
+    server: z.string().optional(),
+    tool: z.unknown().optional(),
+    arguments: z.unknown().optional(),
+  }),
+);
 export type ThreadItem = z.infer<typeof ThreadItemSchema>;
 
-export const TurnNotificationSchema = z.looseObject({ threadId: z.string(), turn: TurnSchema });
-export const ItemNotificationSchema = z.looseObject({ threadId: z.string(), turnId: z.string(), item: ThreadItemSchema });
-export const DeltaNotificationSchema = z.looseObject({ threadId: z.string(), turnId: z.string(), itemId: z.string(), delta: z.string() });
-const TokenBreakdownSchema = z.looseObject({
-  totalTokens: z.number(),
-  inputTokens: z.number(),
-  cachedInputTokens: z.number(),
-  outputTokens: z.number(),
-  reasoningOutputTokens: z.number(),
-});
-export const TokenUsageNotificationSchema = z.looseObject({
-  threadId: z.string(),
-  turnId: z.string(),
-  tokenUsage: z.looseObject({ total: TokenBreakdownSchema, last: TokenBreakdownSchema }),
-});
+export const TurnNotificationSchema = lazySchema(() => z.looseObject({ threadId: z.string(), turn: TurnSchema }));
+export const ItemNotificationSchema = lazySchema(() => z.looseObject({ threadId: z.string(), turnId: z.string(), item: ThreadItemSchema }));
+export const DeltaNotificationSchema = lazySchema(() =>
+  z.looseObject({ threadId: z.string(), turnId: z.string(), itemId: z.string(), delta: z.string() }),
+);
+const TokenBreakdownSchema = lazySchema(() =>
+  z.looseObject({
+    totalTokens: z.number(),
+    inputTokens: z.number(),
+    cachedInputTokens: z.number(),
+    outputTokens: z.number(),
+    reasoningOutputTokens: z.number(),
+  }),
+);
+export const TokenUsageNotificationSchema = lazySchema(() =>
+  z.looseObject({
+    threadId: z.string(),
+    turnId: z.string(),
+    tokenUsage: z.looseObject({ total: TokenBreakdownSchema, last: TokenBreakdownSchema }),
+  }),
+);
 export type TokenBreakdown = z.infer<typeof TokenBreakdownSchema>;
-export const ErrorNotificationSchema = z.looseObject({
-  error: TurnErrorSchema,
-  willRetry: z.boolean(),
-  threadId: z.string(),
-  turnId: z.string(),
-});
-export const WarningNotificationSchema = z.looseObject({ threadId: Nullish(z.string()), message: z.string() });
+export const ErrorNotificationSchema = lazySchema(() =>
+  z.looseObject({
+    error: TurnErrorSchema,
+    willRetry: z.boolean(),
+    threadId: z.string(),
+    turnId: z.string(),
+  }),
+);
+export const WarningNotificationSchema = lazySchema(() => z.looseObject({ threadId: Nullish(z.string()), message: z.string() }));
 
 // ---- server requests ------------------------------------------------------------------------
 
-export const CommandApprovalParamsSchema = z.looseObject({
-  threadId: z.string(),
-  turnId: z.string(),
-  itemId: z.string(),
-  command: Nullish(z.string()),
-  cwd: Nullish(z.string()),
-  reason: Nullish(z.string()),
-});
-export const FileChangeApprovalParamsSchema = z.looseObject({
-  threadId: z.string(),
-  turnId: z.string(),
-  itemId: z.string(),
-  reason: Nullish(z.string()),
-  grantRoot: Nullish(z.string()),
-});
-export const PermissionsApprovalParamsSchema = z.looseObject({
-  threadId: z.string(),
-  turnId: z.string(),
-  itemId: z.string(),
-  reason: z.string().nullable(),
-  permissions: z.unknown(),
-});
-export const UserInputParamsSchema = z.looseObject({
-  threadId: z.string(),
-  turnId: z.string(),
-  itemId: z.string(),
-  questions: z.array(
-    z.looseObject({
-      id: z.string(),
-      header: z.string(),
-      question: z.string(),
-      options: z.array(z.looseObject({ label: z.string() })).nullable(),
-    }),
-  ),
-});
+export const CommandApprovalParamsSchema = lazySchema(() =>
+  z.looseObject({
+    threadId: z.string(),
+    turnId: z.string(),
+    itemId: z.string(),
+    command: Nullish(z.string()),
+    cwd: Nullish(z.string()),
+    reason: Nullish(z.string()),
+  }),
+);
+export const FileChangeApprovalParamsSchema = lazySchema(() =>
+  z.looseObject({
+    threadId: z.string(),
+    turnId: z.string(),
+    itemId: z.string(),
+    reason: Nullish(z.string()),
+    grantRoot: Nullish(z.string()),
+  }),
+);
+export const PermissionsApprovalParamsSchema = lazySchema(() =>
+  z.looseObject({
+    threadId: z.string(),
+    turnId: z.string(),
+    itemId: z.string(),
+    reason: z.string().nullable(),
+    permissions: z.unknown(),
+  }),
+);
+export const UserInputParamsSchema = lazySchema(() =>
+  z.looseObject({
+    threadId: z.string(),
+    turnId: z.string(),
+    itemId: z.string(),
+    questions: z.array(
+      z.looseObject({
+        id: z.string(),
+        header: z.string(),
+        question: z.string(),
+        options: z.array(z.looseObject({ label: z.string() })).nullable(),
+      }),
+    ),
+  }),
+);
 
 /** The decisions an approval answer carries (command and file-change approvals share these). */
 export type ApprovalDecision = 'accept' | 'acceptForSession' | 'decline' | 'cancel';

@@ -1,6 +1,6 @@
 import { basename, isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { hasUrlUserinfo } from '../../core/config/index.js';
+import { hasUrlUserinfo } from '../../core/config/secrets.js';
 import { cliSelectionSchema } from '../../core/adapter.js';
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { compileQuickCheck, type QuickCheck } from '../../core/schema-check.js';
 import { DroidMcpServerStatusSchema, DroidMessageSchema, DroidTokenUsageSchema, DroidToolUseSchema } from './wire.js';
 
@@ -10,53 +11,65 @@ import { DroidMcpServerStatusSchema, DroidMessageSchema, DroidTokenUsageSchema, 
  * raw notification kept, so the projector can keep them as `native` events.
  */
 
-function member<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
-  return z.looseObject({ type: z.literal(type), ...shape });
+// A type's schema, built on first use (its shape with it).
+function member<T extends string, S extends z.ZodRawShape>(type: T, shape: () => S) {
+  return lazySchema(() => z.looseObject({ type: z.literal(type), ...shape() }));
 }
 
-const deltaShape = { messageId: z.string(), blockIndex: z.number().optional(), textDelta: z.string() };
-const str = z.string().optional();
+const deltaShape = () => ({ messageId: z.string(), blockIndex: z.number().optional(), textDelta: z.string() });
+const str = lazySchema(() => z.string().optional());
 
 /** The `update` of `tool_progress_update`. */
-export const ToolProgressSchema = z.looseObject({
-  type: str,
-  text: str,
-  status: str,
-  error: z.unknown().optional(),
-  timestamp: z.number().optional(),
-  fullOutput: str,
-});
+export const ToolProgressSchema = lazySchema(() =>
+  z.looseObject({
+    type: str,
+    text: str,
+    status: str,
+    error: z.unknown().optional(),
+    timestamp: z.number().optional(),
+    fullOutput: str,
+  }),
+);
 
 /** One schema per native notification type, keyed by that type. */
 export const DROID_NOTIFICATION_SCHEMAS = {
-  create_message: member('create_message', { message: DroidMessageSchema, parentId: z.string().nullable().optional(), requestId: str }),
+  create_message: member('create_message', () => ({
+    message: DroidMessageSchema,
+    parentId: z.string().nullable().optional(),
+    requestId: str,
+  })),
   assistant_text_delta: member('assistant_text_delta', deltaShape),
-  assistant_text_complete: member('assistant_text_complete', { messageId: z.string(), blockIndex: z.number().optional() }),
+  assistant_text_complete: member('assistant_text_complete', () => ({ messageId: z.string(), blockIndex: z.number().optional() })),
   thinking_text_delta: member('thinking_text_delta', deltaShape),
-  thinking_text_complete: member('thinking_text_complete', {
+  thinking_text_complete: member('thinking_text_complete', () => ({
     messageId: z.string(),
     blockIndex: z.number().optional(),
     durationMs: z.number().optional(),
-  }),
-  assistant_message_retracted: member('assistant_message_retracted', { messageId: z.string() }),
-  tool_call: member('tool_call', { toolUse: DroidToolUseSchema }),
-  tool_execution_phase_changed: member('tool_execution_phase_changed', { toolUseId: z.string(), toolName: str, phase: z.string() }),
-  tool_progress_update: member('tool_progress_update', { toolUseId: z.string(), toolName: str, update: ToolProgressSchema }),
-  tool_execution_heartbeat: member('tool_execution_heartbeat', { toolUseId: z.string(), toolName: str }),
-  tool_result: member('tool_result', { toolUseId: z.string(), messageId: str, content: z.unknown(), isError: z.boolean().optional() }),
-  permission_resolved: member('permission_resolved', {
+  })),
+  assistant_message_retracted: member('assistant_message_retracted', () => ({ messageId: z.string() })),
+  tool_call: member('tool_call', () => ({ toolUse: DroidToolUseSchema })),
+  tool_execution_phase_changed: member('tool_execution_phase_changed', () => ({ toolUseId: z.string(), toolName: str, phase: z.string() })),
+  tool_progress_update: member('tool_progress_update', () => ({ toolUseId: z.string(), toolName: str, update: ToolProgressSchema })),
+  tool_execution_heartbeat: member('tool_execution_heartbeat', () => ({ toolUseId: z.string(), toolName: str })),
+  tool_result: member('tool_result', () => ({
+    toolUseId: z.string(),
+    messageId: str,
+    content: z.unknown(),
+    isError: z.boolean().optional(),
+  })),
+  permission_resolved: member('permission_resolved', () => ({
     requestId: z.string(),
     toolUseIds: z.array(z.string()).optional(),
     selectedOption: z.string(),
-  }),
-  droid_working_state_changed: member('droid_working_state_changed', { newState: z.string() }),
-  session_token_usage_changed: member('session_token_usage_changed', {
+  })),
+  droid_working_state_changed: member('droid_working_state_changed', () => ({ newState: z.string() })),
+  session_token_usage_changed: member('session_token_usage_changed', () => ({
     sessionId: str,
     tokenUsage: DroidTokenUsageSchema,
     inclusiveTokenUsage: DroidTokenUsageSchema.optional(),
     lastCallTokenUsage: DroidTokenUsageSchema.optional(),
-  }),
-  agent_turn_completed: member('agent_turn_completed', {
+  })),
+  agent_turn_completed: member('agent_turn_completed', () => ({
     reason: z.string(),
     turnId: str,
     tokenUsage: DroidTokenUsageSchema.optional(),
@@ -64,59 +77,62 @@ export const DROID_NOTIFICATION_SCHEMAS = {
     childTokenUsage: DroidTokenUsageSchema.optional(),
     cumulativeChildTokenUsage: DroidTokenUsageSchema.optional(),
     durationMs: z.number().optional(),
-  }),
-  settings_updated: member('settings_updated', { settings: z.record(z.string(), z.unknown()), requestId: str }),
-  session_title_updated: member('session_title_updated', { title: z.string(), updateType: str, requestId: str }),
-  mcp_status_changed: member('mcp_status_changed', { servers: z.array(DroidMcpServerStatusSchema), summary: z.looseObject({}).optional() }),
-  mcp_auth_required: member('mcp_auth_required', { serverName: z.string(), authUrl: str, message: str, state: str }),
-  mcp_auth_completed: member('mcp_auth_completed', { serverName: z.string(), outcome: str, message: str }),
-  error: member('error', {
+  })),
+  settings_updated: member('settings_updated', () => ({ settings: z.record(z.string(), z.unknown()), requestId: str })),
+  session_title_updated: member('session_title_updated', () => ({ title: z.string(), updateType: str, requestId: str })),
+  mcp_status_changed: member('mcp_status_changed', () => ({
+    servers: z.array(DroidMcpServerStatusSchema),
+    summary: z.looseObject({}).optional(),
+  })),
+  mcp_auth_required: member('mcp_auth_required', () => ({ serverName: z.string(), authUrl: str, message: str, state: str })),
+  mcp_auth_completed: member('mcp_auth_completed', () => ({ serverName: z.string(), outcome: str, message: str })),
+  error: member('error', () => ({
     message: z.string(),
     errorType: str,
     timestamp: str,
     exitCode: z.number().optional(),
     error: z.looseObject({ name: str, message: str }).optional(),
-  }),
-  llm_retry: member('llm_retry', { attempt: z.number(), reason: str }),
-  structured_output: member('structured_output', { messageId: z.string(), structuredOutput: z.unknown() }),
-  session_compacted: member('session_compacted', {
+  })),
+  llm_retry: member('llm_retry', () => ({ attempt: z.number(), reason: str })),
+  structured_output: member('structured_output', () => ({ messageId: z.string(), structuredOutput: z.unknown() })),
+  session_compacted: member('session_compacted', () => ({
     summaryId: str,
     removedCount: z.number().optional(),
     visibleBoundaryMessageId: z.string().nullable().optional(),
-  }),
-  hook_execution_started: member('hook_execution_started', {
+  })),
+  hook_execution_started: member('hook_execution_started', () => ({
     hookId: z.string(),
     hookEventName: z.string(),
     hookMatcher: str,
     hookCommands: z.array(z.unknown()).optional(),
     hookToolCallId: str,
     hookParentId: str,
-  }),
-  hook_execution_completed: member('hook_execution_completed', {
+  })),
+  hook_execution_completed: member('hook_execution_completed', () => ({
     hookId: z.string(),
     hookEventName: str,
     hookMatcher: str,
     hookToolCallId: str,
     hookStatus: str,
     hookResults: z.array(z.unknown()).optional(),
-  }),
-  queued_messages_discarded: member('queued_messages_discarded', { text: str, requestId: str }),
-  child_session_available: member('child_session_available', {
+  })),
+  queued_messages_discarded: member('queued_messages_discarded', () => ({ text: str, requestId: str })),
+  child_session_available: member('child_session_available', () => ({
     childSessionId: z.string(),
     toolUseId: str,
     subagentType: str,
     description: str,
-  }),
-  session_working_directory_changed: member('session_working_directory_changed', { cwd: z.string() }),
-  loop_state_changed: member('loop_state_changed', { loopState: z.looseObject({}) }),
-  mission_state_changed: member('mission_state_changed', {}),
-  mission_features_changed: member('mission_features_changed', {}),
-  mission_progress_entry: member('mission_progress_entry', {}),
-  mission_heartbeat: member('mission_heartbeat', {}),
-  mission_worker_started: member('mission_worker_started', {}),
-  mission_worker_completed: member('mission_worker_completed', {}),
+  })),
+  session_working_directory_changed: member('session_working_directory_changed', () => ({ cwd: z.string() })),
+  loop_state_changed: member('loop_state_changed', () => ({ loopState: z.looseObject({}) })),
+  mission_state_changed: member('mission_state_changed', () => ({})),
+  mission_features_changed: member('mission_features_changed', () => ({})),
+  mission_progress_entry: member('mission_progress_entry', () => ({})),
+  mission_heartbeat: member('mission_heartbeat', () => ({})),
+  mission_worker_started: member('mission_worker_started', () => ({})),
+  mission_worker_completed: member('mission_worker_completed', () => ({})),
   /** droid 0.225 only. */
-  mission_v2_snapshot_changed: member('mission_v2_snapshot_changed', {}),
+  mission_v2_snapshot_changed: member('mission_v2_snapshot_changed', () => ({})),
 } as const;
 
 type Schemas = typeof DROID_NOTIFICATION_SCHEMAS;
@@ -126,10 +142,12 @@ export type DroidNotification = { [K in DroidNotificationType]: z.infer<Schemas[
 export type DroidNotificationOf<K extends DroidNotificationType> = z.infer<Schemas[K]>;
 
 /** The params of `droid.session_notification`; `sessionId` is missing on several types (§6). */
-export const SessionNotificationParamsSchema = z.looseObject({
-  sessionId: z.string().optional(),
-  notification: z.looseObject({ type: z.string() }),
-});
+export const SessionNotificationParamsSchema = lazySchema(() =>
+  z.looseObject({
+    sessionId: z.string().optional(),
+    notification: z.looseObject({ type: z.string() }),
+  }),
+);
 
 export type ParsedDroidNotification =
   | { kind: 'known'; sessionId: string | undefined; notification: DroidNotification }

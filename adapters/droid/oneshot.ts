@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import type { ChildChannel, LaunchSpec, ResolvedCli, SessionIO } from '../../core/adapter.js';
 import type { TurnOutcome, Usage } from '../../core/events/index.js';
 import type { DroidConfig } from './config.js';
@@ -59,23 +60,25 @@ export function describeOneShotLaunch(config: DroidConfig, cli: ResolvedCli, opt
 }
 
 /** The one line `droid exec --output-format json` prints (droid 0.225.2, 0.215.0); lenient, versions drift. */
-export const DroidExecResultSchema = z.looseObject({
-  type: z.literal('result'),
-  subtype: z.string(),
-  is_error: z.boolean(),
-  result: z.string().default(''),
-  session_id: z.string().min(1),
-  num_turns: z.number().int().nonnegative().optional(),
-  duration_ms: z.number().nonnegative().optional(),
-  usage: z
-    .looseObject({
-      input_tokens: z.number().int().nonnegative().optional(),
-      output_tokens: z.number().int().nonnegative().optional(),
-      cache_read_input_tokens: z.number().int().nonnegative().optional(),
-      cache_creation_input_tokens: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
-});
+export const DroidExecResultSchema = lazySchema(() =>
+  z.looseObject({
+    type: z.literal('result'),
+    subtype: z.string(),
+    is_error: z.boolean(),
+    result: z.string().default(''),
+    session_id: z.string().min(1),
+    num_turns: z.number().int().nonnegative().optional(),
+    duration_ms: z.number().nonnegative().optional(),
+    usage: z
+      .looseObject({
+        input_tokens: z.number().int().nonnegative().optional(),
+        output_tokens: z.number().int().nonnegative().optional(),
+        cache_read_input_tokens: z.number().int().nonnegative().optional(),
+        cache_creation_input_tokens: z.number().int().nonnegative().optional(),
+      })
+      .optional(),
+  }),
+);
 export type DroidExecResult = z.infer<typeof DroidExecResultSchema>;
 
 /** How one one-shot process ended. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events/index.js';
 import type { RequestDescriptor } from '../../core/protocol/types.js';
@@ -16,10 +17,14 @@ import { InitializeSessionParamsSchema, type InitializeSessionResult } from './w
  */
 
 /** `initialize_session.systemPrompt` in its append form: droid's preset prompt plus `append`. */
-export const DroidSystemPromptSchema = z.strictObject({ type: z.literal('preset'), preset: z.literal('droid'), append: z.string() });
+export const DroidSystemPromptSchema = lazySchema(() =>
+  z.strictObject({ type: z.literal('preset'), preset: z.literal('droid'), append: z.string() }),
+);
 export type DroidSystemPrompt = z.infer<typeof DroidSystemPromptSchema>;
 
-const InitializeWithPromptParamsSchema = InitializeSessionParamsSchema.extend({ systemPrompt: DroidSystemPromptSchema.optional() });
+const InitializeWithPromptParamsSchema = lazySchema(() =>
+  InitializeSessionParamsSchema.unwrap().extend({ systemPrompt: DroidSystemPromptSchema.optional() }),
+);
 export type InitializeWithPromptParams = z.infer<typeof InitializeWithPromptParamsSchema>;
 
 /**
@@ -107,9 +112,13 @@ export function skippedPlugins(config: Pick<DroidConfig, 'plugins'>): string[] {
   return [...config.plugins];
 }
 
-const LoadedPromptSchema = z.looseObject({
-  settings: z.looseObject({ systemPrompt: z.union([z.string(), z.looseObject({ append: z.string().optional() })]).optional() }).optional(),
-});
+const LoadedPromptSchema = lazySchema(() =>
+  z.looseObject({
+    settings: z
+      .looseObject({ systemPrompt: z.union([z.string(), z.looseObject({ append: z.string().optional() })]).optional() })
+      .optional(),
+  }),
+);
 
 /**
  * A warning when a resumed session's prompt differs from what the YAML composes now: droid

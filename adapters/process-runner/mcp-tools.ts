@@ -1,4 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -35,6 +35,8 @@ export async function startMcpTools(
   io: SessionIO,
   cwd: string,
 ): Promise<McpTools> {
+  // The MCP SDK (some 800 zod schemas) is loaded when a harness declares MCP servers, not with the adapter.
+  const { Client: McpClient } = await import('@modelcontextprotocol/sdk/client/index.js');
   const running: Array<{ client: Client; child: ChildChannel }> = [];
   const close = async (): Promise<void> => {
     await Promise.all(
@@ -58,7 +60,7 @@ export async function startMcpTools(
         },
         [],
       );
-      const client = new Client({ name: 'one-works', version: '1' }, { capabilities: {} });
+      const client = new McpClient({ name: 'one-works', version: '1' }, { capabilities: {} });
       running.push({ client, child });
       try {
         await client.connect(new ChildTransport(child), { timeout: server.startupTimeoutMs });

@@ -4,8 +4,6 @@ import { AskChoiceSchema, type OpenAsk } from '../../core/permissions/index.js';
 import { assertFileBackend, isFleet } from '../fleet/backend.js';
 import { onFleet } from '../fleet/person-request.js';
 import { createContext } from '../context.js';
-import { tryConnect } from '../daemon/client.js';
-import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
@@ -27,7 +25,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
         assertFileBackend(ctx);
-        const client = await tryConnect(socketPath(ctx.stateDir));
+        const client = await (await import('../daemon/client.js')).tryConnect(socketPath(ctx.stateDir));
         const asks = client ? await client.listAsks(sessionId).finally(() => client.close()) : [];
         if (ctx.out.json) for (const ask of asks) ctx.out.record(ask);
         else if (asks.length === 0) ctx.out.line(client ? 'no open asks' : 'no open asks (no orchestrator is running)');
@@ -49,7 +47,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
         const parsed = AskChoiceSchema.safeParse(choice);
         if (!parsed.success)
           throw new OneWorksError(ERROR_CODES.USAGE, `choice must be allow, allow-session or deny (got ${JSON.stringify(choice)})`);
-        const client = await tryConnect(socketPath(ctx.stateDir));
+        const client = await (await import('../daemon/client.js')).tryConnect(socketPath(ctx.stateDir));
         if (!client)
           throw new OneWorksError(ERROR_CODES.ASK_NOT_FOUND, `no open ask ${askId}: no orchestrator is running for ${ctx.stateDir}`);
         try {
@@ -86,7 +84,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
           ctx.out.result(summary, () => `session ${sessionId}: ${summary.state}`);
           return EXIT.ok;
         }
-        const client = await connectMatchingOrchestrator(ctx);
+        const client = await (await import('../daemon/connect-matching.js')).connectMatchingOrchestrator(ctx);
         try {
           const summary = await client.resolveAttention(sessionId, flags.note);
           ctx.out.result(summary, () => `session ${sessionId}: ${summary.state}`);

@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import semver from 'semver';
 import { directorySize, formatBytes } from '../../core/store/index.js';
 import { createContext, type CliContext } from '../context.js';
-import { tryConnect } from '../daemon/client.js';
 import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
@@ -72,7 +71,7 @@ export function registerAdapterHousekeeping(program: Command, run: (body: Comman
 // Through the running orchestrator when there is one (it holds the record); otherwise directly,
 // as the state directory's owner for the moment.
 async function archiveSession(ctx: CliContext, id: string, archived: boolean): Promise<void> {
-  const client = await tryConnect(socketPath(ctx.stateDir));
+  const client = await (await import('../daemon/client.js')).tryConnect(socketPath(ctx.stateDir));
   if (client) {
     try {
       await client.updateSession({ sessionId: id, archived });
@@ -93,7 +92,7 @@ async function archiveSession(ctx: CliContext, id: string, archived: boolean): P
 
 // The orchestrator refuses while a turn is live or queued; without one, no turn can be live.
 async function removeSession(ctx: CliContext, id: string): Promise<number> {
-  const client = await tryConnect(socketPath(ctx.stateDir));
+  const client = await (await import('../daemon/client.js')).tryConnect(socketPath(ctx.stateDir));
   if (client) {
     try {
       return (await client.removeSession(id)).freedBytes;

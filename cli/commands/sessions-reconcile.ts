@@ -2,7 +2,6 @@ import { type Command, Option } from 'commander';
 import { RECONCILED_STATUSES, reconcileInStore, type ReconcileRequest } from '../../core/session/reconcile.js';
 import { recoverInterruptedRuns } from '../../core/session/recover.js';
 import { createContext } from '../context.js';
-import { tryConnect } from '../daemon/client.js';
 import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
 import { isFleet } from '../fleet/backend.js';
@@ -35,7 +34,7 @@ export function registerReconcileCommand(sessions: Command, run: (body: CommandB
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         const request: ReconcileRequest = { sessionId, runId, status: flags.status, ...(flags.note ? { note: flags.note } : {}) };
         let state: string;
-        const client = isFleet(ctx) ? undefined : await tryConnect(socketPath(ctx.stateDir));
+        const client = isFleet(ctx) ? undefined : await (await import('../daemon/client.js')).tryConnect(socketPath(ctx.stateDir));
         if (isFleet(ctx)) {
           state = (await onFleet(ctx, (fleet) => fleet.reconcileRun(request))).state;
         } else if (client) {

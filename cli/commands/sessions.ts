@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
@@ -9,7 +10,6 @@ import { openFleet } from '../fleet/open-fleet.js';
 import { worktreeFacts, worktreeState, type WorktreeFacts } from '../../core/worktree/worktree-state.js';
 import { createContext, type CliContext } from '../context.js';
 import { ERROR_CODES, isOneWorksError } from '../../core/errors.js';
-import { tryConnect } from '../daemon/client.js';
 import { asRecovered } from '../offline-view.js';
 import { socketPath } from '../daemon/wire.js';
 import { EXIT } from '../exit-codes.js';
@@ -201,7 +201,11 @@ function queuedRow(summary: SessionSummary): ListRow {
 // reading command never starts one) or when it does not answer (said on stderr: the records
 // are listed all the same).
 async function liveSummaries(ctx: CliContext): Promise<Map<string, SessionSummary> | undefined> {
-  const client = await tryConnect(socketPath(ctx.stateDir)).catch((error: unknown) => unavailable(ctx, error));
+  const socket = socketPath(ctx.stateDir);
+  // No socket, no orchestrator (tryConnect would answer undefined): the client is not even loaded.
+  if (!existsSync(socket)) return undefined;
+  const { tryConnect } = await import('../daemon/client.js');
+  const client = await tryConnect(socket).catch((error: unknown) => unavailable(ctx, error));
   if (!client) return undefined;
   try {
     return new Map((await client.list()).map((s) => [s.sessionId, s]));

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
 // The modules themselves, not core/orchestrator/index.js: a client never loads the orchestrator.
 import { RequestKeySchema } from '../../core/orchestrator/request-keys.js';
@@ -27,97 +28,123 @@ export const MAX_WAIT_MS = 60_000;
 export const ONE_WORKS_WIRE_ERROR = -32000;
 export const EVENT_NOTIFICATION = 'events.event';
 
-const SettingsShape = { model: z.string().min(1).optional(), effort: z.string().min(1).optional(), autonomy: AutonomySchema.optional() };
-const RequestKey = RequestKeySchema.optional();
-const SessionId = z.string().min(1).max(200);
+const settingsShape = () => ({
+  model: z.string().min(1).optional(),
+  effort: z.string().min(1).optional(),
+  autonomy: AutonomySchema.optional(),
+});
+const RequestKey = lazySchema(() => RequestKeySchema.optional());
+const SessionId = lazySchema(() => z.string().min(1).max(200));
 /** The client's presentation variables (core/process PRESENTATION_ENV_VARS), given to the agent of its turn. */
-const Presentation = z
-  .strictObject({ TERM: z.string().optional(), COLORTERM: z.string().optional(), NO_COLOR: z.string().optional() })
-  .optional();
+const Presentation = lazySchema(() =>
+  z.strictObject({ TERM: z.string().optional(), COLORTERM: z.string().optional(), NO_COLOR: z.string().optional() }).optional(),
+);
 
-export const CreateSessionParamsSchema = z.strictObject({
-  ...SettingsShape,
-  requestKey: RequestKey,
-  adapter: z.string().min(1),
-  workspace: z.string().min(1),
-  // Checked by the orchestrator (checkPrompt), whose usage error names the rule.
-  prompt: z.string(),
-  title: z.string().optional(),
-  labels: z.array(z.string()).optional(),
-  policy: PermissionPolicySchema.optional(),
-  presentation: Presentation,
-  worktree: z
-    .union([
-      z.strictObject({
-        base: z.string().min(1).optional(),
-        at: z.string().min(1).optional(),
-        branch: z.string().min(1).optional(),
-        includeUncommitted: z.boolean().optional(),
-      }),
-      z.literal(false),
-    ])
-    .optional(),
-});
-export const SendMessageParamsSchema = z.strictObject({
-  ...SettingsShape,
-  requestKey: RequestKey,
-  sessionId: SessionId,
-  prompt: z.string(),
-  interrupt: z.boolean().optional(),
-  presentation: Presentation,
-  policy: PermissionPolicySchema.optional(),
-});
-export const ListAsksParamsSchema = z.strictObject({ sessionId: SessionId.optional() });
+export const CreateSessionParamsSchema = lazySchema(() =>
+  z.strictObject({
+    ...settingsShape(),
+    requestKey: RequestKey,
+    adapter: z.string().min(1),
+    workspace: z.string().min(1),
+    // Checked by the orchestrator (checkPrompt), whose usage error names the rule.
+    prompt: z.string(),
+    title: z.string().optional(),
+    labels: z.array(z.string()).optional(),
+    policy: PermissionPolicySchema.optional(),
+    presentation: Presentation,
+    worktree: z
+      .union([
+        z.strictObject({
+          base: z.string().min(1).optional(),
+          at: z.string().min(1).optional(),
+          branch: z.string().min(1).optional(),
+          includeUncommitted: z.boolean().optional(),
+        }),
+        z.literal(false),
+      ])
+      .optional(),
+  }),
+);
+export const SendMessageParamsSchema = lazySchema(() =>
+  z.strictObject({
+    ...settingsShape(),
+    requestKey: RequestKey,
+    sessionId: SessionId,
+    prompt: z.string(),
+    interrupt: z.boolean().optional(),
+    presentation: Presentation,
+    policy: PermissionPolicySchema.optional(),
+  }),
+);
+export const ListAsksParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId.optional() }));
 export const AnswerAskParamsSchema = AskAnswerSchema;
-export const ResolveAttentionParamsSchema = z.strictObject({ sessionId: SessionId, note: z.string().max(2000).optional() });
-export const SessionParamsSchema = z.strictObject({ sessionId: SessionId });
-export const CancelParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() });
-export const WaitParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) });
-export const WaitForRunParamsSchema = z.strictObject({ sessionId: SessionId, runId: z.string().min(1) });
+export const ResolveAttentionParamsSchema = lazySchema(() =>
+  z.strictObject({ sessionId: SessionId, note: z.string().max(2000).optional() }),
+);
+export const SessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId }));
+export const CancelParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() }));
+export const WaitParamsSchema = lazySchema(() =>
+  z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) }),
+);
+export const WaitForRunParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1) }));
 // The label alphabet is checked by the orchestrator, whose message says what is allowed.
-export const UpdateSessionParamsSchema = z.strictObject({
-  sessionId: SessionId,
-  title: z.string().max(MAX_TITLE_LENGTH).optional(),
-  labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
-  archived: z.boolean().optional(),
-});
-export const ReadSessionParamsSchema = z.strictObject({
-  sessionId: SessionId,
-  maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional(),
-  maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
-});
-export const ReconcileParamsSchema = z.strictObject({
-  sessionId: SessionId,
-  runId: z.string().min(1),
-  status: z.enum(RECONCILED_STATUSES),
-  note: z.string().max(2000).optional(),
-});
-export const UsageParamsSchema = z.strictObject({ sessionIds: z.array(SessionId).optional() });
-export const AdapterParamsSchema = z.strictObject({ adapter: z.string().min(1) });
-export const ForkSessionParamsSchema = z.strictObject({
-  ...SettingsShape,
-  requestKey: RequestKey,
-  sessionId: SessionId,
-  runId: z.string().min(1).optional(),
-  prompt: z.string(),
-  title: z.string().optional(),
-});
-export const ImportSessionParamsSchema = z.strictObject({ adapter: z.string().min(1), sourcePath: z.string().min(1), content: z.string() });
-export const DiffSessionParamsSchema = z.strictObject({ sessionId: SessionId, stat: z.boolean().optional() });
-export const MergeSessionParamsSchema = z.strictObject({
-  sessionId: SessionId,
-  squash: z.boolean().optional(),
-  into: z.string().min(1).optional(),
-});
-export const CheckSessionParamsSchema = z.strictObject({
-  sessionId: SessionId,
-  command: z.string().min(1),
-  timeoutMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(2 ** 31 - 1),
-});
+export const UpdateSessionParamsSchema = lazySchema(() =>
+  z.strictObject({
+    sessionId: SessionId,
+    title: z.string().max(MAX_TITLE_LENGTH).optional(),
+    labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
+    archived: z.boolean().optional(),
+  }),
+);
+export const ReadSessionParamsSchema = lazySchema(() =>
+  z.strictObject({
+    sessionId: SessionId,
+    maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional(),
+    maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
+  }),
+);
+export const ReconcileParamsSchema = lazySchema(() =>
+  z.strictObject({
+    sessionId: SessionId,
+    runId: z.string().min(1),
+    status: z.enum(RECONCILED_STATUSES),
+    note: z.string().max(2000).optional(),
+  }),
+);
+export const UsageParamsSchema = lazySchema(() => z.strictObject({ sessionIds: z.array(SessionId).optional() }));
+export const AdapterParamsSchema = lazySchema(() => z.strictObject({ adapter: z.string().min(1) }));
+export const ForkSessionParamsSchema = lazySchema(() =>
+  z.strictObject({
+    ...settingsShape(),
+    requestKey: RequestKey,
+    sessionId: SessionId,
+    runId: z.string().min(1).optional(),
+    prompt: z.string(),
+    title: z.string().optional(),
+  }),
+);
+export const ImportSessionParamsSchema = lazySchema(() =>
+  z.strictObject({ adapter: z.string().min(1), sourcePath: z.string().min(1), content: z.string() }),
+);
+export const DiffSessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, stat: z.boolean().optional() }));
+export const MergeSessionParamsSchema = lazySchema(() =>
+  z.strictObject({
+    sessionId: SessionId,
+    squash: z.boolean().optional(),
+    into: z.string().min(1).optional(),
+  }),
+);
+export const CheckSessionParamsSchema = lazySchema(() =>
+  z.strictObject({
+    sessionId: SessionId,
+    command: z.string().min(1),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31 - 1),
+  }),
+);
 /** Handles are the orchestrator's own schema (core/orchestrator/turn-handle-schema.ts). */
 export { TurnHandleSchema } from '../../core/orchestrator/turn-handle-schema.js';
 

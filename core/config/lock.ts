@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
 import { OneWorksError } from '../errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 
@@ -9,33 +10,39 @@ import { writeFileAtomic } from './atomic-write.js';
 export const LOCK_FILE_NAME = 'one-works.lock';
 
 /** What an upgrade probe recorded about one CLI version: the version facts the adapter defines. */
-export const LockEntrySchema = z.strictObject({
-  facts: z.record(z.string(), z.string().min(1)),
-  integrity: z.string().min(1).optional(),
-  package: z.string().min(1).optional(),
-  probedAt: z.iso.datetime({ offset: true }),
-});
-
-// Lock files written before version facts were per adapter (lockfileVersion 1) hold droid's
-// pair at the top of each entry; they are read as facts with those two keys.
-const LegacyLockEntrySchema = z
-  .strictObject({
-    apiVersion: z.string().min(1),
-    protocolVersion: z.string().min(1),
+export const LockEntrySchema = lazySchema(() =>
+  z.strictObject({
+    facts: z.record(z.string(), z.string().min(1)),
     integrity: z.string().min(1).optional(),
     package: z.string().min(1).optional(),
     probedAt: z.iso.datetime({ offset: true }),
-  })
-  .transform(({ apiVersion, protocolVersion, ...rest }) => ({ facts: { apiVersion, protocolVersion }, ...rest }));
+  }),
+);
+
+// Lock files written before version facts were per adapter (lockfileVersion 1) hold droid's
+// pair at the top of each entry; they are read as facts with those two keys.
+const LegacyLockEntrySchema = lazySchema(() =>
+  z
+    .strictObject({
+      apiVersion: z.string().min(1),
+      protocolVersion: z.string().min(1),
+      integrity: z.string().min(1).optional(),
+      package: z.string().min(1).optional(),
+      probedAt: z.iso.datetime({ offset: true }),
+    })
+    .transform(({ apiVersion, protocolVersion, ...rest }) => ({ facts: { apiVersion, protocolVersion }, ...rest })),
+);
 
 /** The lock format this version writes. */
 export const LOCKFILE_VERSION = 2;
 
 /** `one-works.lock`: adapter name → CLI version → probe record (version 1 files are read too). */
-export const LockFileSchema = z.strictObject({
-  lockfileVersion: z.union([z.literal(1), z.literal(LOCKFILE_VERSION)]).transform(() => LOCKFILE_VERSION),
-  adapters: z.record(z.string(), z.record(z.string(), z.union([LockEntrySchema, LegacyLockEntrySchema]))),
-});
+export const LockFileSchema = lazySchema(() =>
+  z.strictObject({
+    lockfileVersion: z.union([z.literal(1), z.literal(LOCKFILE_VERSION)]).transform(() => LOCKFILE_VERSION),
+    adapters: z.record(z.string(), z.record(z.string(), z.union([LockEntrySchema, LegacyLockEntrySchema]))),
+  }),
+);
 
 export type LockEntry = z.output<typeof LockEntrySchema>;
 export type LockFile = z.output<typeof LockFileSchema>;

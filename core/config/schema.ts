@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { OneWorksError } from '../errors.js';
-import { PermissionPolicySchema } from '../permissions/index.js';
+import { PermissionPolicySchema } from '../permissions/policy.js';
 
 /**
  * The schema of `one-works.yaml`. Strict: an unknown key is an error. Every optional key has a

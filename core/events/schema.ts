@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
 import { compileQuickCheck, type QuickCheck } from '../schema-check.js';
 
 /**
@@ -10,149 +11,157 @@ import { compileQuickCheck, type QuickCheck } from '../schema-check.js';
  */
 
 /** Token usage. Usage the agent did not report is `reported: false`, never zeros. */
-export const UsageSchema = z.object({
-  reported: z.boolean(),
-  inputTokens: z.number().int().nonnegative().optional(),
-  outputTokens: z.number().int().nonnegative().optional(),
-  cacheReadTokens: z.number().int().nonnegative().optional(),
-  cacheCreationTokens: z.number().int().nonnegative().optional(),
-  thinkingTokens: z.number().int().nonnegative().optional(),
-  /** Cost in US dollars, when the agent reports one (Claude Code's `total_cost_usd`). */
-  costUsd: z.number().nonnegative().optional(),
-});
+export const UsageSchema = lazySchema(() =>
+  z.object({
+    reported: z.boolean(),
+    inputTokens: z.number().int().nonnegative().optional(),
+    outputTokens: z.number().int().nonnegative().optional(),
+    cacheReadTokens: z.number().int().nonnegative().optional(),
+    cacheCreationTokens: z.number().int().nonnegative().optional(),
+    thinkingTokens: z.number().int().nonnegative().optional(),
+    /** Cost in US dollars, when the agent reports one (Claude Code's `total_cost_usd`). */
+    costUsd: z.number().nonnegative().optional(),
+  }),
+);
 export type Usage = z.infer<typeof UsageSchema>;
 export const UNREPORTED_USAGE: Usage = Object.freeze({ reported: false });
 
-export const TurnStatusSchema = z.enum(['completed', 'failed', 'interrupted', 'unknown']);
+export const TurnStatusSchema = lazySchema(() => z.enum(['completed', 'failed', 'interrupted', 'unknown']));
 export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 
 /** How a turn ended. `text` prefers the committed assistant message over the delta stream. */
-export const TurnOutcomeSchema = z.object({
-  status: TurnStatusSchema,
-  /** Machine-readable reason: the native reason where there is one (`completed`, `cancelled`, …) or a One Works code. */
-  reason: z.string(),
-  text: z.string(),
-  usage: UsageSchema,
-});
+export const TurnOutcomeSchema = lazySchema(() =>
+  z.object({
+    status: TurnStatusSchema,
+    /** Machine-readable reason: the native reason where there is one (`completed`, `cancelled`, …) or a One Works code. */
+    reason: z.string(),
+    text: z.string(),
+    usage: UsageSchema,
+  }),
+);
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
 
-export const ToolKindSchema = z.enum(['execute', 'read', 'edit', 'search', 'fetch', 'other']);
+export const ToolKindSchema = lazySchema(() => z.enum(['execute', 'read', 'edit', 'search', 'fetch', 'other']));
 export type ToolKind = z.infer<typeof ToolKindSchema>;
 
-const Json = z.unknown();
-
 /** Where a person's answer to an escalated ask came from. */
-export const AnswerChannelSchema = z.enum(['terminal', 'cli', 'mcp', 'elicitation']);
+export const AnswerChannelSchema = lazySchema(() => z.enum(['terminal', 'cli', 'mcp', 'elicitation']));
 export type AnswerChannel = z.infer<typeof AnswerChannelSchema>;
 
-const payloads = {
-  'session.started': {
-    adapter: z.string(),
-    workspace: z.string(),
-    resumed: z.boolean(),
-    cliVersion: z.string().optional(),
-    /** The version facts the agent announced (keys its adapter defines, as in probes and the lock). */
-    versionFacts: z.record(z.string(), z.string()).optional(),
-  },
-  'session.closed': { reason: z.string() },
-  'turn.queued': { runId: z.string(), prompt: z.string() },
-  'turn.started': {
-    runId: z.string(),
-    model: z.string().optional(),
-    effort: z.string().optional(),
-    autonomy: z.string().optional(),
-  },
-  'turn.completed': { runId: z.string(), outcome: TurnOutcomeSchema },
-  /** A person settled a run whose outcome was unknown (`one-works sessions reconcile`). */
-  'run.reconciled': {
-    runId: z.string(),
-    status: z.enum(['completed', 'failed', 'interrupted']),
-    previous: z.object({ status: z.string(), reason: z.string().optional() }),
-    note: z.string().optional(),
-  },
-  /** Live only: streamed to subscribers, never written to the event log. */
-  'assistant.delta': { messageId: z.string(), text: z.string(), thinking: z.boolean().optional() },
-  'assistant.message': { messageId: z.string(), text: z.string(), thinking: z.string().optional() },
-  /** One span per native tool-use id: `phase` moves open → input → queued → running; closed by tool.result. */
-  'tool.call': {
-    toolUseId: z.string(),
-    name: z.string(),
-    kind: ToolKindSchema,
-    label: z.string(),
-    phase: z.enum(['open', 'input', 'queued', 'running']),
-    input: Json.optional(),
-  },
-  'tool.progress': { toolUseId: z.string(), text: z.string() },
-  'tool.result': {
-    toolUseId: z.string(),
-    isError: z.boolean(),
-    output: z.string(),
-    /** Set when One Works closed the span itself (e.g. the child died mid-tool). */
-    closedBy: z.enum(['agent', 'runtime']).optional(),
-  },
-  'permission.requested': {
-    requestId: z.string(),
-    tools: z.array(z.object({ toolUseId: z.string(), name: z.string(), kind: ToolKindSchema, label: z.string() })),
-    /** The One Works answers offered (`allow-once`, `allow-session`, `deny`); logs written before them hold native values. */
-    options: z.array(z.string()),
-  },
-  'permission.decided': {
-    requestId: z.string(),
-    decision: z.enum(['allow', 'deny']),
-    /** The One Works answer given (`allow-once`, `allow-session`, `deny`); older logs hold the native one. */
-    option: z.string(),
-    /** The agent's own answer value it was mapped to (droid: `proceed_once` / `cancel`; Claude Code: `allow` / `deny`). */
-    nativeOption: z.string().optional(),
-    by: z.enum(['policy', 'human', 'agent']),
-    reason: z.string().optional(),
-    /** For a person's answer: where it came from. */
-    channel: AnswerChannelSchema.optional(),
-  },
-  'question.asked': { requestId: z.string(), questions: z.array(Json) },
-  'question.answered': {
-    requestId: z.string(),
-    cancelled: z.boolean(),
-    answers: z.array(Json),
-    by: z.enum(['policy', 'human']),
-    channel: AnswerChannelSchema.optional(),
-  },
-  /** A person cleared the session's needs-attention state (`one-works sessions resolve`). */
-  'attention.resolved': { by: z.literal('human'), note: z.string().optional(), cleared: z.array(z.string()) },
-  usage: { scope: z.enum(['turn', 'session']), usage: UsageSchema },
-  hook: {
-    hookId: z.string(),
-    event: z.string(),
-    phase: z.enum(['started', 'completed']),
-    status: z.string().optional(),
-    toolUseId: z.string().optional(),
-  },
-  child_session: { childSessionId: z.string(), toolUseId: z.string().optional(), description: z.string().optional() },
-  'settings.changed': { settings: z.record(z.string(), Json) },
-  /** The agent refused the session's model (e.g. an organisation policy): the session goes on with the agent's default. */
-  'model.warning': { model: z.string(), message: z.string() },
-  'working.changed': { state: z.string() },
-  log: { level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string() },
-  error: { code: z.string(), message: z.string(), retryable: z.boolean().optional() },
-  /** A native fact with no mapping yet: kept, never dropped silently. */
-  native: { nativeType: z.string(), payload: Json },
-} as const;
+// The payload of each event type, built on first use (with the schemas below).
+function buildPayloads() {
+  const Json = z.unknown();
+  return {
+    'session.started': {
+      adapter: z.string(),
+      workspace: z.string(),
+      resumed: z.boolean(),
+      cliVersion: z.string().optional(),
+      /** The version facts the agent announced (keys its adapter defines, as in probes and the lock). */
+      versionFacts: z.record(z.string(), z.string()).optional(),
+    },
+    'session.closed': { reason: z.string() },
+    'turn.queued': { runId: z.string(), prompt: z.string() },
+    'turn.started': {
+      runId: z.string(),
+      model: z.string().optional(),
+      effort: z.string().optional(),
+      autonomy: z.string().optional(),
+    },
+    'turn.completed': { runId: z.string(), outcome: TurnOutcomeSchema },
+    /** A person settled a run whose outcome was unknown (`one-works sessions reconcile`). */
+    'run.reconciled': {
+      runId: z.string(),
+      status: z.enum(['completed', 'failed', 'interrupted']),
+      previous: z.object({ status: z.string(), reason: z.string().optional() }),
+      note: z.string().optional(),
+    },
+    /** Live only: streamed to subscribers, never written to the event log. */
+    'assistant.delta': { messageId: z.string(), text: z.string(), thinking: z.boolean().optional() },
+    'assistant.message': { messageId: z.string(), text: z.string(), thinking: z.string().optional() },
+    /** One span per native tool-use id: `phase` moves open → input → queued → running; closed by tool.result. */
+    'tool.call': {
+      toolUseId: z.string(),
+      name: z.string(),
+      kind: ToolKindSchema,
+      label: z.string(),
+      phase: z.enum(['open', 'input', 'queued', 'running']),
+      input: Json.optional(),
+    },
+    'tool.progress': { toolUseId: z.string(), text: z.string() },
+    'tool.result': {
+      toolUseId: z.string(),
+      isError: z.boolean(),
+      output: z.string(),
+      /** Set when One Works closed the span itself (e.g. the child died mid-tool). */
+      closedBy: z.enum(['agent', 'runtime']).optional(),
+    },
+    'permission.requested': {
+      requestId: z.string(),
+      tools: z.array(z.object({ toolUseId: z.string(), name: z.string(), kind: ToolKindSchema, label: z.string() })),
+      /** The One Works answers offered (`allow-once`, `allow-session`, `deny`); logs written before them hold native values. */
+      options: z.array(z.string()),
+    },
+    'permission.decided': {
+      requestId: z.string(),
+      decision: z.enum(['allow', 'deny']),
+      /** The One Works answer given (`allow-once`, `allow-session`, `deny`); older logs hold the native one. */
+      option: z.string(),
+      /** The agent's own answer value it was mapped to (droid: `proceed_once` / `cancel`; Claude Code: `allow` / `deny`). */
+      nativeOption: z.string().optional(),
+      by: z.enum(['policy', 'human', 'agent']),
+      reason: z.string().optional(),
+      /** For a person's answer: where it came from. */
+      channel: AnswerChannelSchema.optional(),
+    },
+    'question.asked': { requestId: z.string(), questions: z.array(Json) },
+    'question.answered': {
+      requestId: z.string(),
+      cancelled: z.boolean(),
+      answers: z.array(Json),
+      by: z.enum(['policy', 'human']),
+      channel: AnswerChannelSchema.optional(),
+    },
+    /** A person cleared the session's needs-attention state (`one-works sessions resolve`). */
+    'attention.resolved': { by: z.literal('human'), note: z.string().optional(), cleared: z.array(z.string()) },
+    usage: { scope: z.enum(['turn', 'session']), usage: UsageSchema },
+    hook: {
+      hookId: z.string(),
+      event: z.string(),
+      phase: z.enum(['started', 'completed']),
+      status: z.string().optional(),
+      toolUseId: z.string().optional(),
+    },
+    child_session: { childSessionId: z.string(), toolUseId: z.string().optional(), description: z.string().optional() },
+    'settings.changed': { settings: z.record(z.string(), Json) },
+    /** The agent refused the session's model (e.g. an organisation policy): the session goes on with the agent's default. */
+    'model.warning': { model: z.string(), message: z.string() },
+    'working.changed': { state: z.string() },
+    log: { level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string() },
+    error: { code: z.string(), message: z.string(), retryable: z.boolean().optional() },
+    /** A native fact with no mapping yet: kept, never dropped silently. */
+    native: { nativeType: z.string(), payload: Json },
+  } as const;
+}
 
-type Payloads = typeof payloads;
+type Payloads = ReturnType<typeof buildPayloads>;
+let builtPayloads: Payloads | undefined;
+const payloads = (): Payloads => (builtPayloads ??= buildPayloads());
 export type RuntimeEventType = keyof Payloads;
 
 function member<T extends RuntimeEventType>(type: T) {
-  return z.object({ type: z.literal(type), key: z.string(), ...payloads[type] });
+  return z.object({ type: z.literal(type), key: z.string(), ...payloads()[type] });
 }
 
-const draftMembers = (Object.keys(payloads) as RuntimeEventType[]).map((t) => member(t));
+type Members = [ReturnType<typeof member<'session.started'>>, ...ReturnType<typeof member<RuntimeEventType>>[]];
+let builtMembers: Members | undefined;
+const draftMembers = (): Members =>
+  (builtMembers ??= (Object.keys(payloads()) as RuntimeEventType[]).map((t) => member(t)) as unknown as Members);
 
 /** What an adapter emits: a typed payload plus a key from native identifiers. */
-export const EventDraftSchema: z.ZodType<EventDraft> = z.discriminatedUnion(
-  'type',
-  draftMembers as unknown as [ReturnType<typeof member<'session.started'>>, ...ReturnType<typeof member<RuntimeEventType>>[]],
+export const EventDraftSchema: z.ZodType<EventDraft> = lazySchema(() =>
+  z.discriminatedUnion('type', draftMembers()),
 ) as unknown as z.ZodType<EventDraft>;
-
-const stamp = { sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() };
 
 /**
  * Event logs written before version facts were a record hold droid's pair on `session.started`
@@ -169,18 +178,15 @@ function foldLegacyVersionFacts(value: unknown): unknown {
 }
 
 // The stamped members, as written today (the legacy fold below comes before them when reading).
-const StampedEventSchema = z.discriminatedUnion(
-  'type',
-  draftMembers.map((m) => m.extend(stamp)) as unknown as [
-    ReturnType<typeof member<'session.started'>>,
-    ...ReturnType<typeof member<RuntimeEventType>>[],
-  ],
-);
+const StampedEventSchema: z.ZodType = lazySchema(() => {
+  const stamp = { sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() };
+  const members = (draftMembers() as unknown as z.ZodObject[]).map((m) => m.extend(stamp));
+  return z.discriminatedUnion('type', members as unknown as Members);
+});
 
 /** A recorded event: a draft stamped by the session layer (older logs' shapes are read too). */
-export const RuntimeEventSchema: z.ZodType<RuntimeEvent> = z.preprocess(
-  foldLegacyVersionFacts,
-  StampedEventSchema,
+export const RuntimeEventSchema: z.ZodType<RuntimeEvent> = lazySchema(() =>
+  z.preprocess(foldLegacyVersionFacts, StampedEventSchema),
 ) as unknown as z.ZodType<RuntimeEvent>;
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 
 /**
@@ -15,20 +16,22 @@ import { ERROR_CODES, OneWorksError } from '../errors.js';
  * takes effect, so a crash in between leaves a trace that startup settles, see
  * {@link RequestKeyRegistry.settlePending}).
  */
-export const RequestKeyRecordSchema = z
-  .strictObject({
-    /** sha256 (hex) of the canonical JSON of the arguments. */
-    argsHash: z.string().regex(/^[0-9a-f]{64}$/),
-    /** The JSON handle returned to the first request (e.g. a session id, a turn id). */
-    handle: z.unknown().optional(),
-    /** What the request reserved before it took effect (e.g. its pre-assigned ids). */
-    pending: z.unknown().optional(),
-  })
-  .refine((record) => (record.handle === undefined) !== (record.pending === undefined), 'exactly one of handle and pending');
+export const RequestKeyRecordSchema = lazySchema(() =>
+  z
+    .strictObject({
+      /** sha256 (hex) of the canonical JSON of the arguments. */
+      argsHash: z.string().regex(/^[0-9a-f]{64}$/),
+      /** The JSON handle returned to the first request (e.g. a session id, a turn id). */
+      handle: z.unknown().optional(),
+      /** What the request reserved before it took effect (e.g. its pre-assigned ids). */
+      pending: z.unknown().optional(),
+    })
+    .refine((record) => (record.handle === undefined) !== (record.pending === undefined), 'exactly one of handle and pending'),
+);
 export type RequestKeyRecord = z.infer<typeof RequestKeyRecordSchema>;
 
 /** A caller-chosen key: 1 to 256 characters. */
-export const RequestKeySchema = z.string().min(1).max(256);
+export const RequestKeySchema = lazySchema(() => z.string().min(1).max(256));
 
 /** One durable claim, as `save` receives it: a handle, or a pending reservation. */
 export type RequestKeyEntry = { key: string; argsHash: string } & (

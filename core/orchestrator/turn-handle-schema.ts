@@ -1,12 +1,15 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
 import { AutonomySchema } from '../store/index.js';
 
 /** The settings a turn runs with, resolved once at acceptance (recorded on its run). */
-export const EffectiveSettingsSchema = z.strictObject({
-  model: z.string().optional(),
-  effort: z.string().optional(),
-  autonomy: AutonomySchema,
-});
+export const EffectiveSettingsSchema = lazySchema(() =>
+  z.strictObject({
+    model: z.string().optional(),
+    effort: z.string().optional(),
+    autonomy: AutonomySchema,
+  }),
+);
 export type EffectiveSettings = z.infer<typeof EffectiveSettingsSchema>;
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
 import type { AskQuestion, PermissionAsk, QuestionAnswer } from '../adapter.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { AnswerChannelSchema, type AnswerChannel } from '../events/index.js';
@@ -13,7 +14,7 @@ import type { EscalationAnswer } from './escalation.js';
  */
 
 /** A person's choice: allow once, allow for the rest of the session, or deny. */
-export const AskChoiceSchema = z.enum(['allow', 'allow-session', 'deny']);
+export const AskChoiceSchema = lazySchema(() => z.enum(['allow', 'allow-session', 'deny']));
 export type AskChoice = z.infer<typeof AskChoiceSchema>;
 
 /** A typed question ({@link AskQuestion}) as events and channels carry it. */
@@ -26,37 +27,41 @@ export const AskQuestionSchema = z.strictObject({
 });
 
 /** An open ask as every channel lists it (`one-works asks`, MCP `list_asks`). */
-export const OpenAskSchema = z.strictObject({
-  askId: z.string().describe('Pass to answer / answer_ask.'),
-  sessionId: z.string(),
-  runId: z.string().optional(),
-  /** The agent's own request id (the `requestId` of the `permission.requested` / `question.asked` event). */
-  requestId: z.string(),
-  kind: z.enum(['tool', 'question']).describe('tool: a permission ask; question: the agent asks the person something.'),
-  tools: z.array(
-    z.strictObject({
-      name: z.string(),
-      kind: z.string(),
-      label: z.string(),
-      command: z.string().optional(),
-      paths: z.array(z.string()).optional(),
-      impact: z.enum(['low', 'medium', 'high']).optional(),
-    }),
-  ),
-  questions: z.array(AskQuestionSchema).optional(),
-  reason: z.string().describe('Why the policy escalated it.'),
-  openedAt: z.string(),
-  expiresAt: z.string().optional().describe('When it is declined if nobody answers.'),
-});
+export const OpenAskSchema = lazySchema(() =>
+  z.strictObject({
+    askId: z.string().describe('Pass to answer / answer_ask.'),
+    sessionId: z.string(),
+    runId: z.string().optional(),
+    /** The agent's own request id (the `requestId` of the `permission.requested` / `question.asked` event). */
+    requestId: z.string(),
+    kind: z.enum(['tool', 'question']).describe('tool: a permission ask; question: the agent asks the person something.'),
+    tools: z.array(
+      z.strictObject({
+        name: z.string(),
+        kind: z.string(),
+        label: z.string(),
+        command: z.string().optional(),
+        paths: z.array(z.string()).optional(),
+        impact: z.enum(['low', 'medium', 'high']).optional(),
+      }),
+    ),
+    questions: z.array(AskQuestionSchema).optional(),
+    reason: z.string().describe('Why the policy escalated it.'),
+    openedAt: z.string(),
+    expiresAt: z.string().optional().describe('When it is declined if nobody answers.'),
+  }),
+);
 export type OpenAsk = z.infer<typeof OpenAskSchema>;
 
 /** One answer, from any channel. `text`: free-text answers to questions (one per question), or a note on a permission. */
-export const AskAnswerSchema = z.strictObject({
-  askId: z.string().min(1).max(200),
-  choice: AskChoiceSchema,
-  text: z.array(z.string().max(10_000)).max(32).optional(),
-  channel: AnswerChannelSchema,
-});
+export const AskAnswerSchema = lazySchema(() =>
+  z.strictObject({
+    askId: z.string().min(1).max(200),
+    choice: AskChoiceSchema,
+    text: z.array(z.string().max(10_000)).max(32).optional(),
+    channel: AnswerChannelSchema,
+  }),
+);
 export type AskAnswer = z.infer<typeof AskAnswerSchema>;
 
 /** What answering returned: the ask and the decision recorded for it. */

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     printPipeline(await benchPipeline(100_000, Number(process.env.BENCH_PIPELINE_ROUNDS ?? 3)));
     return;
   }
-  // The command a user runs is the build (cli/bin.js falls back to the sources through tsx when a
+  // The command a user runs is the build (cli/bin.cjs falls back to the sources through tsx when a
   // source is newer than dist/, which an edited checkout always is): build first.
   const built = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.js', import.meta.url))], { stdio: 'inherit' });
   if (built.status !== 0) throw new Error(`npm run build failed (${built.signal ?? `exit ${built.status}`})`);
@@ -602,7 +602,7 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     "process and timed to its turn's end (no process start, no exit). Before 2026-12-02 the goal rows",
     'used the in-process figure, so their "before" ratios are against that baseline.',
     'The machine is shared, so figures are noisy; compare ratios, not milliseconds',
-    'across runs. The bench builds dist/ first (`npm run build`) and times `cli/bin.js`, i.e. what an',
+    'across runs. The bench builds dist/ first (`npm run build`) and times `cli/bin.cjs`, i.e. what an',
     'installed command runs.',
     '',
     `Machine: ${machine}`,

@@ -5,8 +5,8 @@ import { execa } from 'execa';
 
 /** Helpers every bench part shares: the command under test, start-up timing, medians, clean-up. */
 
-/** The `one-works` command the bench times (cli/bin.js: the build when it is current). */
-export const BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+/** The `one-works` command the bench times (cli/bin.cjs, the package's `bin`: the build when it is current). */
+export const BIN = fileURLToPath(new URL('../../cli/bin.cjs', import.meta.url));
 
 /** The median of `values` (the mean of the middle two for an even count). */
 export function median(values: number[]): number {

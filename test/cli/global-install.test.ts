@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,9 +29,10 @@ describe('global install', () => {
       const pack = await execa('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv, timeout: PACK_TIMEOUT_MS });
       const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
       const files = packed?.files.map((f) => f.path) ?? [];
+      expect(files).toContain('cli/bin.cjs');
       expect(files).toContain('cli/bin.js');
       expect(files).toContain('dist/cli/main.cjs');
-      expect(files).toContain('cli/run-build.js');
+      expect(files).toContain('cli/run-build.cjs');
       // The code caches are made by the installed command's own runs, never packed.
       expect(files.filter((f) => f.includes('code-cache'))).toEqual([]);
       expect(files).toContain('dist/build.json');
@@ -65,6 +66,33 @@ describe('global install', () => {
       const again = await execa(bin, ['--json', 'config', 'check'], { cwd: work, env, extendEnv: false, reject: false, timeout: 60_000 });
       expect([again.exitCode, again.stdout, again.stderr]).toEqual([0, check.stdout, check.stderr]);
       expect((await stat(cacheFile)).mtimeMs).toBe(written.mtimeMs);
+
+      // The build loads node:child_process only to spawn (commander's executable subcommands,
+      // agents, the orchestrator): listing sessions loads none of it. Node's own list of the
+      // built-in modules it loaded, written at exit by a preloaded script.
+      const hook = join(root, 'builtins-at-exit.cjs');
+      await writeFile(
+        hook,
+        "process.on('exit', () => require('node:fs').writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join('\\n')));\n",
+      );
+      const builtinsFile = join(root, 'builtins.txt');
+      const config = join(work, 'one-works.yaml');
+      await writeFile(config, `state: { directory: ${join(work, 'state')} }\n`);
+      const sessions = await execa(
+        process.execPath,
+        ['--require', hook, join(installed, 'cli', 'bin.cjs'), '--config', config, 'sessions'],
+        {
+          cwd: work,
+          env: { ...env, BUILTINS_FILE: builtinsFile },
+          extendEnv: false,
+          reject: false,
+          timeout: 60_000,
+        },
+      );
+      expect([sessions.exitCode, sessions.stdout]).toEqual([0, 'no sessions yet']);
+      const builtins = (await readFile(builtinsFile, 'utf8')).split('\n');
+      expect(builtins).toContain('NativeModule vm');
+      expect(builtins.filter((line) => /^NativeModule (child_process|internal\/child_process)$/.test(line))).toEqual([]);
     },
     PACK_TIMEOUT_MS + INSTALL_TIMEOUT_MS + 120_000,
   );

@@ -6,10 +6,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-// cli/run-build.js: the build's bundle runs through node:vm with a V8 code cache per command.
+// cli/run-build.cjs: the build's bundle runs through node:vm with a V8 code cache per command.
 // Each run is its own node process (as each command is), on a small bundle in the build's shape
 // (a CommonJS body inside the loader's wrapper) whose functions V8 compiles and caches.
-const RUN_BUILD = pathToFileURL(fileURLToPath(new URL('../../cli/run-build.js', import.meta.url))).href;
+const RUN_BUILD = pathToFileURL(fileURLToPath(new URL('../../cli/run-build.cjs', import.meta.url))).href;
 const DIGEST_BYTES = 20;
 
 let dir: string;
@@ -103,7 +103,7 @@ describe('loadBundle', () => {
     expect((await stat(cacheFile)).mtimeMs).toBe(mine.mtimeMs);
   });
 
-  it('answers undefined for a bundle that is not there (a build under way), so that bin.js runs the sources', async () => {
+  it('answers undefined for a bundle that is not there (a build under way), so that bin.cjs runs the sources', async () => {
     await writeFile(
       join(dir, 'missing.mjs'),
       `import { loadBundle } from ${JSON.stringify(RUN_BUILD)};\nprocess.stdout.write(String(loadBundle(${JSON.stringify(join(dir, 'none.cjs'))}, 'demo')));\n`,

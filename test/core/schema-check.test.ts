@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isValidRuntimeEvent, RuntimeEventSchema } from '../../core/events/index.js';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { compileQuickCheck } from '../../core/schema-check.js';
 
 // A quick check may answer `false` for a valid value (the schema then decides), never `true` for
@@ -29,6 +30,11 @@ describe('compileQuickCheck', () => {
       z.discriminatedUnion('t', [z.object({ t: z.literal('a'), n: z.number() }), z.object({ t: z.literal('b') })]),
       [{ t: 'a', n: 1 }, { t: 'a' }, { t: 'b' }, { t: 'c' }],
     ],
+    [
+      'lazy schemas, as what they build (an optional field too)',
+      lazySchema(() => z.object({ a: z.number(), b: lazySchema(() => z.string().optional()) })),
+      [{ a: 1 }, { a: 1, b: 'x' }, { a: 1, b: 2 }, { b: 'x' }, null],
+    ],
   ];
   for (const [name, schema, values] of cases) {
     it(`agrees with the schema on ${name}`, () => {
@@ -47,6 +53,21 @@ describe('compileQuickCheck', () => {
     expect(compileQuickCheck(z.string().transform((s) => s.length))('x')).toBe(false);
     expect(compileQuickCheck(z.string().refine((s) => s !== 'bad'))('x')).toBe(false);
     expect(compileQuickCheck(z.number().default(1))(2)).toBe(false);
+  });
+
+  it('leaves a recursive schema to the schema, and builds a lazy one only when first called', () => {
+    let builds = 0;
+    const Tree: z.ZodType = lazySchema(() => {
+      builds += 1;
+      return z.object({ name: z.string(), children: z.array(Tree) });
+    });
+    const check = compileQuickCheck(Tree);
+    expect(builds).toBe(0);
+    const tree = { name: 'a', children: [{ name: 'b', children: [] }] };
+    expect(Tree.safeParse(tree).success).toBe(true);
+    expect(check(tree)).toBe(false);
+    expect(check({ name: 1, children: [] })).toBe(false);
+    expect(builds).toBe(1);
   });
 });
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 
 /** The `one-works` command of this checkout. */
-export const ONE_WORKS_BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+export const ONE_WORKS_BIN = fileURLToPath(new URL('../../cli/bin.cjs', import.meta.url));
 
 /** Deadline of one invocation; on expiry the CLI is killed and {@link runCli} throws. */
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -26,7 +26,7 @@ export interface RunCliOptions {
 }
 
 /**
- * Runs `node cli/bin.js ...args` as a user would, with no stdin and exactly `options.env`.
+ * Runs `node cli/bin.cjs ...args` (the package's `bin`) as a user would, with no stdin and exactly `options.env`.
  * Resolves on any exit code; throws when the CLI did not exit by itself (timeout, signal),
  * with its output in the message. The child is always gone when this settles.
  */

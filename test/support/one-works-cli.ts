@@ -12,7 +12,7 @@ import { droidCustomModel, SCRIPTED_MODEL_ID, startScriptedModel } from './scrip
 import type { ScriptedModel, ScriptedModelOptions } from './scripted-model.js';
 
 /** The `one-works` command of this checkout. */
-export const ONE_WORKS_BIN = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
+export const ONE_WORKS_BIN = fileURLToPath(new URL('../../cli/bin.cjs', import.meta.url));
 
 /** The BYOK api key the rigs write into customModels; a secret the CLI must redact. */
 export const RIG_API_KEY = 'sk-rig-secret-7f3a9c21';
@@ -281,7 +281,7 @@ function buildRig(root: string): CliRig {
 }
 
 /**
- * Starts `cli/bin.js` with `args` under this Node binary. The environment is PATH from this
+ * Starts `cli/bin.cjs` (the package's `bin`) with `args` under this Node binary. The environment is PATH from this
  * process plus `options.env` (undefined values dropped); nothing else is inherited. The result
  * never rejects on a non-zero exit; it rejects when the CLI was killed by a signal or timed
  * out, with its output in the message.

@@ -2,18 +2,22 @@
 // that a command does not parse and compile again what it compiled the last time it ran.
 //
 // One cache per command module (the command table's; build.json maps each command name to its
-// module's), per bundle (bin.js puts the bundle's hash in the name), Node version, architecture
+// module's), per bundle (bin.cjs puts the bundle's hash in the name), Node version, architecture
 // and Node options, in dist/cli/code-cache/, made at the end of a run that had none (or whose
 // cache V8 refused: another V8, other V8 flags), so it holds every function that command
 // compiled. The build removes dist/ whole. A file starts with the SHA-1 of the rest: V8 checks
 // versions, flags and the source's length but no checksum, and would crash on damaged data;
 // anything that does not match is ignored. Where dist/ is not writable (an install owned by
 // another user) commands run without a cache.
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { Script } from 'node:vm';
+//
+// CommonJS, as cli/bin.cjs that requires it: an ES module entry costs Node its ESM loader at each start.
+'use strict';
+
+const { createHash } = require('node:crypto');
+const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+const { Script } = require('node:vm');
 
 const DIGEST_BYTES = 20;
 
@@ -24,7 +28,7 @@ const DIGEST_BYTES = 20;
  * written when the process exits, if it was missing or refused; failing to read or write it never
  * fails the command.
  */
-export function loadBundle(bundle, cacheName) {
+function loadBundle(bundle, cacheName) {
   let source;
   try {
     // ASCII (the build checks it) read as latin1: Node hands V8 a string that stays outside its heap.
@@ -39,9 +43,9 @@ export function loadBundle(bundle, cacheName) {
   if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     process.once('exit', () => writeCache(cacheFile, script));
   }
-  const module = { exports: {} };
-  script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-  return module.exports;
+  const bundleModule = { exports: {} };
+  script.runInThisContext()(bundleModule.exports, createRequire(bundle), bundleModule, bundle, dirname(bundle));
+  return bundleModule.exports;
 }
 
 /**
@@ -49,7 +53,7 @@ export function loadBundle(bundle, cacheName) {
  * Node options when it has any (V8 refuses a cache made under other flags: runs with and without
  * e.g. --cpu-prof keep a cache each instead of replacing each other's).
  */
-export function cachePath(bundle, cacheName) {
+function cachePath(bundle, cacheName) {
   const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0');
   const tag = options === '' ? '' : `-${createHash('sha1').update(options).digest('hex').slice(0, 8)}`;
   return join(dirname(bundle), 'code-cache', `${cacheName}-${process.version}-${process.arch}${tag}.bin`);
@@ -85,3 +89,6 @@ function writeCache(file, script) {
     }
   }
 }
+
+exports.loadBundle = loadBundle;
+exports.cachePath = cachePath;

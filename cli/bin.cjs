@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+// Entry point of the `one-works` command. It runs the JavaScript that `npm run build` bundled
+// into dist/ (npm runs the build on `npm ci`, on install from git and on `npm pack`, so a
+// checkout, a global install and a packed tarball all have it), with a V8 code cache per command
+// (cli/run-build.cjs). When there is no build, or a source file is newer than the build (a
+// checkout being edited, e.g. while its tests run), it loads the TypeScript sources through tsx
+// instead, which is slower to start but never stale.
+//
+// CommonJS, not an ES module: Node loads its ESM loader for an ES module entry, some 6 ms of every
+// command's start (cli/bin.js, the entry of earlier versions, runs this file).
+'use strict';
+
+const { readFileSync, statSync } = require('node:fs');
+const { join } = require('node:path');
+
+// The package root as a path ending in a separator: source paths are appended as strings (a URL
+// per source file cost more than the stat itself).
+const root = join(__dirname, '..', '/');
+
+// An installed package (below node_modules) is not edited, and npm gives its files the mtime of
+// the install, later than the build: only a checkout's sources are compared with its build.
+const installed = /[\\/]node_modules[\\/]/.test(root);
+
+// dist/build.json when dist/ holds a build that no source file is newer than (one stat per source
+// file in a checkout), else undefined.
+function currentBuild() {
+  let build;
+  try {
+    build = JSON.parse(readFileSync(`${root}dist/build.json`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (installed) return build;
+  for (const file of build.sources) {
+    const stats = statSync(root + file, { throwIfNoEntry: false });
+    if (stats === undefined || stats.mtimeMs > build.builtAt) return undefined;
+  }
+  return build;
+}
+
+// The command named on the command line (the first argument that is not an option or the value of
+// -c/--config), as cli/command-table.ts finds it.
+function commandName(argv) {
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--') return undefined;
+    if (argv[i] === '-c' || argv[i] === '--config') i += 1;
+    else if (!argv[i].startsWith('-')) return argv[i];
+  }
+  return undefined;
+}
+
+// The `main` of the build when it is current, else of the sources (through tsx).
+async function loadMain(args) {
+  const build = currentBuild();
+  if (build) {
+    const { loadBundle } = require('./run-build.cjs');
+    // Only a command of the table has a cache (help and unknown commands run without one), named
+    // after its module and this very bundle.
+    const command = commandName(args);
+    const cacheName =
+      command !== undefined && Object.hasOwn(build.commands, command) ? `${build.commands[command]}-${build.bundleHash}` : undefined;
+    // Undefined when the bundle went away after build.json was read (a build under way): the sources then.
+    const main = loadBundle(root + build.bundle, cacheName)?.main;
+    if (main) return main;
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  return (await import('./main.ts')).main;
+}
+
+// `one-works --version` alone: the version from package.json, as the full command line prints it,
+// without loading the command tree.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${JSON.parse(readFileSync(`${root}package.json`, 'utf8')).version}\n`);
+} else {
+  loadMain(args).then(
+    async (main) => {
+      process.exitCode = await main(args);
+    },
+    (error) => {
+      // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
+      process.exitCode = 1;
+      throw error;
+    },
+  );
+}
