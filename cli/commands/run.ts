@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Adapter, Autonomy } from '../../core/adapter.js';
+import type { Adapter, Autonomy, ResolvedCli } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 // The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
@@ -8,13 +8,14 @@ import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../../core/process/env.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
-import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
+import { beginMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { limitationNotes, sessionPolicyFromFlags } from '../permissions.js';
 import { isFleet } from '../fleet/backend.js';
 import { fleetLocation, submitToFleet } from '../fleet/fleet-commands.js';
 import { openFleet, type OpenFleet } from '../fleet/open-fleet.js';
+import type { Store } from '../../core/store/index.js';
 import { openStore } from '../state.js';
 import { followTurn, type TurnTarget } from './run-follow.js';
 
@@ -117,8 +118,8 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
 
 type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: string; flags: TurnFlags };
 
-// Flags, workspace and CLI are checked here, before a server is started; the turn's settings
-// are checked by the orchestrator at acceptance.
+// Flags, workspace and CLI are checked here, before the turn is submitted (the orchestrator is
+// reached meanwhile); the turn's settings are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
   checkPrompt(prompt);
   // A fleet (state.backend postgres): the database is the state, a worker runs the turn.
@@ -131,6 +132,54 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
 }
 
 async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<number> {
+  // The orchestrator is reached (or started, when none runs) while this process makes its own
+  // checks: its answer, or its start-up, overlaps them. A failed check gives the connection up
+  // (a server started for it exits), and its error comes first.
+  const pending = fleet ? undefined : beginMatchingOrchestrator(ctx);
+  let local: LocalTurn;
+  try {
+    local = await checkTurn(ctx, target, prompt, fleet);
+  } catch (error) {
+    await pending?.abandon();
+    throw error;
+  }
+  const { store, turn, cli, adapterName, workspace, limitations } = local;
+  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  if (fleet) {
+    fleet.client.onWaiting = (id) =>
+      ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
+  }
+  const client = fleet?.client ?? (await pending!.client);
+  try {
+    if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
+      const handle = await client.createSession(turn.request);
+      ctx.out.result(handle, () => handle.sessionId);
+      return EXIT.ok;
+    }
+    const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
+    return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
+      hint: target.flags.hint !== false,
+      limitationsSaid: limitations.length > 0,
+      ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+/** What `run` and `send` found out before submitting: the turn, and what the live view says. */
+interface LocalTurn {
+  store: Pick<Store, 'readEvents'>;
+  turn: TurnTarget;
+  /** This host's prepared CLI (none for a fleet client: its workers prepare). */
+  cli: ResolvedCli | undefined;
+  adapterName: string;
+  workspace: string;
+  limitations: string[];
+}
+
+// The command's own checks (flags, workspace approval, the CLI prepared) and the turn they make.
+async function checkTurn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<LocalTurn> {
   const store = fleet?.store ?? (await openStore(ctx, { own: false }));
   // In a fleet, a session may still be a queued create (no record before a worker takes it).
   const queued =
@@ -212,28 +261,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // (the live view then leaves out the turn's copies, so each is said once).
   const limitations = adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : [];
   for (const note of limitations) ctx.out.info(`warning: ${note}`);
-
-  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
-  if (fleet) {
-    fleet.client.onWaiting = (id) =>
-      ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
-  }
-  const client = fleet?.client ?? (await connectMatchingOrchestrator(ctx));
-  try {
-    if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
-      const handle = await client.createSession(turn.request);
-      ctx.out.result(handle, () => handle.sessionId);
-      return EXIT.ok;
-    }
-    const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
-    return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
-      hint: target.flags.hint !== false,
-      limitationsSaid: limitations.length > 0,
-      ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
-    });
-  } finally {
-    await client.close();
-  }
+  return { store, turn, cli, adapterName, workspace, limitations };
 }
 
 // The adapter when this client's config has it (enabled), else undefined (a fleet client's workers know it).

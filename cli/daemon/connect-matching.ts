@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
-import { connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
+import { type ConnectOptions, connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
 import { differingParts, environmentFingerprint } from './fingerprint.js';
 
 /** Connections tried when a server closes them at once (it was exiting). */
@@ -19,11 +19,14 @@ type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env
  * otherwise this throws `orchestrator_mismatch` saying how to restart it. The caller closes the
  * returned client.
  */
-export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise<OrchestratorClient> {
+export async function connectMatchingOrchestrator(
+  ctx: MatchingContext,
+  options: Pick<ConnectOptions, 'onAutoStart' | 'signal'> = {},
+): Promise<OrchestratorClient> {
   const fingerprint = environmentFingerprint(ctx);
   let restarted = false;
   for (let attempt = 1; ; attempt += 1) {
-    const client = await connectOrchestrator(ctx, { autoStart: true });
+    const client = await connectOrchestrator(ctx, { autoStart: true, ...options });
     let hello: ServerHello;
     try {
       // The hello that confirmed the connection (connectOrchestrator) answers this too: one round trip.
@@ -40,7 +43,7 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
     try {
       if (hello.fingerprint === fingerprint) return client;
       // One restart only: a second mismatch means someone else keeps starting servers.
-      if (!restarted && hello.auto && (await client.exitIfIdle())) {
+      if (!restarted && hello.auto && (await client.exitIfIdle('mismatch'))) {
         restarted = true;
         ctx.out.info(
           `restarting the background orchestrator (pid ${hello.pid}): it ran with a different ${describeDifference(ctx, hello)}`,
@@ -56,6 +59,52 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
     await client.close();
     throw mismatch(ctx, hello);
   }
+}
+
+/** A connection to the orchestrator under way, begun before the command's own checks: see {@link beginMatchingOrchestrator}. */
+export interface PendingOrchestrator {
+  /** The matching client, as {@link connectMatchingOrchestrator} gives it (and rejects); the caller closes it. */
+  readonly client: Promise<OrchestratorClient>;
+  /**
+   * Gives the connection up, for a command that failed its own checks: no server is started from
+   * now on, the client is closed when it comes, and a server this connection started already is
+   * first asked to exit if nothing else uses it (a server no command used would otherwise wait out
+   * `orchestrator.idleExitMs`). Never throws.
+   */
+  abandon(): Promise<void>;
+}
+
+/**
+ * Starts {@link connectMatchingOrchestrator} at once, so that the orchestrator answers (or starts,
+ * when none runs) while the command does its own checks; `client` is awaited once they passed,
+ * `abandon` called when one failed. Its failure is the caller's to report (or to drop, on abandon).
+ */
+export function beginMatchingOrchestrator(ctx: MatchingContext): PendingOrchestrator {
+  let started = false;
+  const given = new AbortController();
+  const client = connectMatchingOrchestrator(ctx, {
+    onAutoStart: () => {
+      started = true;
+    },
+    signal: given.signal,
+  });
+  // Handled here too: a command that fails its own checks first may never await it.
+  client.catch(() => undefined);
+  return {
+    client,
+    abandon: async () => {
+      given.abort();
+      const connected = await client.catch(() => undefined);
+      if (!connected) return;
+      try {
+        if (started) await connected.exitIfIdle('unused');
+      } catch {
+        // The server is gone already, or refused: nothing of this command's is left to stop.
+      } finally {
+        await connected.close().catch(() => undefined);
+      }
+    },
+  };
 }
 
 /**
