@@ -27,7 +27,8 @@ export type TurnTarget =
  * The first SIGINT/SIGTERM declines an open prompt and cancels the turn through the
  * orchestrator (protocol interrupt, then a kill after the grace); this waits for the recorded
  * outcome. A second signal exits at once; the orchestrator still finishes the cancel. If this
- * process dies, the turn goes on in the orchestrator.
+ * process dies, the turn goes on in the orchestrator. The session's live events stay subscribed
+ * until the caller closes `client`, which it does next (nothing is shown after the outcome).
  */
 export async function followTurn(
   ctx: CliContext,
@@ -53,9 +54,10 @@ export async function followTurn(
     render: createLiveRenderer(out, { limitationsSaid: options.limitationsSaid === true }),
     readLog: () => store.readEvents(sessionId!),
   });
-  const unsubscribes: Array<() => Promise<void>> = [];
+  // Never unsubscribed: the caller closes the client next, which ends the subscription on both
+  // sides without a round trip more before the command exits.
   const subscribe = async (id: string): Promise<void> => {
-    unsubscribes.push(await client.subscribe(id, (event) => feed.push(event)));
+    await client.subscribe(id, (event) => feed.push(event));
   };
   // Asks of this run only: another client may be following the session's other turns. An ask
   // cannot come before the turn's agent started, which takes far longer than this round trip.
@@ -120,7 +122,6 @@ export async function followTurn(
     shutdown.signal.removeEventListener('abort', onShutdown);
     prompts.abort();
     shutdown.release();
-    for (const unsubscribe of unsubscribes) await unsubscribe().catch(() => undefined);
   }
 }
 

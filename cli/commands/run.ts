@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Adapter, Autonomy, ResolvedCli } from '../../core/adapter.js';
+import type { Adapter, Autonomy, LockedVersion, ResolvedCli } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 // The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
@@ -179,8 +179,12 @@ interface LocalTurn {
 }
 
 // The command's own checks (flags, workspace approval, the CLI prepared) and the turn they make.
+// What does not depend on another step starts at once, so that file reads and module loads
+// overlap; results are taken (and failures thrown) in the order of the checks.
 async function checkTurn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<LocalTurn> {
-  const store = fleet?.store ?? (await openStore(ctx, { own: false }));
+  const opening = fleet ? undefined : openStore(ctx, { own: false });
+  const early = target.kind === 'new' ? startChecks(ctx, target, fleet, target.flags.adapter ?? ctx.defaultAdapter, undefined) : undefined;
+  const store = fleet?.store ?? (await opening!);
   // In a fleet, a session may still be a queued create (no record before a worker takes it).
   const queued =
     fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
@@ -188,21 +192,19 @@ async function checkTurn(ctx: CliContext, target: Target, prompt: string, fleet:
       : undefined;
   const existing = target.kind === 'resume' && !queued ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? queued?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
+  // A worktree session's workspace lies in the state directory; approval applies to its repository.
+  const approvalDir = existing?.worktree?.repository ?? existing?.workspace ?? queued?.workspace;
+  const checks = early ?? startChecks(ctx, target, fleet, adapterName, approvalDir, existing !== undefined);
   // Only this turn's adapter loads in this process (its schema, limitations and installer). A
   // fleet client may configure no adapter at all: the workers' configs hold them, and check the turn.
-  const adapter = fleet ? await localAdapter(ctx, adapterName) : await ctx.loadAdapter(adapterName);
+  const adapter = await checks.adapter;
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
   const adapterConfig = adapter
-    ? parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags)
+    ? parseTurnFlags(() => adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags)
     : undefined;
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
   const policy = sessionPolicyFromFlags(target.flags);
-  // A worktree session's workspace lies in the state directory; approval applies to its repository.
-  const approvalDir = existing?.worktree?.repository ?? existing?.workspace ?? queued?.workspace;
-  // In a fleet, the workers' approved roots decide (a worker whose roots contain it takes the turn).
-  const approved = fleet
-    ? await canonicalWorkspace(approvalDir ?? target.flags.workspace ?? ctx.cwd)
-    : await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
+  const approved = await checks.approved;
   const workspace = existing?.worktree ? existing.workspace : approved;
 
   // Prepared here too, so that a cold managed install shows its progress on this terminal; the
@@ -212,7 +214,7 @@ async function checkTurn(ctx: CliContext, target: Target, prompt: string, fleet:
     : await adapter!.prepare(adapterConfig, {
         services: ctx.services,
         cacheDir: ctx.cacheDir,
-        lock: await ctx.lockEntries(adapterName),
+        lock: await checks.lock!,
         onProgress: ctx.progress,
         // The binary's version as the last check of this very file found it: no extra CLI start per turn.
         reuseVersionCheck: true,
@@ -264,6 +266,36 @@ async function checkTurn(ctx: CliContext, target: Target, prompt: string, fleet:
   return { store, turn, cli, adapterName, workspace, limitations };
 }
 
+/** The steps of {@link checkTurn} that only need the adapter's name and the directory to approve, under way. */
+interface StartedChecks {
+  // biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS in context.ts
+  adapter: Promise<Adapter<any> | undefined>;
+  /** The canonical workspace, approved (in a fleet: the workers' roots decide). */
+  approved: Promise<string>;
+  /** The lock file's entries of the adapter (none in a fleet). */
+  lock: Promise<Map<string, LockedVersion>> | undefined;
+}
+
+// Starts loading the adapter, resolving (and approving) the workspace and reading the lock file
+// side by side; a failure stays in its promise (marked handled) until checkTurn takes it in turn.
+function startChecks(
+  ctx: CliContext,
+  target: Target,
+  fleet: OpenFleet | undefined,
+  adapterName: string,
+  approvalDir: string | undefined,
+  resuming = false,
+): StartedChecks {
+  const dir = approvalDir ?? target.flags.workspace ?? ctx.cwd;
+  const checks: StartedChecks = {
+    adapter: fleet ? localAdapter(ctx, adapterName) : ctx.loadAdapter(adapterName),
+    approved: fleet ? canonicalWorkspace(dir) : resolveWorkspace(ctx, dir, resuming),
+    lock: fleet ? undefined : ctx.lockEntries(adapterName),
+  };
+  for (const started of [checks.adapter, checks.approved, checks.lock]) started?.catch(() => undefined);
+  return checks;
+}
+
 // The adapter when this client's config has it (enabled), else undefined (a fleet client's workers know it).
 // biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS in context.ts
 async function localAdapter(ctx: CliContext, name: string): Promise<Adapter<any> | undefined> {
@@ -277,20 +309,24 @@ async function localAdapter(ctx: CliContext, name: string): Promise<Adapter<any>
   }
 }
 
+// The adapter block with this turn's -m/-e/-a. Without any, the block is the one the config schema
+// parsed already (the orchestrator uses it as it is too): parsing it again would only build the
+// block's schema and compile its checks once more, in every `run` and `send`.
 function parseTurnFlags(
-  schema: {
+  schemaOf: () => {
     safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } };
   },
   base: unknown,
   flags: TurnFlags,
 ): unknown {
+  if (!flags.model && !flags.effort && !flags.autonomy) return base;
   const merged = {
     ...(base as Record<string, unknown>),
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.effort ? { effort: flags.effort } : {}),
     ...(flags.autonomy ? { autonomy: flags.autonomy } : {}),
   };
-  const parsed = schema.safeParse(merged);
+  const parsed = schemaOf().safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error!.issues[0]!;
     const key = String(issue.path[0] ?? '');

@@ -112,4 +112,12 @@ describe('run refused by its own checks', () => {
     expect(await waitForNoProcesses(() => findProcesses(root), 15_000)).toEqual([]);
     expect(existsSync(socketPath(join(root, 'state')))).toBe(false);
   }, 60_000);
+
+  it('checks -m/-e/-a with the adapter schema, naming the flag', async () => {
+    const { root, workspace, config, env } = await makeRoot();
+    const refused = await runCli(['--config', config, 'run', '--workspace', workspace, '-a', 'reckless', 'hello'], { cwd: root, env });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toMatch(/--autonomy: .*"off"/);
+    expect(await waitForNoProcesses(() => findProcesses(root), 15_000)).toEqual([]);
+  }, 60_000);
 });
