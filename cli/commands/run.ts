@@ -17,7 +17,7 @@ import { fleetLocation, submitToFleet } from '../fleet/fleet-commands.js';
 import { openFleet, type OpenFleet } from '../fleet/open-fleet.js';
 import type { Store } from '../../core/store/index.js';
 import { openStore } from '../state.js';
-import { followTurn, type TurnTarget } from './run-follow.js';
+import { followTurn, subscribeEarly, type TurnTarget } from './run-follow.js';
 
 export interface TurnFlags {
   workspace?: string;
@@ -136,6 +136,8 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // checks: its answer, or its start-up, overlaps them. A failed check gives the connection up
   // (a server started for it exits), and its error comes first.
   const pending = fleet ? undefined : beginMatchingOrchestrator(ctx);
+  // `send` listens to the session as soon as it is connected: its turn goes out right after the checks.
+  const subscription = pending && target.kind === 'resume' ? subscribeEarly(pending.client, target.sessionId) : undefined;
   let local: LocalTurn;
   try {
     local = await checkTurn(ctx, target, prompt, fleet);
@@ -161,6 +163,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
       hint: target.flags.hint !== false,
       limitationsSaid: limitations.length > 0,
       ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
+      ...(subscription ? { subscription } : {}),
     });
   } finally {
     await client.close();
