@@ -140,6 +140,8 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   const subscription = pending && target.kind === 'resume' ? subscribeEarly(pending.client, target.sessionId) : undefined;
   let local: LocalTurn;
   try {
+    // A server to start is started first: the checks' module loads would hold its spawn back.
+    await pending?.attempted;
     local = await checkTurn(ctx, target, prompt, fleet);
   } catch (error) {
     await pending?.abandon();

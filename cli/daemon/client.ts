@@ -150,6 +150,11 @@ export interface ConnectOptions {
   /** Called when this call started a server (before it serves): a caller that gives up may ask it to exit. */
   onAutoStart?: () => void;
   /**
+   * Called once the first attempt is decided: a server accepted the connection (its `hello` is
+   * still to come), or one was started, or none runs and none is to be started.
+   */
+  onAttempted?: () => void;
+  /**
    * Aborted when the caller no longer needs the connection: no server is started afterwards (the
    * call then rejects with `request_cancelled`); a server started before is waited for as usual.
    */
@@ -169,9 +174,12 @@ export async function connectOrchestrator(
   // A fleet (state.backend postgres) has no local orchestrator to reach or start.
   if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
-  const first = await confirmed(await tryConnect(path));
+  const socket = await tryConnect(path);
+  if (socket) options.onAttempted?.();
+  const first = await confirmed(socket);
   if (first) return first;
   if (!options.autoStart) {
+    options.onAttempted?.();
     throw new OneWorksError(
       ERROR_CODES.CONNECTION_CLOSED,
       `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``,
@@ -180,7 +188,7 @@ export async function connectOrchestrator(
   if (options.signal?.aborted) {
     throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `no orchestrator was started for ${ctx.stateDir}: the command gave up first`);
   }
-  const started = await spawnAutoServer(ctx);
+  const started = await spawnAutoServer(ctx).finally(() => options.onAttempted?.());
   options.onAutoStart?.();
   let exitCode: number | null | undefined;
   void started.exited.then((code) => {

@@ -21,9 +21,10 @@ type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env
  */
 export async function connectMatchingOrchestrator(
   ctx: MatchingContext,
-  options: Pick<ConnectOptions, 'onAutoStart' | 'signal'> = {},
+  options: Pick<ConnectOptions, 'onAutoStart' | 'onAttempted' | 'signal'> = {},
 ): Promise<OrchestratorClient> {
-  const fingerprint = environmentFingerprint(ctx);
+  // Computed once a server answered: a server to start is started without waiting for it.
+  let fingerprint: string | undefined;
   let restarted = false;
   for (let attempt = 1; ; attempt += 1) {
     const client = await connectOrchestrator(ctx, { autoStart: true, ...options });
@@ -41,6 +42,7 @@ export async function connectMatchingOrchestrator(
       throw error;
     }
     try {
+      fingerprint ??= environmentFingerprint(ctx);
       if (hello.fingerprint === fingerprint) return client;
       // One restart only: a second mismatch means someone else keeps starting servers.
       if (!restarted && hello.auto && (await client.exitIfIdle('mismatch'))) {
@@ -66,6 +68,12 @@ export interface PendingOrchestrator {
   /** The matching client, as {@link connectMatchingOrchestrator} gives it (and rejects); the caller closes it. */
   readonly client: Promise<OrchestratorClient>;
   /**
+   * Settles (never rejects) once the first connection attempt is decided: a server accepted it,
+   * or one is being started, or the connection failed. A command awaits it before its own checks,
+   * whose module loads would otherwise hold a server's start back.
+   */
+  readonly attempted: Promise<void>;
+  /**
    * Gives the connection up, for a command that failed its own checks: no server is started from
    * now on, the client is closed when it comes, and a server this connection started already is
    * first asked to exit if nothing else uses it (a server no command used would otherwise wait out
@@ -82,16 +90,22 @@ export interface PendingOrchestrator {
 export function beginMatchingOrchestrator(ctx: MatchingContext): PendingOrchestrator {
   let started = false;
   const given = new AbortController();
+  let onAttempted: () => void = () => undefined;
+  const attempted = new Promise<void>((resolve) => {
+    onAttempted = resolve;
+  });
   const client = connectMatchingOrchestrator(ctx, {
     onAutoStart: () => {
       started = true;
     },
+    onAttempted,
     signal: given.signal,
   });
   // Handled here too: a command that fails its own checks first may never await it.
-  client.catch(() => undefined);
+  client.then(onAttempted, onAttempted);
   return {
     client,
+    attempted,
     abandon: async () => {
       given.abort();
       const connected = await client.catch(() => undefined);

@@ -81,6 +81,25 @@ describe('a connection begun before the command checks', () => {
     );
   }, 60_000);
 
+  it('says when its first attempt is decided: a server started (before it serves), or one that accepted', async () => {
+    const { root, context } = await makeRoot();
+    const ctx = await context();
+    const pending = beginMatchingOrchestrator(ctx);
+    await pending.attempted;
+    // The server is spawned by then (the command's checks come after this).
+    const [spawned] = servers(root);
+    expect(spawned).toBeTypeOf('number');
+    const client = await pending.client;
+    expect(client.server().pid).toBe(spawned);
+    await client.close();
+    // With the server up, the attempt is decided when it accepts the connection.
+    const again = beginMatchingOrchestrator(ctx);
+    await again.attempted;
+    expect(servers(root)).toEqual([spawned]);
+    await again.abandon();
+    await pending.abandon();
+  }, 60_000);
+
   it('leaves a server it did not start running when it is given up', async () => {
     const { root, config, env, context } = await makeRoot();
     const ctx = await context();
