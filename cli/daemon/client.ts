@@ -176,7 +176,7 @@ export async function connectOrchestrator(
   const path = socketPath(ctx.stateDir);
   const socket = await tryConnect(path);
   if (socket) options.onAttempted?.();
-  const first = await confirmed(socket);
+  const first = await confirmed(socket, options.signal);
   if (first) return first;
   if (!options.autoStart) {
     options.onAttempted?.();
@@ -256,8 +256,13 @@ function watchDirectory(dir: string): { next(ms: number): Promise<void>; close()
 // command's first call would fail with connection_closed. A `hello` confirms the connection; one
 // closed unanswered counts as no server (the caller starts or finds a new one). Any other failure
 // (an unresponsive server) is the one the command's first call would meet: thrown as it is.
-async function confirmed(client: OrchestratorClient | undefined): Promise<OrchestratorClient | undefined> {
+// A caller that gives up (`signal`) closes the connection at once, so that a server that does not
+// answer (stopped, hung) holds the command no longer than its own checks.
+async function confirmed(client: OrchestratorClient | undefined, signal?: AbortSignal): Promise<OrchestratorClient | undefined> {
   if (!client) return undefined;
+  const giveUp = (): void => void client.close().catch(() => undefined);
+  if (signal?.aborted) giveUp();
+  signal?.addEventListener('abort', giveUp, { once: true });
   try {
     await client.hello();
     return client;
@@ -265,6 +270,8 @@ async function confirmed(client: OrchestratorClient | undefined): Promise<Orches
     await client.close().catch(() => undefined);
     if (isOneWorksError(error, ERROR_CODES.CONNECTION_CLOSED)) return undefined;
     throw error;
+  } finally {
+    signal?.removeEventListener('abort', giveUp);
   }
 }
 

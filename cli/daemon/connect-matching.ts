@@ -51,7 +51,7 @@ export async function connectMatchingOrchestrator(
           `restarting the background orchestrator (pid ${hello.pid}): it ran with a different ${describeDifference(ctx, hello)}`,
         );
         await client.close();
-        await waitForExit(hello.pid);
+        await waitForExit(hello.pid, options.signal);
         continue;
       }
     } catch (error) {
@@ -158,9 +158,13 @@ function mismatch(ctx: MatchingContext, hello: ServerHello): OneWorksError {
 
 // The old server releases the owner lock only after it exited its shutdown; a new one started
 // earlier would lose the owner race and leave this client without a server.
-async function waitForExit(pid: number): Promise<void> {
+async function waitForExit(pid: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + EXIT_DEADLINE_MS;
   while (Date.now() < deadline) {
+    // Given up (the command failed its own checks): the old server exits by itself, no new one is needed.
+    if (signal?.aborted) {
+      throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `the orchestrator (pid ${pid}) is exiting; no new one was started`);
+    }
     try {
       process.kill(pid, 0);
     } catch {

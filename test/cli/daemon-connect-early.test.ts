@@ -119,6 +119,29 @@ describe('a connection begun before the command checks', () => {
   }, 60_000);
 });
 
+describe('a connection given up while a server does not answer', () => {
+  it('is dropped at once instead of waiting for the server to be found unresponsive', async () => {
+    const { root, config, env, context } = await makeRoot();
+    const ctx = await context();
+    const serve = startOneWorks(['--config', config, 'serve'], { cwd: root, env });
+    await expect.poll(() => existsSync(socketPath(ctx.stateDir)), { timeout: 30_000 }).toBe(true);
+    serve.kill('SIGSTOP');
+    try {
+      const pending = beginMatchingOrchestrator(ctx);
+      // The stopped server's socket still accepts (the kernel's backlog); its hello never comes.
+      await pending.attempted;
+      await pending.abandon();
+      // Given up, not found unresponsive (orchestrator_unavailable, after the client's ping deadline).
+      await expect(pending.client).rejects.toMatchObject({ code: 'request_cancelled' });
+      expect(servers(root)).toEqual([serve.pid]);
+    } finally {
+      serve.kill('SIGCONT');
+      serve.kill('SIGTERM');
+    }
+    expect((await serve.result).exitCode).toBe(0);
+  }, 60_000);
+});
+
 describe('run refused by its own checks', () => {
   it('says why and leaves no orchestrator behind', async () => {
     const { root, config, env } = await makeRoot();
