@@ -138,11 +138,14 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   const pending = fleet ? undefined : beginMatchingOrchestrator(ctx);
   // `send` listens to the session as soon as it is connected: its turn goes out right after the checks.
   const subscription = pending && target.kind === 'resume' ? subscribeEarly(pending.client, target.sessionId) : undefined;
+  // The state directory is opened meanwhile too (the checks read the session from it first).
+  const opening = fleet ? undefined : openStore(ctx, { own: false });
+  opening?.catch(() => undefined);
   let local: LocalTurn;
   try {
     // A server to start is started first: the checks' module loads would hold its spawn back.
     await pending?.attempted;
-    local = await checkTurn(ctx, target, prompt, fleet);
+    local = await checkTurn(ctx, target, prompt, fleet?.store ?? (await opening!), fleet);
   } catch (error) {
     await pending?.abandon();
     throw error;
@@ -186,10 +189,14 @@ interface LocalTurn {
 // The command's own checks (flags, workspace approval, the CLI prepared) and the turn they make.
 // What does not depend on another step starts at once, so that file reads and module loads
 // overlap; results are taken (and failures thrown) in the order of the checks.
-async function checkTurn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<LocalTurn> {
-  const opening = fleet ? undefined : openStore(ctx, { own: false });
+async function checkTurn(
+  ctx: CliContext,
+  target: Target,
+  prompt: string,
+  store: Pick<Store, 'readEvents' | 'readSession' | 'hasSession'>,
+  fleet: OpenFleet | undefined,
+): Promise<LocalTurn> {
   const early = target.kind === 'new' ? startChecks(ctx, target, fleet, target.flags.adapter ?? ctx.defaultAdapter, undefined) : undefined;
-  const store = fleet?.store ?? (await opening!);
   // In a fleet, a session may still be a queued create (no record before a worker takes it).
   const queued =
     fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
