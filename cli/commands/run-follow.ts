@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
-import type { TurnOutcome } from '../../core/events/index.js';
+import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
@@ -27,7 +27,8 @@ export type TurnTarget =
  * The first SIGINT/SIGTERM declines an open prompt and cancels the turn through the
  * orchestrator (protocol interrupt, then a kill after the grace); this waits for the recorded
  * outcome. A second signal exits at once; the orchestrator still finishes the cancel. If this
- * process dies, the turn goes on in the orchestrator.
+ * process dies, the turn goes on in the orchestrator. The session's live events stay subscribed
+ * until the caller closes `client`, which it does next (nothing is shown after the outcome).
  */
 export async function followTurn(
   ctx: CliContext,
@@ -40,6 +41,8 @@ export async function followTurn(
     limitationsSaid?: boolean;
     /** Where the session's record and events are (default: its folder in the state directory). */
     location?: (sessionId: string) => { record: string; events: string };
+    /** `resume`: the session's live events, subscribed already (see {@link subscribeEarly}). */
+    subscription?: EarlySubscription;
   } = {},
 ): Promise<number> {
   const { out } = ctx;
@@ -53,9 +56,10 @@ export async function followTurn(
     render: createLiveRenderer(out, { limitationsSaid: options.limitationsSaid === true }),
     readLog: () => store.readEvents(sessionId!),
   });
-  const unsubscribes: Array<() => Promise<void>> = [];
+  // Never unsubscribed: the caller closes the client next, which ends the subscription on both
+  // sides without a round trip more before the command exits.
   const subscribe = async (id: string): Promise<void> => {
-    unsubscribes.push(await client.subscribe(id, (event) => feed.push(event)));
+    await client.subscribe(id, (event) => feed.push(event));
   };
   // Asks of this run only: another client may be following the session's other turns. An ask
   // cannot come before the turn's agent started, which takes far longer than this round trip.
@@ -83,7 +87,12 @@ export async function followTurn(
     let handle: TurnHandle;
     if (target.kind === 'resume') {
       // Listening before submitting: the turn's first event (`turn.queued`) arrives live.
-      await subscribe(target.request.sessionId);
+      if (options.subscription) {
+        options.subscription.take((event) => feed.push(event));
+        await options.subscription.ready;
+      } else {
+        await subscribe(target.request.sessionId);
+      }
       handle = await client.sendMessage(target.request);
       feed.start(handle.runId, undefined, { queued: handle.state === 'queued' });
     } else {
@@ -120,8 +129,37 @@ export async function followTurn(
     shutdown.signal.removeEventListener('abort', onShutdown);
     prompts.abort();
     shutdown.release();
-    for (const unsubscribe of unsubscribes) await unsubscribe().catch(() => undefined);
   }
+}
+
+/** A session's live events, subscribed before the turn is submitted: see {@link subscribeEarly}. */
+export interface EarlySubscription {
+  /** Settles once the server subscribed the connection (rejects as `subscribe` does). */
+  readonly ready: Promise<void>;
+  /** Hands the events over: those received so far at once, in order, then each as it comes. */
+  take(listener: (event: RuntimeEvent) => void): void;
+}
+
+/**
+ * Subscribes to the session's live events as soon as `client` connects, so that `send` is
+ * listening by the time its own checks passed and submits without a round trip more; the events
+ * wait for {@link EarlySubscription.take}. Ends with the client's connection. A failure is kept
+ * in `ready` (marked handled: a command that fails its checks first never awaits it).
+ */
+export function subscribeEarly(client: Promise<OrchestratorClient>, sessionId: string): EarlySubscription {
+  const held: RuntimeEvent[] = [];
+  let deliver: ((event: RuntimeEvent) => void) | undefined;
+  const ready = client.then(async (connected) => {
+    await connected.subscribe(sessionId, (event) => (deliver ? deliver(event) : held.push(event)));
+  });
+  ready.catch(() => undefined);
+  return {
+    ready,
+    take: (listener) => {
+      for (const event of held.splice(0)) listener(event);
+      deliver = listener;
+    },
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Adapter, Autonomy } from '../../core/adapter.js';
+import type { Adapter, Autonomy, LockedVersion, ResolvedCli } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 // The module itself, not core/orchestrator/index.js: the client of `run` never loads the orchestrator.
@@ -8,15 +8,16 @@ import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../../core/process/env.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
-import { connectMatchingOrchestrator } from '../daemon/connect-matching.js';
+import { beginMatchingOrchestrator } from '../daemon/connect-matching.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { limitationNotes, sessionPolicyFromFlags } from '../permissions.js';
 import { isFleet } from '../fleet/backend.js';
 import { fleetLocation, submitToFleet } from '../fleet/fleet-commands.js';
 import { openFleet, type OpenFleet } from '../fleet/open-fleet.js';
+import type { Store } from '../../core/store/index.js';
 import { openStore } from '../state.js';
-import { followTurn, type TurnTarget } from './run-follow.js';
+import { followTurn, subscribeEarly, type TurnTarget } from './run-follow.js';
 
 export interface TurnFlags {
   workspace?: string;
@@ -117,8 +118,8 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
 
 type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: string; flags: TurnFlags };
 
-// Flags, workspace and CLI are checked here, before a server is started; the turn's settings
-// are checked by the orchestrator at acceptance.
+// Flags, workspace and CLI are checked here, before the turn is submitted (the orchestrator is
+// reached meanwhile); the turn's settings are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
   checkPrompt(prompt);
   // A fleet (state.backend postgres): the database is the state, a worker runs the turn.
@@ -131,7 +132,71 @@ async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise
 }
 
 async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet: OpenFleet | undefined): Promise<number> {
-  const store = fleet?.store ?? (await openStore(ctx, { own: false }));
+  // The orchestrator is reached (or started, when none runs) while this process makes its own
+  // checks: its answer, or its start-up, overlaps them. A failed check gives the connection up
+  // (a server started for it exits), and its error comes first.
+  const pending = fleet ? undefined : beginMatchingOrchestrator(ctx);
+  // `send` listens to the session as soon as it is connected: its turn goes out right after the checks.
+  const subscription = pending && target.kind === 'resume' ? subscribeEarly(pending.client, target.sessionId) : undefined;
+  // The state directory is opened meanwhile too (the checks read the session from it first).
+  const opening = fleet ? undefined : openStore(ctx, { own: false });
+  opening?.catch(() => undefined);
+  let local: LocalTurn;
+  try {
+    // A server to start is started first: the checks' module loads would hold its spawn back.
+    await pending?.attempted;
+    local = await checkTurn(ctx, target, prompt, fleet?.store ?? (await opening!), fleet);
+  } catch (error) {
+    await pending?.abandon();
+    throw error;
+  }
+  const { store, turn, cli, adapterName, workspace, limitations } = local;
+  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  if (fleet) {
+    fleet.client.onWaiting = (id) =>
+      ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
+  }
+  const client = fleet?.client ?? (await pending!.client);
+  try {
+    if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
+      const handle = await client.createSession(turn.request);
+      ctx.out.result(handle, () => handle.sessionId);
+      return EXIT.ok;
+    }
+    const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
+    return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
+      hint: target.flags.hint !== false,
+      limitationsSaid: limitations.length > 0,
+      ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
+      ...(subscription ? { subscription } : {}),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+/** What `run` and `send` found out before submitting: the turn, and what the live view says. */
+interface LocalTurn {
+  store: Pick<Store, 'readEvents'>;
+  turn: TurnTarget;
+  /** This host's prepared CLI (none for a fleet client: its workers prepare). */
+  cli: ResolvedCli | undefined;
+  adapterName: string;
+  workspace: string;
+  limitations: string[];
+}
+
+// The command's own checks (flags, workspace approval, the CLI prepared) and the turn they make.
+// What does not depend on another step starts at once, so that file reads and module loads
+// overlap; results are taken (and failures thrown) in the order of the checks.
+async function checkTurn(
+  ctx: CliContext,
+  target: Target,
+  prompt: string,
+  store: Pick<Store, 'readEvents' | 'readSession' | 'hasSession'>,
+  fleet: OpenFleet | undefined,
+): Promise<LocalTurn> {
+  const early = target.kind === 'new' ? startChecks(ctx, target, fleet, target.flags.adapter ?? ctx.defaultAdapter, undefined) : undefined;
   // In a fleet, a session may still be a queued create (no record before a worker takes it).
   const queued =
     fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
@@ -139,21 +204,19 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
       : undefined;
   const existing = target.kind === 'resume' && !queued ? await store.readSession(target.sessionId) : undefined;
   const adapterName = existing?.adapter ?? queued?.adapter ?? target.flags.adapter ?? ctx.defaultAdapter;
+  // A worktree session's workspace lies in the state directory; approval applies to its repository.
+  const approvalDir = existing?.worktree?.repository ?? existing?.workspace ?? queued?.workspace;
+  const checks = early ?? startChecks(ctx, target, fleet, adapterName, approvalDir, existing !== undefined);
   // Only this turn's adapter loads in this process (its schema, limitations and installer). A
   // fleet client may configure no adapter at all: the workers' configs hold them, and check the turn.
-  const adapter = fleet ? await localAdapter(ctx, adapterName) : await ctx.loadAdapter(adapterName);
+  const adapter = await checks.adapter;
   // Flags are validated by the adapter's own schema, so bad values get the same message as in YAML.
   const adapterConfig = adapter
-    ? parseTurnFlags(adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags)
+    ? parseTurnFlags(() => adapterBlockSchema(adapterName, adapter.configSchema), ctx.adapterConfig(adapterName), target.flags)
     : undefined;
   // `run --allow/--deny` become the session's policy and `send --allow/--deny` join it; the record keeps it for later turns.
   const policy = sessionPolicyFromFlags(target.flags);
-  // A worktree session's workspace lies in the state directory; approval applies to its repository.
-  const approvalDir = existing?.worktree?.repository ?? existing?.workspace ?? queued?.workspace;
-  // In a fleet, the workers' approved roots decide (a worker whose roots contain it takes the turn).
-  const approved = fleet
-    ? await canonicalWorkspace(approvalDir ?? target.flags.workspace ?? ctx.cwd)
-    : await resolveWorkspace(ctx, approvalDir ?? target.flags.workspace ?? ctx.cwd, existing !== undefined);
+  const approved = await checks.approved;
   const workspace = existing?.worktree ? existing.workspace : approved;
 
   // Prepared here too, so that a cold managed install shows its progress on this terminal; the
@@ -163,7 +226,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
     : await adapter!.prepare(adapterConfig, {
         services: ctx.services,
         cacheDir: ctx.cacheDir,
-        lock: await ctx.lockEntries(adapterName),
+        lock: await checks.lock!,
         onProgress: ctx.progress,
         // The binary's version as the last check of this very file found it: no extra CLI start per turn.
         reuseVersionCheck: true,
@@ -212,28 +275,37 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // (the live view then leaves out the turn's copies, so each is said once).
   const limitations = adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : [];
   for (const note of limitations) ctx.out.info(`warning: ${note}`);
+  return { store, turn, cli, adapterName, workspace, limitations };
+}
 
-  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
-  if (fleet) {
-    fleet.client.onWaiting = (id) =>
-      ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
-  }
-  const client = fleet?.client ?? (await connectMatchingOrchestrator(ctx));
-  try {
-    if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
-      const handle = await client.createSession(turn.request);
-      ctx.out.result(handle, () => handle.sessionId);
-      return EXIT.ok;
-    }
-    const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
-    return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
-      hint: target.flags.hint !== false,
-      limitationsSaid: limitations.length > 0,
-      ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
-    });
-  } finally {
-    await client.close();
-  }
+/** The steps of {@link checkTurn} that only need the adapter's name and the directory to approve, under way. */
+interface StartedChecks {
+  // biome-ignore lint/suspicious/noExplicitAny: see ADAPTER_LOADERS in context.ts
+  adapter: Promise<Adapter<any> | undefined>;
+  /** The canonical workspace, approved (in a fleet: the workers' roots decide). */
+  approved: Promise<string>;
+  /** The lock file's entries of the adapter (none in a fleet). */
+  lock: Promise<Map<string, LockedVersion>> | undefined;
+}
+
+// Starts loading the adapter, resolving (and approving) the workspace and reading the lock file
+// side by side; a failure stays in its promise (marked handled) until checkTurn takes it in turn.
+function startChecks(
+  ctx: CliContext,
+  target: Target,
+  fleet: OpenFleet | undefined,
+  adapterName: string,
+  approvalDir: string | undefined,
+  resuming = false,
+): StartedChecks {
+  const dir = approvalDir ?? target.flags.workspace ?? ctx.cwd;
+  const checks: StartedChecks = {
+    adapter: fleet ? localAdapter(ctx, adapterName) : ctx.loadAdapter(adapterName),
+    approved: fleet ? canonicalWorkspace(dir) : resolveWorkspace(ctx, dir, resuming),
+    lock: fleet ? undefined : ctx.lockEntries(adapterName),
+  };
+  for (const started of [checks.adapter, checks.approved, checks.lock]) started?.catch(() => undefined);
+  return checks;
 }
 
 // The adapter when this client's config has it (enabled), else undefined (a fleet client's workers know it).
@@ -249,20 +321,24 @@ async function localAdapter(ctx: CliContext, name: string): Promise<Adapter<any>
   }
 }
 
+// The adapter block with this turn's -m/-e/-a. Without any, the block is the one the config schema
+// parsed already (the orchestrator uses it as it is too): parsing it again would only build the
+// block's schema and compile its checks once more, in every `run` and `send`.
 function parseTurnFlags(
-  schema: {
+  schemaOf: () => {
     safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } };
   },
   base: unknown,
   flags: TurnFlags,
 ): unknown {
+  if (!flags.model && !flags.effort && !flags.autonomy) return base;
   const merged = {
     ...(base as Record<string, unknown>),
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.effort ? { effort: flags.effort } : {}),
     ...(flags.autonomy ? { autonomy: flags.autonomy } : {}),
   };
-  const parsed = schema.safeParse(merged);
+  const parsed = schemaOf().safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error!.issues[0]!;
     const key = String(issue.path[0] ?? '');

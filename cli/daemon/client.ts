@@ -1,3 +1,4 @@
+import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createConnection as connectSocket, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -54,7 +55,16 @@ import {
   type EscalationReply,
 } from './escalations.js';
 import { HEARTBEAT_INTERVAL_MS, UNRESPONSIVE_AFTER_MS, serverGoneError, unresponsiveError, type ServerIdentity } from './liveness.js';
-import { EVENT_NOTIFICATION, MAX_WAIT_MS, TurnHandleSchema, controlEnvelope, fromWire, logPath, socketPath } from './wire.js';
+import {
+  EVENT_NOTIFICATION,
+  type ExitReason,
+  MAX_WAIT_MS,
+  TurnHandleSchema,
+  controlEnvelope,
+  fromWire,
+  logPath,
+  socketPath,
+} from './wire.js';
 
 /**
  * The orchestrator of a running `one-works serve`, seen through its control socket: the
@@ -72,8 +82,12 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
    * that needs it right after connecting is spared a second round trip.
    */
   readonly greeting: ServerHello | undefined;
-  /** Asks an auto-started server to exit if nothing but this client uses it; resolves whether it agreed. */
-  exitIfIdle(): Promise<boolean>;
+  /**
+   * Asks an auto-started server to exit if nothing but this client uses it; resolves whether it
+   * agreed. `reason` is what its log says: this client runs with another config or environment
+   * (`mismatch`, the default), or the client that started it no longer needs it (`unused`).
+   */
+  exitIfIdle(reason?: ExitReason): Promise<boolean>;
   /** Deletes a session with no live or queued turn (record, event log, session HOME); `session_busy` otherwise. */
   removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }>;
   /** Asks the server to stop as on SIGTERM (turns cancelled, agents stopped); resolves whether it agreed. */
@@ -126,44 +140,75 @@ export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 
 
 /** How long {@link connectOrchestrator} keeps retrying after starting a server. */
 const AUTO_START_DEADLINE_MS = 10_000;
-/** How often it tries the socket meanwhile, in ms. */
+/** How often it tries the socket meanwhile when the state directory reports no change, in ms. */
 const AUTO_START_POLL_MS = 10;
+
+/** Options of {@link connectOrchestrator}. */
+export interface ConnectOptions {
+  /** Start `one-works serve --auto` when no server answers. */
+  autoStart: boolean;
+  /** Called when this call started a server (before it serves): a caller that gives up may ask it to exit. */
+  onAutoStart?: () => void;
+  /**
+   * Called once the first attempt is decided: a server accepted the connection (its `hello` is
+   * still to come), or one was started, or none runs and none is to be started.
+   */
+  onAttempted?: () => void;
+  /**
+   * Aborted when the caller no longer needs the connection: no server is started afterwards (the
+   * call then rejects with `request_cancelled`); a server started before is waited for as usual.
+   */
+  signal?: AbortSignal;
+}
 
 /**
  * Connects to the state directory's server (`<state>/orchestrator.sock`). Without one and with
- * `autoStart`, starts `one-works serve --auto` in the background (see auto-start.ts) and retries
- * with a bounded backoff for up to 10 s; concurrent callers end up on the one server that won
- * the owner lock. Throws `connection_closed` when no server answers.
+ * `autoStart`, starts `one-works serve --auto` in the background (see auto-start.ts) and tries
+ * again as soon as the socket appears, for up to 10 s; concurrent callers end up on the one
+ * server that won the owner lock. Throws `connection_closed` when no server answers.
  */
 export async function connectOrchestrator(
   ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'> & { config?: Pick<CliContext['config'], 'state'> },
-  options: { autoStart: boolean },
+  options: ConnectOptions,
 ): Promise<OrchestratorClient> {
   // A fleet (state.backend postgres) has no local orchestrator to reach or start.
   if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
-  const first = await confirmed(await tryConnect(path));
+  const socket = await tryConnect(path);
+  if (socket) options.onAttempted?.();
+  const first = await confirmed(socket, options.signal);
   if (first) return first;
   if (!options.autoStart) {
+    options.onAttempted?.();
     throw new OneWorksError(
       ERROR_CODES.CONNECTION_CLOSED,
       `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``,
     );
   }
-  const started = await spawnAutoServer(ctx);
+  if (options.signal?.aborted) {
+    throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `no orchestrator was started for ${ctx.stateDir}: the command gave up first`);
+  }
+  const started = await spawnAutoServer(ctx).finally(() => options.onAttempted?.());
+  options.onAutoStart?.();
   let exitCode: number | null | undefined;
   void started.exited.then((code) => {
     exitCode = code;
   });
   const deadline = Date.now() + AUTO_START_DEADLINE_MS;
-  // Short polls: connecting to a Unix socket that is not there yet is one failed syscall, and the
-  // command waits for the server anyway; a longer interval only adds to the wait for its socket.
-  while (Date.now() < deadline) {
-    await sleep(AUTO_START_POLL_MS);
-    const client = await confirmed(await tryConnect(path));
-    if (client) return client;
-    // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
-    if (exitCode !== undefined && exitCode !== 0) throw await startFailed(ctx.stateDir, started, exitCode);
+  // The socket is tried again the moment the state directory changes (the server binding it), and
+  // every AUTO_START_POLL_MS anyway: a watch may miss events (some file systems report none), and
+  // a failed connect to a missing socket costs one syscall.
+  const changes = watchDirectory(ctx.stateDir);
+  try {
+    while (Date.now() < deadline) {
+      await changes.next(AUTO_START_POLL_MS);
+      const client = await confirmed(await tryConnect(path));
+      if (client) return client;
+      // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
+      if (exitCode !== undefined && exitCode !== 0) throw await startFailed(ctx.stateDir, started, exitCode);
+    }
+  } finally {
+    changes.close();
   }
   throw new OneWorksError(
     ERROR_CODES.CONNECTION_CLOSED,
@@ -171,13 +216,53 @@ export async function connectOrchestrator(
   );
 }
 
+// Changes in a directory, as a wait: `next(ms)` resolves at the next change (or one that came
+// since the last wait) or after `ms`, whichever comes first. Without a watch (the directory
+// cannot be watched), every wait lasts `ms`.
+function watchDirectory(dir: string): { next(ms: number): Promise<void>; close(): void } {
+  let changed = false;
+  let wake: (() => void) | undefined;
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dir, { persistent: false }, () => {
+      changed = true;
+      wake?.();
+    });
+    watcher.on('error', () => watcher?.close());
+  } catch {
+    watcher = undefined;
+  }
+  return {
+    next: async (ms) => {
+      if (!changed) {
+        const ac = new AbortController();
+        await Promise.race([
+          new Promise<void>((resolve) => {
+            wake = resolve;
+          }),
+          sleep(ms, undefined, { signal: ac.signal }).catch(() => undefined),
+        ]);
+        wake = undefined;
+        ac.abort();
+      }
+      changed = false;
+    },
+    close: () => watcher?.close(),
+  };
+}
+
 // A server that is stopping (an idle exit, a signal) may have had this connection accepted by
 // the kernel just before it closed its socket: the connection then closes unanswered and the
 // command's first call would fail with connection_closed. A `hello` confirms the connection; one
 // closed unanswered counts as no server (the caller starts or finds a new one). Any other failure
 // (an unresponsive server) is the one the command's first call would meet: thrown as it is.
-async function confirmed(client: OrchestratorClient | undefined): Promise<OrchestratorClient | undefined> {
+// A caller that gives up (`signal`) closes the connection at once, so that a server that does not
+// answer (stopped, hung) holds the command no longer than its own checks.
+async function confirmed(client: OrchestratorClient | undefined, signal?: AbortSignal): Promise<OrchestratorClient | undefined> {
   if (!client) return undefined;
+  const giveUp = (): void => void client.close().catch(() => undefined);
+  if (signal?.aborted) giveUp();
+  signal?.addEventListener('abort', giveUp, { once: true });
   try {
     await client.hello();
     return client;
@@ -185,6 +270,8 @@ async function confirmed(client: OrchestratorClient | undefined): Promise<Orches
     await client.close().catch(() => undefined);
     if (isOneWorksError(error, ERROR_CODES.CONNECTION_CLOSED)) return undefined;
     throw error;
+  } finally {
+    signal?.removeEventListener('abort', giveUp);
   }
 }
 
@@ -414,8 +501,8 @@ class SocketClient implements OrchestratorClient {
     return { ...this.#server };
   }
 
-  async exitIfIdle(): Promise<boolean> {
-    return ((await this.#call('exitIfIdle', {})) as { exiting: boolean }).exiting;
+  async exitIfIdle(reason: ExitReason = 'mismatch'): Promise<boolean> {
+    return ((await this.#call('exitIfIdle', { reason })) as { exiting: boolean }).exiting;
   }
 
   removeSession(sessionId: string): Promise<{ sessionId: string; freedBytes: number }> {

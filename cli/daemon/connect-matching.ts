@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
-import { connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
+import { type ConnectOptions, connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
 import { differingParts, environmentFingerprint } from './fingerprint.js';
 
 /** Connections tried when a server closes them at once (it was exiting). */
@@ -19,11 +19,15 @@ type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env
  * otherwise this throws `orchestrator_mismatch` saying how to restart it. The caller closes the
  * returned client.
  */
-export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise<OrchestratorClient> {
-  const fingerprint = environmentFingerprint(ctx);
+export async function connectMatchingOrchestrator(
+  ctx: MatchingContext,
+  options: Pick<ConnectOptions, 'onAutoStart' | 'onAttempted' | 'signal'> = {},
+): Promise<OrchestratorClient> {
+  // Computed once a server answered: a server to start is started without waiting for it.
+  let fingerprint: string | undefined;
   let restarted = false;
   for (let attempt = 1; ; attempt += 1) {
-    const client = await connectOrchestrator(ctx, { autoStart: true });
+    const client = await connectOrchestrator(ctx, { autoStart: true, ...options });
     let hello: ServerHello;
     try {
       // The hello that confirmed the connection (connectOrchestrator) answers this too: one round trip.
@@ -38,15 +42,16 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
       throw error;
     }
     try {
+      fingerprint ??= environmentFingerprint(ctx);
       if (hello.fingerprint === fingerprint) return client;
       // One restart only: a second mismatch means someone else keeps starting servers.
-      if (!restarted && hello.auto && (await client.exitIfIdle())) {
+      if (!restarted && hello.auto && (await client.exitIfIdle('mismatch'))) {
         restarted = true;
         ctx.out.info(
           `restarting the background orchestrator (pid ${hello.pid}): it ran with a different ${describeDifference(ctx, hello)}`,
         );
         await client.close();
-        await waitForExit(hello.pid);
+        await waitForExit(hello.pid, options.signal);
         continue;
       }
     } catch (error) {
@@ -56,6 +61,64 @@ export async function connectMatchingOrchestrator(ctx: MatchingContext): Promise
     await client.close();
     throw mismatch(ctx, hello);
   }
+}
+
+/** A connection to the orchestrator under way, begun before the command's own checks: see {@link beginMatchingOrchestrator}. */
+export interface PendingOrchestrator {
+  /** The matching client, as {@link connectMatchingOrchestrator} gives it (and rejects); the caller closes it. */
+  readonly client: Promise<OrchestratorClient>;
+  /**
+   * Settles (never rejects) once the first connection attempt is decided: a server accepted it,
+   * or one is being started, or the connection failed. A command awaits it before its own checks,
+   * whose module loads would otherwise hold a server's start back.
+   */
+  readonly attempted: Promise<void>;
+  /**
+   * Gives the connection up, for a command that failed its own checks: no server is started from
+   * now on, the client is closed when it comes, and a server this connection started already is
+   * first asked to exit if nothing else uses it (a server no command used would otherwise wait out
+   * `orchestrator.idleExitMs`). Never throws.
+   */
+  abandon(): Promise<void>;
+}
+
+/**
+ * Starts {@link connectMatchingOrchestrator} at once, so that the orchestrator answers (or starts,
+ * when none runs) while the command does its own checks; `client` is awaited once they passed,
+ * `abandon` called when one failed. Its failure is the caller's to report (or to drop, on abandon).
+ */
+export function beginMatchingOrchestrator(ctx: MatchingContext): PendingOrchestrator {
+  let started = false;
+  const given = new AbortController();
+  let onAttempted: () => void = () => undefined;
+  const attempted = new Promise<void>((resolve) => {
+    onAttempted = resolve;
+  });
+  const client = connectMatchingOrchestrator(ctx, {
+    onAutoStart: () => {
+      started = true;
+    },
+    onAttempted,
+    signal: given.signal,
+  });
+  // Handled here too: a command that fails its own checks first may never await it.
+  client.then(onAttempted, onAttempted);
+  return {
+    client,
+    attempted,
+    abandon: async () => {
+      given.abort();
+      const connected = await client.catch(() => undefined);
+      if (!connected) return;
+      try {
+        if (started) await connected.exitIfIdle('unused');
+      } catch {
+        // The server is gone already, or refused: nothing of this command's is left to stop.
+      } finally {
+        await connected.close().catch(() => undefined);
+      }
+    },
+  };
 }
 
 /**
@@ -95,9 +158,13 @@ function mismatch(ctx: MatchingContext, hello: ServerHello): OneWorksError {
 
 // The old server releases the owner lock only after it exited its shutdown; a new one started
 // earlier would lose the owner race and leave this client without a server.
-async function waitForExit(pid: number): Promise<void> {
+async function waitForExit(pid: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + EXIT_DEADLINE_MS;
   while (Date.now() < deadline) {
+    // Given up (the command failed its own checks): the old server exits by itself, no new one is needed.
+    if (signal?.aborted) {
+      throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `the orchestrator (pid ${pid}) is exiting; no new one was started`);
+    }
     try {
       process.kill(pid, 0);
     } catch {

@@ -13,7 +13,7 @@ import { serverDeps } from './deps.js';
 import { EscalationRouter } from './escalations.js';
 import { serverIdentity } from './fingerprint.js';
 import { startOrchestratorServer } from './server.js';
-import { socketPath } from './wire.js';
+import { type ExitReason, socketPath } from './wire.js';
 
 export interface ServeOptions {
   /** Started by a client (`serve --auto`): losing the owner lock exits quietly, and the idle exit applies. */
@@ -51,11 +51,16 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     const orchestrator = await createOrchestrator({ ...serverDeps(ctx, store, out, escalations), asks });
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
-    let onExitRequest: () => void = () => undefined;
+    let onExitRequest: (reason: ExitReason) => void = () => undefined;
     let onShutdownRequest: () => void = () => undefined;
     const idle = new Promise<string>((resolve) => {
       onIdle = () => resolve('idle');
-      onExitRequest = () => resolve('a client with a different config or environment asked an idle server to exit');
+      onExitRequest = (reason) =>
+        resolve(
+          reason === 'unused'
+            ? 'the command that started it failed its own checks and asked the unused server to exit'
+            : 'a client with a different config or environment asked an idle server to exit',
+        );
     });
     const stopRequested = new Promise<string>((resolve) => {
       onShutdownRequest = () => resolve('`one-works server stop`');

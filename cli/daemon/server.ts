@@ -13,6 +13,8 @@ import {
   DiffSessionParamsSchema,
   MergeSessionParamsSchema,
   EVENT_NOTIFICATION,
+  ExitIfIdleParamsSchema,
+  type ExitReason,
   ForkSessionParamsSchema,
   ImportSessionParamsSchema,
   MAX_WAIT_MS,
@@ -46,8 +48,8 @@ export interface OrchestratorServerOptions {
   digests?: { key: string; digests: Record<string, string> } | undefined;
   /** Started by a client (`serve --auto`): `exitIfIdle` may stop it. */
   auto?: boolean | undefined;
-  /** Called once when a client asked an idle auto-started server to exit (`exitIfIdle`). */
-  onExitRequest?: () => void;
+  /** Called once when a client asked an idle auto-started server to exit (`exitIfIdle`), with its reason. */
+  onExitRequest?: (reason: ExitReason) => void;
   /** Called once when a client asked the server to stop (`shutdown`, from `one-works server stop`). */
   onShutdownRequest?: () => void;
   /** Where `escalations.attach` registers a client as its session's escalator. */
@@ -193,12 +195,14 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
     return Promise.resolve({ stopping: true });
   });
   // Only an auto-started server with nothing to do but this client's connection agrees to exit.
-  handle('exitIfIdle', () => {
+  handle('exitIfIdle', (p) => {
+    // An older client sends no reason: it asked because its config or environment differs.
+    const reason = parseParams(ExitIfIdleParamsSchema, p ?? {}).reason ?? 'mismatch';
     const { live, queued } = orchestrator.activity();
     const exiting = options.auto === true && options.onExitRequest !== undefined && live === 0 && queued === 0 && connections.size <= 1;
     // The client runs with another config: the warm agents (started with this one) go first, recorded as config_changed.
     // The answer goes out first (setImmediate, as before warm agents): exiting closes this connection.
-    if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => setImmediate(() => options.onExitRequest?.()));
+    if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => setImmediate(() => options.onExitRequest?.(reason)));
     return Promise.resolve({ exiting });
   });
   handle('escalations.attach', async (p) => {

@@ -82,6 +82,12 @@ export const ResolveAttentionParamsSchema = lazySchema(() =>
   z.strictObject({ sessionId: SessionId, note: z.string().max(2000).optional() }),
 );
 export const SessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId }));
+/**
+ * Why a client asks an idle auto-started server to exit (`exitIfIdle`): it runs with another config
+ * or environment (`mismatch`), or it started the server and no longer needs it (`unused`).
+ */
+export const ExitIfIdleParamsSchema = lazySchema(() => z.strictObject({ reason: z.enum(['mismatch', 'unused']).optional() }));
+export type ExitReason = NonNullable<z.infer<typeof ExitIfIdleParamsSchema>['reason']>;
 export const CancelParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() }));
 export const WaitParamsSchema = lazySchema(() =>
   z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) }),
