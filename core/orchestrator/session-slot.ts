@@ -58,6 +58,11 @@ export class SessionSlot {
   runner: SessionRunner | undefined;
   /** Index of the run the current runner was opened for (what it sees as its history). */
   runnerBase = 0;
+  /**
+   * True while the runner is one started for this session's first turn as the session was
+   * created (its agent started ahead of the turn): the turn needs no liveness check of it.
+   */
+  startedForFirstTurn = false;
   #unsubscribe: (() => void) | undefined;
   #closing: Promise<void> = Promise.resolve();
 
@@ -86,6 +91,7 @@ export class SessionSlot {
     const runner = this.runner;
     if (!runner) return this.closed();
     this.runner = undefined;
+    this.startedForFirstTurn = false;
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = undefined;
     const closing = (async () => {

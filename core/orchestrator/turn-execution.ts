@@ -121,10 +121,14 @@ async function renameAfterFirstTurn(slot: SessionSlot, turn: Turn, runner: Sessi
 async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   const { slot, turn } = x;
   const wasWarm = x.warm.take(slot.id);
+  // An agent started as the session was created (createSession) is this turn's own, just started:
+  // no liveness round trip before its first prompt (the runner waits for its start itself).
+  const startedForTurn = slot.startedForFirstTurn;
+  slot.startedForFirstTurn = false;
   const index = slot.book.record.runs.findIndex((run) => run.id === turn.runId);
   if (slot.runner && slot.runner.record.runs.length !== index) await slot.closeRunner('resync');
   if (slot.runner && !slot.runner.canApplySettings(turn.settings)) await slot.closeRunner('settings_changed');
-  if (slot.runner && (wasWarm || slot.runner.keepsWarm) && !(await slot.runner.ready(READY_TIMEOUT_MS))) {
+  if (slot.runner && !startedForTurn && (wasWarm || slot.runner.keepsWarm) && !(await slot.runner.ready(READY_TIMEOUT_MS))) {
     await slot.closeRunner('agent_gone');
   }
   if (slot.runner) return slot.runner;
