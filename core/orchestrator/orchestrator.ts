@@ -24,7 +24,7 @@ import { applyMetadata, checkMetadata, checkPrompt } from './session-metadata.js
 import { catalogModels, listSummaries, orchestratorInfo, readSessionDetail, sessionUsage, withCatalog } from './session-queries.js';
 import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
-import { executeTurn, openSessionRunner } from './turn-execution.js';
+import { READY_TIMEOUT_MS, executeTurn, openSessionRunner } from './turn-execution.js';
 import { PrewarmPool, type EarlyAgent, type PrewarmTarget, type StagedSession } from './prewarm.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
@@ -378,6 +378,9 @@ class InProcessOrchestrator implements Orchestrator {
       // An agent that can be steered takes the message into its live turn (Codex: turn/steer).
       const steered = request.interrupt === true ? await steerLiveTurn(this.#ctx, slot, request.prompt, settings) : undefined;
       if (steered) return steered;
+      // The session's warm agent is asked whether it still answers while the turn is recorded,
+      // instead of after (the turn waits for the answer before it is given to the agent).
+      if (this.#warm.isWarm(slot.id)) slot.checkReadyAhead(READY_TIMEOUT_MS);
       return acceptTurn(this.#ctx, slot, request.prompt, settings, {
         interrupt: request.interrupt === true,
         notes,

@@ -65,6 +65,7 @@ export class SessionSlot {
   startedForFirstTurn = false;
   #unsubscribe: (() => void) | undefined;
   #closing: Promise<void> = Promise.resolve();
+  #readyAhead: { runner: SessionRunner; ready: Promise<boolean>; atMs: number } | undefined;
 
   constructor(book: SessionBook) {
     this.book = book;
@@ -81,6 +82,25 @@ export class SessionSlot {
       this.book.forward(event);
       if (event.type === 'turn.started') this.turns.get(event.runId)?.promptStarted();
     });
+  }
+
+  /**
+   * Starts the runner's liveness check (`SessionRunner.ready`) now, for the turn about to be
+   * accepted, so that it runs while that turn is recorded; `takeReadyAhead` hands it over.
+   */
+  checkReadyAhead(timeoutMs: number): void {
+    if (this.runner && !this.#readyAhead)
+      this.#readyAhead = { runner: this.runner, ready: this.runner.ready(timeoutMs), atMs: performance.now() };
+  }
+
+  /**
+   * The liveness check `checkReadyAhead` started, once: undefined when none was, the runner
+   * changed since, or it is older than `freshMs` (then the caller checks again).
+   */
+  takeReadyAhead(freshMs: number): Promise<boolean> | undefined {
+    const ahead = this.#readyAhead;
+    this.#readyAhead = undefined;
+    return ahead && ahead.runner === this.runner && performance.now() - ahead.atMs <= freshMs ? ahead.ready : undefined;
   }
 
   /**
