@@ -400,6 +400,7 @@ export class DroidSession implements AdapterSession {
       const kept = resumedPromptNotice(params, raw);
       if (kept) this.#io.emit(kept);
       for (const draft of this.#projector.projectHistory(loaded.session.messages)) this.#io.emit(draft);
+      await this.#applySettings(conn, timeoutMs);
     } else {
       const raw = await conn.request(
         InitializeSessionWithPrompt,
@@ -418,9 +419,10 @@ export class DroidSession implements AdapterSession {
       );
       const init = parseInitializeResult(raw);
       this.info.nativeSessionId = init.sessionId;
-      await this.#io.setNativeSessionId(init.sessionId);
+      // The settings go out while the native id is recorded: both are done before any prompt,
+      // and the record write (fsynced) no longer delays the settings round trip.
+      await Promise.all([this.#io.setNativeSessionId(init.sessionId), this.#applySettings(conn, timeoutMs)]);
     }
-    await this.#applySettings(conn, timeoutMs);
     this.#applied = { model: this.#spec.model, effort: this.#spec.effort, autonomy: this.#spec.autonomy };
     this.info.versionFacts = { apiVersion: API_VERSION, protocolVersion };
     this.#io.emit({

@@ -83,6 +83,8 @@ export interface Admission {
    */
   hold(holder: string, trees: readonly string[]): { release: () => void } | { heldBy: string };
   stateOf(turnId: string): AdmissionState | undefined;
+  /** Whether `request`, enqueued now, would start on the next `next()` (nothing changes). */
+  wouldStartNow(request: TurnRequest): boolean;
   snapshot(): AdmissionSnapshot;
 }
 
@@ -233,6 +235,11 @@ class AdmissionQueue implements Admission {
   stateOf(turnId: string): AdmissionState | undefined {
     if (this.#live.has(turnId)) return 'live';
     return this.#queued.has(turnId) ? 'queued' : undefined;
+  }
+
+  wouldStartNow(request: TurnRequest): boolean {
+    const entry: Entry = { request, seq: this.#seq + 1 };
+    return this.#admissible(entry).includes(entry);
   }
 
   snapshot(): AdmissionSnapshot {

@@ -4,18 +4,19 @@ import { randomBytes } from 'node:crypto';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { mergePolicies, type AnsweredAsk, type AskAnswer, type OpenAsk } from '../permissions/index.js';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
+import type { PresentationEnv } from '../process/index.js';
 import { Redactor } from '../redact.js';
 import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunRecord, RunStatus, SessionRecord } from '../store/index.js';
-import { acceptTurn, steerLiveTurn, withRequestKey } from './acceptance.js';
-import { createAdmission, type Admission } from './admission.js';
+import { acceptTurn, steerLiveTurn, withRequestKey, type Reserve } from './acceptance.js';
+import { createAdmission, isWriter, type Admission } from './admission.js';
 import { cancelQueued, cancelTurns } from './cancellation.js';
 import { CATALOG_DEADLINE_MS, boundedModelsFor } from './catalog-deadline.js';
 import { ChangeSignal } from './change-signal.js';
-import { chosenModel, launchNotes, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
+import { chosenModel, launchNotes, needsCatalog, resolveCreateSettings, resolveSendSettings } from './launch-settings.js';
 import { lastAcceptedSettings, newSessionRecord } from './new-turn.js';
 import { loadSlot, newBook, newSessionId, slotSummary, subscribeSlot, type OrchestratorContext } from './orchestrator-context.js';
-import { OrchestratorLimitsSchema, type OrchestratorDeps } from './orchestrator-deps.js';
+import { OrchestratorLimitsSchema, type AdapterDefaults, type OrchestratorDeps } from './orchestrator-deps.js';
 import { requestKeyFile } from './request-key-file.js';
 import { RequestKeyRegistry } from './request-keys.js';
 import { RunnerStore } from './runner-store.js';
@@ -23,8 +24,8 @@ import { applyMetadata, checkMetadata, checkPrompt } from './session-metadata.js
 import { catalogModels, listSummaries, orchestratorInfo, readSessionDetail, sessionUsage, withCatalog } from './session-queries.js';
 import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
-import { executeTurn, openSessionRunner } from './turn-execution.js';
-import { PrewarmPool, type PrewarmTarget } from './prewarm.js';
+import { READY_TIMEOUT_MS, executeTurn, openSessionRunner } from './turn-execution.js';
+import { PrewarmPool, type EarlyAgent, type PrewarmTarget, type StagedSession } from './prewarm.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
 import { sessionDir } from '../store/index.js';
@@ -201,53 +202,150 @@ class InProcessOrchestrator implements Orchestrator {
     const { labels } = checkMetadata(request);
     const { requestKey, presentation, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
-      let notes: string[] = [];
-      const settings = await withCatalog(
-        this.#deps,
-        request.adapter,
-        () => chosenModel(request, defaults),
-        (models) => {
-          const resolved = resolveCreateSettings(request, defaults, models);
-          notes = launchNotes(request, resolved, models, defaults);
-          return resolved;
-        },
-        (note) => notes.push(note),
-      );
-      // A prewarmed agent serves a session without worktree, title or labels (droid takes the
-      // last two at creation only); the next such session here is prewarmed for.
-      const target =
-        approved.worktree || request.title || labels?.length || native || assignedId
-          ? undefined
-          : { adapter: request.adapter, workspace, settings, presentation };
-      if (target && this.#prewarm.enabled) this.#prewarmTarget = target;
-      const prewarmed = target ? await this.#prewarm.claim(target) : undefined;
-      const id = prewarmed?.id ?? (assignedId === undefined ? await newSessionId(this.#ctx) : await this.#unusedId(assignedId));
-      const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
-      const forked = native ? await native.prepare(sessionDir(this.#deps.stateDir, id)) : undefined;
-      const fresh = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
-      const record = prewarmed
-        ? { ...fresh, ...startFacts(prewarmed.record) }
-        : forked && fresh.forkedFrom
-          ? { ...fresh, nativeSessionId: forked.nativeSessionId, forkedFrom: { ...fresh.forkedFrom, checkpointRun: forked.runId } }
-          : fresh;
-      const slot = new SessionSlot(newBook(this.#ctx, made ? { ...record, worktree: made.worktree } : record, 0));
-      if (prewarmed) {
-        // The agent runs already: the session's first turn goes to it (no spawn, no handshake).
-        prewarmed.runner.adopt(slot.book.runnerView(0));
-        slot.attach(prewarmed.runner);
-      }
-      const prompt = forked && native ? native.prompt : request.prompt;
-      const accepted = acceptTurn(this.#ctx, slot, prompt, settings, { interrupt: false, notes, reserve, presentation });
-      // The slot is in the table now (acceptTurn's first step): the agent's writes go to its book.
-      if (prewarmed) void slot.book.appendFromRunner(this.#prewarm.handOver(id)).catch(() => undefined);
+      const early =
+        approved.worktree || native || assignedId ? undefined : await this.#startEarly(request, defaults, workspace, labels, presentation);
+      // Until the session's slot is in the table, the early agent is the pool's: a refusal discards it.
+      let joined = false;
       try {
-        return await accepted;
+        return await this.#acceptNew(request, native, assignedId, {
+          approved,
+          labels,
+          reserve,
+          defaults,
+          early,
+          joined: () => {
+            joined = true;
+          },
+        });
       } catch (error) {
-        if (prewarmed) await slot.closeRunner('not_accepted').catch(() => undefined);
-        if (made) await undoWorktree(this.#deps, made.worktree);
+        if (early && !joined) await this.#prewarm.discard(early.id, early.opened);
         throw error;
       }
     });
+  }
+
+  // The body of createSession once its request key is claimed: settings checked against the
+  // catalog, the session id (an early agent's, a prewarmed agent's or a new one), its record and
+  // slot, and its first turn accepted. `joined` is called once the slot is in the table (from
+  // then on the agent is the session's).
+  async #acceptNew(
+    request: CreateSessionRequest,
+    native: NativeForkSeed | undefined,
+    assignedId: string | undefined,
+    x: {
+      approved: Awaited<ReturnType<typeof approveWorkspace>>;
+      labels: string[] | undefined;
+      reserve: Reserve | undefined;
+      defaults: AdapterDefaults;
+      early: EarlyAgent | undefined;
+      joined: () => void;
+    },
+  ): Promise<TurnHandle> {
+    const { approved, labels, reserve, early } = x;
+    const { workspace } = approved;
+    const { presentation } = request;
+    const { defaults } = x;
+    let notes: string[] = [];
+    const settings = await withCatalog(
+      this.#deps,
+      request.adapter,
+      () => chosenModel(request, defaults),
+      (models) => {
+        const resolved = resolveCreateSettings(request, defaults, models);
+        notes = launchNotes(request, resolved, models, defaults);
+        return resolved;
+      },
+      (note) => notes.push(note),
+    );
+    // A prewarmed agent serves a session without worktree, title or labels (droid takes the
+    // last two at creation only); the next such session here is prewarmed for.
+    const target =
+      early || approved.worktree || request.title || labels?.length || native || assignedId
+        ? undefined
+        : { adapter: request.adapter, workspace, settings, presentation };
+    if (target && this.#prewarm.enabled) this.#prewarmTarget = target;
+    const prewarmed = target ? await this.#prewarm.claim(target) : undefined;
+    const id = early?.id ?? prewarmed?.id ?? (assignedId === undefined ? await newSessionId(this.#ctx) : await this.#unusedId(assignedId));
+    const made = approved.worktree ? await makeWorktree(this.#deps, id, approved, approved.worktree) : undefined;
+    const forked = native ? await native.prepare(sessionDir(this.#deps.stateDir, id)) : undefined;
+    const fresh = newSessionRecord(id, made?.workspace ?? workspace, { ...request, labels }, settings);
+    // The early agent's runner once opened (undefined: none after all, e.g. the adapter cannot start ahead).
+    const earlyRunner = early ? await early.opened : undefined;
+    if (early && !earlyRunner) await this.#prewarm.discard(early.id);
+    const agent = prewarmed ?? (earlyRunner && early ? { runner: earlyRunner, record: early.staged.record } : undefined);
+    const record = agent
+      ? { ...fresh, ...startFacts(agent.record) }
+      : forked && fresh.forkedFrom
+        ? { ...fresh, nativeSessionId: forked.nativeSessionId, forkedFrom: { ...fresh.forkedFrom, checkpointRun: forked.runId } }
+        : fresh;
+    const slot = new SessionSlot(newBook(this.#ctx, made ? { ...record, worktree: made.worktree } : record, 0));
+    if (agent) {
+      // The agent runs (or is starting) already: the session's first turn goes to it.
+      await agent.runner.adopt(slot.book.runnerView(0));
+      slot.attach(agent.runner);
+      slot.startedForFirstTurn = agent !== prewarmed;
+    }
+    const prompt = forked && native ? native.prompt : request.prompt;
+    const accepted = acceptTurn(this.#ctx, slot, prompt, settings, { interrupt: false, notes, reserve, presentation });
+    // The slot is in the table now (acceptTurn's first step) unless it refused at once: the
+    // agent's writes go to its book, with what it staged until now.
+    const joined = this.#slots.get(id) === slot;
+    if (agent && joined) {
+      x.joined();
+      this.#handOver(slot, this.#prewarm.handOver(id));
+    }
+    try {
+      return await accepted;
+    } catch (error) {
+      if (agent && joined) await slot.closeRunner('not_accepted').catch(() => undefined);
+      else if (prewarmed) await this.#prewarm.discard(id);
+      if (made) await undoWorktree(this.#deps, made.worktree);
+      throw error;
+    }
+  }
+
+  // What an agent staged before its session's slot joined the table: its events go to the
+  // book, and a native session id it recorded meanwhile (its runner also keeps it) too.
+  #handOver(slot: SessionSlot, staged: StagedSession | undefined): void {
+    if (!staged) return;
+    void slot.book.appendFromRunner(staged.events).catch(() => undefined);
+    const nativeSessionId = staged.record.nativeSessionId;
+    if (nativeSessionId !== undefined && slot.book.record.nativeSessionId === undefined) {
+      void slot.book.update((current) => ({ ...current, nativeSessionId })).catch(() => undefined);
+    }
+  }
+
+  /**
+   * An agent started for a new session as it is created (an early start), when its turn would
+   * start at once: its spawn and handshake then overlap the catalog check, the record writes and
+   * the turn's start, which otherwise all come first. Started with the settings the request
+   * names before the catalog is read; the turn applies the checked ones. Not with prewarming on
+   * (a prewarmed agent may serve the session), nor while shutting down.
+   */
+  async #startEarly(
+    request: CreateSessionRequest,
+    defaults: AdapterDefaults,
+    workspace: string,
+    labels: string[] | undefined,
+    presentation: PresentationEnv | undefined,
+  ): Promise<EarlyAgent | undefined> {
+    if (this.#prewarm.enabled || this.#closing) return undefined;
+    let settings: EffectiveSettings;
+    try {
+      const named = resolveCreateSettings(request, defaults, undefined);
+      // An effort of a model the catalog checks may be dropped by the check (a model without
+      // effort levels), which an agent could not undo: started without one, it gets the checked
+      // one with its turn.
+      const { effort: _unchecked, ...rest } = named;
+      settings = needsCatalog(named.model) ? rest : named;
+    } catch {
+      return undefined;
+    }
+    const id = await newSessionId(this.#ctx);
+    const turn = { turnId: `${id}/r1`, sessionId: id, workspace, writer: isWriter(settings.autonomy) };
+    if (this.#closing || !this.#admission.wouldStartNow(turn)) return undefined;
+    const record = newSessionRecord(id, workspace, { ...request, labels }, settings);
+    return this.#prewarm.startEarly({ adapter: request.adapter, workspace, settings, presentation }, record);
   }
 
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
@@ -280,6 +378,9 @@ class InProcessOrchestrator implements Orchestrator {
       // An agent that can be steered takes the message into its live turn (Codex: turn/steer).
       const steered = request.interrupt === true ? await steerLiveTurn(this.#ctx, slot, request.prompt, settings) : undefined;
       if (steered) return steered;
+      // The session's warm agent is asked whether it still answers while the turn is recorded,
+      // instead of after (the turn waits for the answer before it is given to the agent).
+      if (this.#warm.isWarm(slot.id)) slot.checkReadyAhead(READY_TIMEOUT_MS);
       return acceptTurn(this.#ctx, slot, request.prompt, settings, {
         interrupt: request.interrupt === true,
         notes,

@@ -31,6 +31,19 @@ export interface ClaimedAgent {
   record: SessionRecord;
 }
 
+/**
+ * An agent started for a new session while createSession checks and records it (see
+ * `PrewarmPool.startEarly`): its writes are staged until the session takes it (`handOver`) or it
+ * is discarded (`discard`).
+ */
+export interface EarlyAgent {
+  id: string;
+  /** Its runner, opened for the staged record and starting its agent; undefined when it could not be opened or cannot start ahead. */
+  opened: Promise<SessionRunner | undefined>;
+  /** What its start recorded so far (CLI version, native session id). */
+  staged: StagedSession;
+}
+
 /** What the pool needs from the orchestrator. */
 export interface PrewarmDeps {
   /** Agents kept prewarmed (0: none). */
@@ -132,11 +145,67 @@ export class PrewarmPool {
     return { id: entry.id, runner: entry.runner, record: entry.staged.record };
   }
 
-  /** The claimed agent's session now has its book: its writes go there, and the staged events are returned for it. */
-  handOver(id: string): RuntimeEvent[] {
+  /**
+   * The claimed (or early) agent's session now has its book: its writes go there, and what it
+   * staged until now is returned for it (empty for an unknown id).
+   */
+  handOver(id: string): StagedSession | undefined {
     const entry = this.#entries.get(id);
     this.#entries.delete(id);
-    return entry?.staged.events ?? [];
+    return entry?.staged;
+  }
+
+  /**
+   * Starts an agent at once for the new session `record` describes (an early start: its spawn
+   * and handshake overlap createSession's catalog check and record writes). Claimed from the
+   * start: no window, replacement or drain closes it; the caller hands it over (`handOver`) once
+   * the session is accepted, else discards it (`discard`). Nothing of it is stored before.
+   * Adapters whose agents cannot start ahead of a prompt are remembered and get none.
+   */
+  startEarly(target: PrewarmTarget, record: SessionRecord): EarlyAgent | undefined {
+    if (this.#unable.has(target.adapter) || this.#entries.has(record.id)) return undefined;
+    const entry: Entry = {
+      id: record.id,
+      key: keyOf(target),
+      target,
+      staged: { record, events: [] },
+      runner: undefined,
+      state: 'claimed',
+      closeReason: undefined,
+      started: Promise.resolve(false),
+      timer: undefined,
+    };
+    this.#entries.set(record.id, entry);
+    const opened = this.#deps.open(target, entry.staged).then(
+      (runner) => {
+        entry.runner = runner;
+        if (!runner.canPrewarm) {
+          this.#unable.add(target.adapter);
+          return undefined;
+        }
+        runner.startAhead();
+        return runner;
+      },
+      () => undefined,
+    );
+    return { id: record.id, opened, staged: entry.staged };
+  }
+
+  /**
+   * Stops an early agent no session took (a check refused the session) and removes its session
+   * directory (its HOME), so that nothing of it remains; resolves once it is gone.
+   */
+  async discard(id: string, opened?: Promise<unknown>): Promise<void> {
+    const entry = this.#entries.get(id);
+    if (!entry) return;
+    await opened;
+    try {
+      await entry.runner?.close('not_accepted');
+    } catch {
+      // Closing stops the child whatever the close event's fate; the directory goes below.
+    }
+    await rm(sessionDir(this.#deps.stateDir, id), { recursive: true, force: true }).catch(() => undefined);
+    this.#entries.delete(id);
   }
 
   /**

@@ -58,8 +58,14 @@ export class SessionSlot {
   runner: SessionRunner | undefined;
   /** Index of the run the current runner was opened for (what it sees as its history). */
   runnerBase = 0;
+  /**
+   * True while the runner is one started for this session's first turn as the session was
+   * created (its agent started ahead of the turn): the turn needs no liveness check of it.
+   */
+  startedForFirstTurn = false;
   #unsubscribe: (() => void) | undefined;
   #closing: Promise<void> = Promise.resolve();
+  #readyAhead: { runner: SessionRunner; ready: Promise<boolean>; atMs: number } | undefined;
 
   constructor(book: SessionBook) {
     this.book = book;
@@ -79,6 +85,25 @@ export class SessionSlot {
   }
 
   /**
+   * Starts the runner's liveness check (`SessionRunner.ready`) now, for the turn about to be
+   * accepted, so that it runs while that turn is recorded; `takeReadyAhead` hands it over.
+   */
+  checkReadyAhead(timeoutMs: number): void {
+    if (this.runner && !this.#readyAhead)
+      this.#readyAhead = { runner: this.runner, ready: this.runner.ready(timeoutMs), atMs: performance.now() };
+  }
+
+  /**
+   * The liveness check `checkReadyAhead` started, once: undefined when none was, the runner
+   * changed since, or it is older than `freshMs` (then the caller checks again).
+   */
+  takeReadyAhead(freshMs: number): Promise<boolean> | undefined {
+    const ahead = this.#readyAhead;
+    this.#readyAhead = undefined;
+    return ahead && ahead.runner === this.runner && performance.now() - ahead.atMs <= freshMs ? ahead.ready : undefined;
+  }
+
+  /**
    * Stops the runner's child (if any) and logs its `session.closed` event with `reason`. The
    * slot has no runner from the call on; `closed()` waits until the child is gone.
    */
@@ -86,6 +111,7 @@ export class SessionSlot {
     const runner = this.runner;
     if (!runner) return this.closed();
     this.runner = undefined;
+    this.startedForFirstTurn = false;
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = undefined;
     const closing = (async () => {

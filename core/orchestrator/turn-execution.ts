@@ -12,6 +12,9 @@ import type { WarmAgents } from './warm-agents.js';
 /** How long a warm agent may take to answer the liveness check before its session's next turn, in ms. */
 export const READY_TIMEOUT_MS = 2_000;
 
+/** How old a liveness check started as the turn was accepted may be when the turn starts, in ms; older ones are made again. */
+export const READY_AHEAD_FRESH_MS = 1_000;
+
 /** What running one admitted turn needs from the orchestrator. */
 export interface TurnExecution {
   slot: SessionSlot;
@@ -121,10 +124,21 @@ async function renameAfterFirstTurn(slot: SessionSlot, turn: Turn, runner: Sessi
 async function openRunner(x: TurnExecution): Promise<SessionRunner> {
   const { slot, turn } = x;
   const wasWarm = x.warm.take(slot.id);
+  // An agent started as the session was created (createSession) is this turn's own, just started:
+  // no liveness round trip before its first prompt (the runner waits for its start itself).
+  const startedForTurn = slot.startedForFirstTurn;
+  slot.startedForFirstTurn = false;
+  // A warm agent's check started as the turn was accepted (sendMessage), while it was recorded.
+  const readyAhead = slot.takeReadyAhead(READY_AHEAD_FRESH_MS);
   const index = slot.book.record.runs.findIndex((run) => run.id === turn.runId);
   if (slot.runner && slot.runner.record.runs.length !== index) await slot.closeRunner('resync');
   if (slot.runner && !slot.runner.canApplySettings(turn.settings)) await slot.closeRunner('settings_changed');
-  if (slot.runner && (wasWarm || slot.runner.keepsWarm) && !(await slot.runner.ready(READY_TIMEOUT_MS))) {
+  if (
+    slot.runner &&
+    !startedForTurn &&
+    (wasWarm || slot.runner.keepsWarm) &&
+    !(await (readyAhead ?? slot.runner.ready(READY_TIMEOUT_MS)))
+  ) {
     await slot.closeRunner('agent_gone');
   }
   if (slot.runner) return slot.runner;

@@ -77,6 +77,11 @@ export class WarmAgents {
     return this.#unpark(sessionId);
   }
 
+  /** True while the session's agent waits warm in the pool. */
+  isWarm(sessionId: string): boolean {
+    return this.#parked.has(sessionId);
+  }
+
   /** Closes the slot's runner (warm or not) with `reason` in the background; `drain` waits for it. */
   retire(slot: SessionSlot, reason: string): void {
     this.#unpark(slot.id);

@@ -1,7 +1,7 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ResultPromise } from 'execa';
+import type { ChildProcess } from 'node:child_process';
 import type { ChildExit, StopReason } from '../adapter.js';
 import type { Redactor, StreamRedactor } from '../redact.js';
 import { ByteTail } from './byte-tail.js';
@@ -56,13 +56,13 @@ interface SupervisorOptions {
 }
 
 /**
- * Watches one execa subprocess from spawn to settlement. One AbortController owns its timers
+ * Watches one child process from spawn to settlement. One AbortController owns its timers
  * and is aborted once `exited` settles (cf. execa `methods/main-async.js`).
  */
 export class ChildSupervisor implements ChildHandle {
   readonly exited: Promise<ChildExit>;
   readonly stdout = new PassThrough();
-  readonly #subprocess: ResultPromise;
+  readonly #subprocess: ChildProcess;
   readonly #pipes: { stdin: Writable; stdout: Readable; stderr: Readable };
   readonly #options: SupervisorOptions;
   readonly #logger: ProcessLogger;
@@ -81,10 +81,10 @@ export class ChildSupervisor implements ChildHandle {
   #stopping: Promise<ChildExit> | undefined;
   #stderrLog: { decoder: StringDecoder; redactor: StreamRedactor | undefined } | undefined;
 
-  constructor(subprocess: ResultPromise, options: SupervisorOptions) {
+  constructor(subprocess: ChildProcess, options: SupervisorOptions) {
     this.#subprocess = subprocess;
     const { stdin, stdout, stderr } = subprocess;
-    // spawnChild asks for three pipes; execa creates them even when the spawn fails.
+    // spawnChild asks for three pipes; Node creates them even when the spawn fails.
     if (!stdin || !stdout || !stderr) throw new Error('child stdio must be pipes');
     this.#pipes = { stdin, stdout, stderr };
     this.#options = options;
@@ -157,7 +157,7 @@ export class ChildSupervisor implements ChildHandle {
     this.#signal('SIGKILL');
   }
 
-  // Attaches every listener; runs synchronously right after execa() returns.
+  // Attaches every listener; runs synchronously right after spawn() returns.
   #wire(): void {
     const { stdout, stderr, stdin } = this.#pipes;
     stdout.pipe(this.stdout);
@@ -181,7 +181,6 @@ export class ChildSupervisor implements ChildHandle {
     }
     this.#subprocess.on('error', (error: Error) => this.#logger.debug('child error', { pid: this.#pid, error: error.message }));
     this.#subprocess.once('exit', (exitCode: number | null, signal: NodeJS.Signals | null) => this.#onExit(exitCode, signal));
-    this.#subprocess.then(undefined, (error: unknown) => this.#logger.warn('execa failed', { pid: this.#pid, error: String(error) }));
   }
 
   #onStderr(chunk: Buffer): void {

@@ -1,5 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { execa, type ResultPromise } from 'execa';
 import type { ChildExit, StopReason } from '../adapter.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { Redactor } from '../redact.js';
@@ -37,21 +37,23 @@ export interface SpawnChildOptions {
  * (unread output applies backpressure to the child) and eventually calls `stop`.
  */
 export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandle> {
-  const subprocess: ResultPromise = execa(options.command, [...options.args], {
-    cwd: options.cwd,
-    env: { ...options.env },
-    extendEnv: false,
-    shell: false,
-    detached: process.platform !== 'win32',
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    buffer: false,
-    reject: false,
-    // execa's cleanup skips detached children; the child registry (killAllChildrenSync) covers them.
-    cleanup: true,
-    windowsHide: true,
-  });
+  // Plain child_process: execa's per-spawn set-up cost tens of ms under load, on the path of
+  // every agent start, and nothing of it is used here (no buffering, no result, and its exit
+  // cleanup skips detached children, which the child registry covers: killAllChildrenSync).
+  let subprocess: ChildProcess;
+  try {
+    subprocess = spawn(options.command, [...options.args], {
+      cwd: options.cwd,
+      env: { ...options.env },
+      shell: false,
+      detached: process.platform !== 'win32',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (error) {
+    // Arguments Node refuses before any process exists (e.g. a NUL byte): nothing to clean up.
+    throw await spawnFailed(options, error);
+  }
   // Listeners go on synchronously, before the first tick, so no early output or exit is missed.
   const supervisor = new ChildSupervisor(subprocess, {
     stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
@@ -68,21 +70,11 @@ export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandl
   return supervisor.start();
 }
 
-// Resolves on 'spawn'; rejects on 'error', or when execa settles without a spawn (its early-error path emits neither event).
-function waitForSpawn(subprocess: ResultPromise): Promise<void> {
+// Resolves on 'spawn'; rejects on 'error' (a missing binary or cwd, a file that cannot run).
+function waitForSpawn(subprocess: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
-    let spawned = false;
-    subprocess.once('spawn', () => {
-      spawned = true;
-      resolve();
-    });
+    subprocess.once('spawn', resolve);
     subprocess.once('error', reject);
-    subprocess.then(
-      (result) => {
-        if (!spawned) reject(result.cause ?? new Error(result.shortMessage));
-      },
-      (error: unknown) => reject(error),
-    );
   });
 }
 

@@ -27,7 +27,9 @@ export async function prepareSessionHome(stateDir: string, sessionId: string, se
   for (const file of seed) {
     const relative = seedPath(file.path);
     await ensureDirInside(home, path.dirname(relative));
-    await writeFileAtomic(path.join(home, relative), file.content, file.mode ?? PRIVATE_FILE_MODE);
+    // Not fsynced: seed files are composed and written again before every launch (a crash loses
+    // nothing the next start does not rewrite), and these writes are on the path to the spawn.
+    await writeFileAtomic(path.join(home, relative), file.content, file.mode ?? PRIVATE_FILE_MODE, { durable: false });
   }
   return home;
 }

@@ -64,7 +64,12 @@ export class SessionRunner {
   #record: SessionRecord;
   readonly #sink: EventSink;
   readonly #redactor: Redactor;
-  readonly #adapterSession: AdapterSession;
+  #adapterSession: AdapterSession;
+  readonly #openAdapterSession: () => AdapterSession;
+  /** The start of the agent ahead of the first prompt (startAhead): true once it is up, false when it failed. */
+  #ahead: Promise<boolean> | undefined;
+  /** Record changes, one after another (see #serially). */
+  #updates: Promise<void> = Promise.resolve();
   #closed = false;
   /** Messages steered into live turns by this runner (event keys). */
   #steers = 0;
@@ -91,47 +96,51 @@ export class SessionRunner {
       ...(rt.sandbox === undefined ? {} : { sandbox: rt.sandbox }),
       ...(rt.drainFallbackMs === undefined ? {} : { drainFallbackMs: rt.drainFallbackMs }),
     });
-    this.#adapterSession = rt.adapter.open(
-      rt.adapterConfig,
-      {
-        sessionId: record.id,
-        workspace: record.workspace,
-        home,
-        cli: rt.cli,
-        nativeSessionId: record.nativeSessionId,
-        model: last?.model,
-        effort: last?.effort,
-        autonomy: last?.autonomy ?? 'low',
-        title: record.title,
-        ...(record.labels && record.labels.length > 0 ? { tags: record.labels } : {}),
-      },
-      {
-        emit: (draft: EventDraft) => {
-          this.#sink.emit(draft);
+    // Opened once here, and again only after a start ahead of the first turn failed (then the
+    // native session id its start may have recorded is loaded, not replaced).
+    this.#openAdapterSession = () =>
+      rt.adapter.open(
+        rt.adapterConfig,
+        {
+          sessionId: record.id,
+          workspace: record.workspace,
+          home,
+          cli: rt.cli,
+          nativeSessionId: this.#record.nativeSessionId,
+          model: last?.model,
+          effort: last?.effort,
+          autonomy: last?.autonomy ?? 'low',
+          title: this.#record.title,
+          ...(this.#record.labels && this.#record.labels.length > 0 ? { tags: this.#record.labels } : {}),
         },
-        decide: async (ask) => {
-          const decision = await this.#rt.decide(ask, this.#record);
-          if (decision.attention) this.#attention.push(decision.attention);
-          // "Allow for this session" outlives this process: recorded before the agent gets the answer.
-          const added = (decision.sessionAllows ?? []).filter((key) => !(this.#record.sessionAllows ?? []).includes(key));
-          if (added.length > 0) await this.#update({ sessionAllows: [...(this.#record.sessionAllows ?? []), ...added] });
-          return decision;
+        {
+          emit: (draft: EventDraft) => {
+            this.#sink.emit(draft);
+          },
+          decide: async (ask) => {
+            const decision = await this.#rt.decide(ask, this.#record);
+            if (decision.attention) this.#attention.push(decision.attention);
+            // "Allow for this session" outlives this process: recorded before the agent gets the answer.
+            const added = (decision.sessionAllows ?? []).filter((key) => !(this.#record.sessionAllows ?? []).includes(key));
+            if (added.length > 0) await this.#update({ sessionAllows: [...(this.#record.sessionAllows ?? []), ...added] });
+            return decision;
+          },
+          launch: async (launch, seed) => launchInSandbox(await launchContext(), launch, seed),
+          exec: async (command) => execInSandbox(await launchContext(), command),
+          redactor,
+          setNativeSessionId: async (nativeSessionId) => {
+            await this.#update({ nativeSessionId });
+          },
+          setTurnMode: async (mode) => {
+            const run = this.#record.runs.at(-1);
+            if (run?.status !== 'running') return;
+            this.#lastMode = mode;
+            if (run.mode === mode) return;
+            await this.#update({ runs: [...this.#record.runs.slice(0, -1), { ...run, mode }] });
+          },
         },
-        launch: async (launch, seed) => launchInSandbox(await launchContext(), launch, seed),
-        exec: async (command) => execInSandbox(await launchContext(), command),
-        redactor,
-        setNativeSessionId: async (nativeSessionId) => {
-          await this.#update({ nativeSessionId });
-        },
-        setTurnMode: async (mode) => {
-          const run = this.#record.runs.at(-1);
-          if (run?.status !== 'running') return;
-          this.#lastMode = mode;
-          if (run.mode === mode) return;
-          await this.#update({ runs: [...this.#record.runs.slice(0, -1), { ...run, mode }] });
-        },
-      },
-    );
+      );
+    this.#adapterSession = this.#openAdapterSession();
   }
 
   /** Creates a new session record and its sandbox home; no child starts yet. */
@@ -277,6 +286,19 @@ export class SessionRunner {
     const onAbort = (): void => cancel('cancelled');
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
+      await this.#joinStartAhead(run.id, () => cancelReason !== undefined);
+      if (cancelReason !== undefined) {
+        // Cancelled while its agent was still starting: the prompt never goes out, and the agent
+        // is stopped as after an interrupt that was not answered.
+        await this.#adapterSession.close();
+        const timedOut = cancelReason === 'timeout';
+        return {
+          status: timedOut ? 'failed' : 'interrupted',
+          reason: timedOut ? 'run_timeout' : 'cancelled',
+          text: '',
+          usage: { reported: false },
+        };
+      }
       const settings: TurnSettings = { model: run.model, effort: run.effort, autonomy: run.autonomy };
       const outcome = await this.#adapterSession.prompt({ runId: run.id, text: prompt, settings });
       if (cancelReason === 'timeout' && outcome.status !== 'completed') return { ...outcome, status: 'failed', reason: 'run_timeout' };
@@ -297,6 +319,23 @@ export class SessionRunner {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  // The first prompt waits for an agent started ahead of it (startAhead). One whose start failed
+  // is replaced by a new adapter session, whose prompt starts the agent the usual way (with its
+  // degradation steps), unless the turn was cancelled or the runner closed meanwhile.
+  async #joinStartAhead(runId: string, cancelled: () => boolean): Promise<void> {
+    const ahead = this.#ahead;
+    if (!ahead) return;
+    this.#ahead = undefined;
+    if ((await ahead) || this.#closed || cancelled()) return;
+    this.#sink.emit({
+      type: 'log',
+      key: `turn:${runId}:start-ahead`,
+      level: 'warn',
+      message: 'the agent started ahead of this turn did not come up; starting it again for the turn',
+    });
+    this.#adapterSession = this.#openAdapterSession();
   }
 
   // Protocol interrupt first; if the turn has not ended after the grace period, stop the child.
@@ -384,11 +423,29 @@ export class SessionRunner {
    * (settings, policy, labels) as the orchestrator recorded it. Only before its first turn, and
    * only for its own session id.
    */
-  adopt(record: SessionRecord): void {
-    if (record.id !== this.#record.id || this.#record.runs.length > 0) {
-      throw new OneWorksError('internal', `runner of session ${this.#record.id} cannot adopt the record of ${record.id}`);
-    }
-    this.#record = { ...record, ...(this.#record.nativeSessionId ? { nativeSessionId: this.#record.nativeSessionId } : {}) };
+  adopt(record: SessionRecord): Promise<void> {
+    // In turn with the record writes of a start still under way: none of them is lost or undone.
+    return this.#serially(() => {
+      if (record.id !== this.#record.id || this.#record.runs.length > 0) {
+        throw new OneWorksError('internal', `runner of session ${this.#record.id} cannot adopt the record of ${record.id}`);
+      }
+      this.#record = { ...record, ...(this.#record.nativeSessionId ? { nativeSessionId: this.#record.nativeSessionId } : {}) };
+    });
+  }
+
+  /**
+   * Starts the agent now, ahead of the first prompt, without waiting for it (createSession
+   * overlaps the spawn and handshake with its acceptance checks and record writes). The first
+   * `runTurn` waits for this start; when it failed, that turn starts a new agent the usual way
+   * (a `log` warn says so). Does nothing when the adapter cannot start ahead (`canPrewarm`).
+   */
+  startAhead(): void {
+    const session = this.#adapterSession;
+    if (this.#closed || this.#ahead || !this.canPrewarm || !session.start) return;
+    this.#ahead = session.start().then(
+      () => true,
+      () => false,
+    );
   }
 
   /** The agent process's pid while it runs (when the adapter tells), for memory accounting. */
@@ -446,11 +503,22 @@ export class SessionRunner {
     }
   }
 
-  async #update(patch: Partial<SessionRecord>): Promise<void> {
-    const next = { ...this.#record, ...patch, updatedAt: new Date().toISOString() };
-    for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (next as Record<string, unknown>)[k];
-    await this.#rt.store.writeSession(next);
-    this.#record = next;
+  #update(patch: Partial<SessionRecord>): Promise<void> {
+    return this.#serially(async () => {
+      const next = { ...this.#record, ...patch, updatedAt: new Date().toISOString() };
+      for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (next as Record<string, unknown>)[k];
+      await this.#rt.store.writeSession(next);
+      this.#record = next;
+    });
+  }
+
+  // Runs record changes one after another, each on the record the previous one left, so that
+  // overlapping changes (a start's native id, a decision's session allow, an adopt) never undo
+  // each other. A failed change rejects its caller only.
+  #serially(step: () => void | Promise<void>): Promise<void> {
+    const run = this.#updates.then(step);
+    this.#updates = run.catch(() => undefined);
+    return run;
   }
 }
 

@@ -30,9 +30,17 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 /**
  * Replaces `file` atomically: writes a temp file in the same directory, fsyncs it, renames it
  * over `file` and fsyncs the directory. Readers see the old or the new content, never a mix; a
- * symlink at `file` is replaced, not followed. On failure the temp file is removed.
+ * symlink at `file` is replaced, not followed. On failure the temp file is removed. With
+ * `durable: false` the two fsyncs are skipped (still atomic, but a crash may lose the write):
+ * for files rewritten before every use, such as a session HOME's seed files.
  */
-export async function writeFileAtomic(file: string, content: string | Uint8Array, mode: number = PRIVATE_FILE_MODE): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  content: string | Uint8Array,
+  mode: number = PRIVATE_FILE_MODE,
+  options: { durable?: boolean } = {},
+): Promise<void> {
+  const durable = options.durable !== false;
   const dir = path.dirname(file);
   const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
@@ -41,7 +49,7 @@ export async function writeFileAtomic(file: string, content: string | Uint8Array
       await handle.writeFile(content);
       // The umask may have narrowed the mode given to open; state files get exactly `mode`.
       await handle.chmod(mode);
-      await handle.sync();
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -50,7 +58,7 @@ export async function writeFileAtomic(file: string, content: string | Uint8Array
     await rm(temp, { force: true });
     throw error;
   }
-  await syncDir(dir);
+  if (durable) await syncDir(dir);
 }
 
 /** fsyncs a directory so a rename or a new entry in it survives a crash. */

@@ -90,6 +90,8 @@ export interface FakeAgentLog {
   /** Messages steered into live turns. */
   steers: string[];
   closes: number;
+  /** Liveness checks (`ready`) asked of the agents. */
+  readies: number;
   /** The One Works session id of each closed agent, in close order. */
   closed: string[];
   /** Sessions opened and not closed. */
@@ -114,7 +116,17 @@ const FakeConfigSchema = z.object({ model: z.string().optional(), autonomy: z.en
 /** Creates a fake adapter and its log. */
 export function createFakeAdapter(options: FakeAdapterOptions = {}): FakeAgent {
   let live = 0;
-  const log: FakeAgentLog = { opened: [], prompts: [], decisions: [], interrupts: 0, steers: [], closes: 0, closed: [], open: () => live };
+  const log: FakeAgentLog = {
+    opened: [],
+    prompts: [],
+    decisions: [],
+    interrupts: 0,
+    steers: [],
+    closes: 0,
+    readies: 0,
+    closed: [],
+    open: () => live,
+  };
   const sessions: FakeSession[] = [];
   let turns = 0;
   const capabilities: AdapterCapabilities = {
@@ -305,6 +317,7 @@ class FakeSession implements AdapterSession {
 
   // An agent is up once a turn started it, until it is closed (an in-memory agent always answers).
   async ready(_timeoutMs: number): Promise<boolean> {
+    this.#deps.log.readies += 1;
     return this.#started && this.alive;
   }
 

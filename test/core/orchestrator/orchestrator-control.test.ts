@@ -16,8 +16,9 @@ describe('orchestrator: steering, cancellation, failures', () => {
     const first = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'long' });
     const id = first.sessionId;
     h.watch(id);
-    // The native session exists once the agent announced it (session.started).
-    await h.until(() => h.events.some((e) => e.type === 'session.started'));
+    // The native session exists once the agent announced it (session.started; logged, since it
+    // may come before this subscription: the agent starts as the session is created).
+    await h.until(async () => (await h.session.logged(id)).some((e) => e.type === 'session.started'));
     const native = (await h.session.store.readSession(id)).nativeSessionId;
     expect(native).toBeTypeOf('string');
     await h.orchestrator.sendMessage({ sessionId: id, prompt: 'queued a' });

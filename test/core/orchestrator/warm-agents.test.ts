@@ -55,6 +55,36 @@ describe('warm agents', () => {
     ]);
   });
 
+  it('asks the warm agent whether it answers while the next turn is recorded, once, and gives it the turn', async () => {
+    const h = await harnesses({ fake: {}, limits: { keepWarmMs: LONG_MS } });
+    const id = await newSession(h, 'a');
+    const log = h.fake!.log;
+    const asked = log.readies;
+    // The follow-up's queued record write is held until the test releases it.
+    const store = h.session.store;
+    const write = store.writeSession.bind(store);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    store.writeSession = async (record) => {
+      if (!held && record.runs.some((run) => run.id === 'r2')) {
+        held = true;
+        await gate;
+      }
+      return write(record);
+    };
+    const sent = h.orchestrator.sendMessage({ sessionId: id, prompt: 'again' });
+    await h.until(() => held);
+    await h.until(() => log.readies === asked + 1);
+    expect(log.prompts).toHaveLength(1);
+    release();
+    const handle = await sent;
+    expect(await h.orchestrator.waitForRun(id, handle.runId)).toMatchObject({ status: 'completed' });
+    expect(log.readies).toBe(asked + 1);
+    expect(log.opened).toHaveLength(1);
+    expect(log.prompts.map((p) => p.input.text)).toEqual(['hello a', 'again']);
+  });
+
   it('closes an agent that stays idle for keepWarmMs, recorded as idle', async () => {
     const h = await harnesses({ fake: {}, limits: { keepWarmMs: 300 } });
     const id = await newSession(h, 'a');
