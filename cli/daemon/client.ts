@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createConnection as connectSocket, type Socket } from 'node:net';
@@ -345,6 +346,9 @@ class SocketClient implements OrchestratorClient {
     this.#server = { socketPath };
     this.#heartbeatMs = options.heartbeatMs ?? HEARTBEAT_INTERVAL_MS;
     this.#unresponsiveMs = options.unresponsiveMs ?? UNRESPONSIVE_AFTER_MS;
+    // Every pending call listens on it and stops listening when it settles: many calls at once (an
+    // MCP server, a script) are no leak, and Node's warning about more than 10 would be noise.
+    setMaxListeners(0, this.#gone.signal);
     connection.onRequest(ESCALATION_REQUEST, async (params): Promise<EscalationReply> => {
       const { sessionId, reason, ask, askId } = EscalationAskParamsSchema.parse(params);
       const attached = this.#escalators.get(sessionId);

@@ -69,4 +69,29 @@ describe('connecting run and send to a matching orchestrator', () => {
       await client.close();
     }
   });
+
+  it('takes many calls at once without a listener-leak warning (an MCP server or a busy script sends them)', async () => {
+    const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-hello-')));
+    cleanups.push(() => rm(root, { recursive: true, force: true }));
+    const [stateDir, workspace] = [join(root, 'state'), join(root, 'ws')];
+    await Promise.all([mkdir(stateDir), mkdir(workspace)]);
+    const config = join(root, 'one-works.yaml');
+    await writeFile(config, stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] } }));
+    const ctx = { ...(await createContext({ config }, { PATH: process.env.PATH ?? '', HOME: root })), cwd: root };
+    await helloServer(stateDir, environmentFingerprint(ctx));
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const client = await connectMatchingOrchestrator(ctx);
+    try {
+      const answers = await Promise.all(Array.from({ length: 25 }, () => client.hello()));
+      expect(answers).toHaveLength(25);
+      // Node emits the warning on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await client.close();
+    }
+  });
 });
