@@ -47,15 +47,21 @@ async function helloServer(stateDir: string, fingerprint: string): Promise<{ met
   return { methods };
 }
 
+// A context whose config has a state directory and one approved workspace, in a removed-after temp dir.
+async function helloContext(): Promise<{ ctx: Awaited<ReturnType<typeof createContext>>; stateDir: string }> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-hello-')));
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  const [stateDir, workspace] = [join(root, 'state'), join(root, 'ws')];
+  await Promise.all([mkdir(stateDir), mkdir(workspace)]);
+  const config = join(root, 'one-works.yaml');
+  await writeFile(config, stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] } }));
+  const ctx = { ...(await createContext({ config }, { PATH: process.env.PATH ?? '', HOME: root })), cwd: root };
+  return { ctx, stateDir };
+}
+
 describe('connecting run and send to a matching orchestrator', () => {
   it('asks the server hello once: the hello that confirmed the connection is the one the fingerprint is checked on', async () => {
-    const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-hello-')));
-    cleanups.push(() => rm(root, { recursive: true, force: true }));
-    const [stateDir, workspace] = [join(root, 'state'), join(root, 'ws')];
-    await Promise.all([mkdir(stateDir), mkdir(workspace)]);
-    const config = join(root, 'one-works.yaml');
-    await writeFile(config, stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] } }));
-    const ctx = { ...(await createContext({ config }, { PATH: process.env.PATH ?? '', HOME: root })), cwd: root };
+    const { ctx, stateDir } = await helloContext();
     const server = await helloServer(stateDir, environmentFingerprint(ctx));
 
     const client = await connectMatchingOrchestrator(ctx);
@@ -71,13 +77,7 @@ describe('connecting run and send to a matching orchestrator', () => {
   });
 
   it('takes many calls at once without a listener-leak warning (an MCP server or a busy script sends them)', async () => {
-    const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-hello-')));
-    cleanups.push(() => rm(root, { recursive: true, force: true }));
-    const [stateDir, workspace] = [join(root, 'state'), join(root, 'ws')];
-    await Promise.all([mkdir(stateDir), mkdir(workspace)]);
-    const config = join(root, 'one-works.yaml');
-    await writeFile(config, stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] } }));
-    const ctx = { ...(await createContext({ config }, { PATH: process.env.PATH ?? '', HOME: root })), cwd: root };
+    const { ctx, stateDir } = await helloContext();
     await helloServer(stateDir, environmentFingerprint(ctx));
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
