@@ -78,6 +78,7 @@ const LEAN_BUNDLES = [
       'core/install/install-marker.ts',
       'core/install/npm-config.ts',
       'core/install/resolve-cli.ts',
+      'core/process/run-command.ts',
     ],
   },
 ];
