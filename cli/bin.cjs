@@ -54,13 +54,16 @@ async function loadMain(args) {
   const build = currentBuild();
   if (build) {
     const { loadBundle } = require('./run-build.cjs');
+    const command = commandName(args);
+    // A command with a lean bundle of its own (scripts/build.js, LEAN_BUNDLES) runs that one.
+    const lean = command !== undefined && Object.hasOwn(build.lean ?? {}, command) ? build.lean[command] : undefined;
+    const { bundle, bundleHash } = lean ?? build;
     // Only a command of the table has a cache (help and unknown commands run without one), named
     // after its module and this very bundle.
-    const command = commandName(args);
     const cacheName =
-      command !== undefined && Object.hasOwn(build.commands, command) ? `${build.commands[command]}-${build.bundleHash}` : undefined;
+      command !== undefined && Object.hasOwn(build.commands, command) ? `${build.commands[command]}-${bundleHash}` : undefined;
     // Undefined when the bundle went away after build.json was read (a build under way): the sources then.
-    const main = loadBundle(root + build.bundle, cacheName)?.main;
+    const main = loadBundle(root + bundle, cacheName)?.main;
     if (main) return main;
   }
   const { register } = await import('tsx/esm/api');

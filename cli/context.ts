@@ -6,7 +6,6 @@ import { createPrepareServices } from '../core/install/services.js';
 // the YAML rewriter are loaded only by the commands that use them.
 import { loadConfig } from '../core/config/load.js';
 import { approvedRootPath, createConfigSchema, DEFAULT_ADAPTER } from '../core/config/schema.js';
-import { collectSecrets } from '../core/config/secrets.js';
 import { OneWorksError } from '../core/errors.js';
 import { postgresUrlSecrets } from '../core/store/postgres-url.js';
 import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GeminiConfigSchema } from '../adapters/acp/config.js';
@@ -110,9 +109,18 @@ export async function createContext(
   const tables = mode === 'all' ? await (await import('./adapter-table.js')).loadAllAdapters() : undefined;
   const cwd = process.cwd();
   const out = new Output({ json: Boolean(globals.json) });
-  const loaded = await loadConfig({ schema: CONFIG_SCHEMA, ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
+  // Every secret of the config is registered as it becomes known: an adapter block the file leaves
+  // out is made (with its defaults from the environment) when first read.
+  const loaded = await loadConfig({
+    schema: CONFIG_SCHEMA,
+    ...(globals.config ? { path: resolve(globals.config) } : {}),
+    cwd,
+    env,
+    onSecrets: (secrets) => {
+      for (const secret of secrets) processRedactor.register(secret);
+    },
+  });
   const config = loaded.config as OneWorksConfig;
-  for (const secret of collectSecrets(CONFIG_SCHEMA, config)) processRedactor.register(secret);
   // The database URL is registered whole by collectSecrets; its password alone is a secret too.
   if (config.state?.postgres) for (const secret of postgresUrlSecrets(config.state.postgres.url)) processRedactor.register(secret);
   const xdgState = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');

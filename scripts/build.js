@@ -57,70 +57,134 @@ const commanderLazyChildProcess = {
     });
   },
 };
+/**
+ * Command modules with a bundle of their own (dist/cli/<name>.cjs), for the commands of their entry
+ * in the command table: `keep`, the command modules the entry loads; `without`, modules their
+ * commands never reach (the adapters: every context they make is made with `adapters: false`) and
+ * that would otherwise come with them, because a module they share loads them for other commands
+ * (each must be a module that is only ever imported dynamically: it is loaded when first used). A smaller bundle is less to read, deserialize (its code cache) and evaluate, and keeps
+ * V8's old space small enough that a start-up ends without a mark-compact: `sessions` runs in
+ * about 1 MB instead of 3.4. Whatever a bundle leaves out is a module that throws as it loads, so
+ * that a command reaching it fails loudly (test/cli/lean-bundle.test.ts runs each such command).
+ */
+const LEAN_BUNDLES = [
+  {
+    name: 'sessions',
+    keep: ['sessions', 'asks', 'housekeeping'],
+    // The adapters, and the installer and command runner that PrepareServices loads on first use.
+    without: [
+      'cli/adapter-table.ts',
+      'core/install/install-package.ts',
+      'core/install/install-marker.ts',
+      'core/install/npm-config.ts',
+      'core/install/resolve-cli.ts',
+      'core/process/run-command.ts',
+    ],
+  },
+];
+
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-let bundled;
-try {
-  const result = await build({
-    entryPoints: [join(root, 'cli', 'main.ts')],
-    outfile: BUNDLE,
-    // Written below, once, whole.
-    write: false,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    // The bundle sits in dist/cli/, two levels below the package root as cli/*.ts one level below
-    // it: `new URL('../', import.meta.url)` is dist/ (cli/package-root.ts finds the root from
-    // there). CommonJS has no import.meta: its url is the bundle's own (defined in the wrapper below).
-    define: { 'import.meta.url': '__owImportMetaUrl' },
-    // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
-    // is resolved from node_modules, never bundled.
-    external: ['tsx', 'tsx/*'],
-    plugins: [zodEnglishOnly, commanderLazyChildProcess],
-    legalComments: 'none',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-  });
-  bundled = Buffer.from(result.outputFiles[0].contents).toString('latin1');
-} catch (error) {
-  fail(`esbuild failed (${error instanceof Error ? error.message : String(error)})`);
-}
-// A script run through node:vm with a code cache has no way to import() (Node 20 drops the
-// callback for cached scripts): every import in the sources must be static or one the bundle
-// resolves (the command table's, the adapter table's).
-if (/\bimport\(/.test(bundled)) fail(`${BUNDLE} calls import(): import that module statically, or from a module esbuild bundles`);
-// cli/run-build.cjs reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
-// every other character (its default charset), which this checks.
-if (/[\u0080-\u00ff]/.test(bundled)) fail(`${BUNDLE} holds a character outside ASCII`);
-// The file holds the bundle inside the wrapper of Node's CommonJS loader, as node:vm compiles it
-// (cli/run-build.cjs): wrapping at each start would copy 3 MB into V8's heap.
-// Strict mode for all of it, as when the sources ran as ES modules.
-const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
-const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
-// Through a rename: a command starting meanwhile (a test run while `npm pack` builds) reads no part.
-mkdirSync(dirname(BUNDLE), { recursive: true });
-writeFileSync(`${BUNDLE}.tmp`, wrapped, 'latin1');
-renameSync(`${BUNDLE}.tmp`, BUNDLE);
-// Names the bundle in its code caches' names: V8 checks a cache against the source's length
-// only, so a process of an earlier build (an orchestrator still running) that writes its cache
-// after this build must not write it where this bundle's commands read theirs.
-const bundleHash = createHash('sha1').update(wrapped).digest('hex').slice(0, 16);
+const bundleHash = await bundle(BUNDLE, [zodEnglishOnly, commanderLazyChildProcess]);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
 const { loadBundle } = await import('../cli/run-build.cjs');
-const commands = Object.fromEntries(
-  loadBundle(BUNDLE, undefined)
-    .tableCommandNames()
-    .flatMap((names) => names.map((name) => [name, names[0]])),
-);
+const table = loadBundle(BUNDLE, undefined).tableCommandNames();
+const commands = Object.fromEntries(table.flatMap((names) => names.map((name) => [name, names[0]])));
+// Each command name that has a lean bundle → that bundle and its hash.
+const lean = {};
+for (const spec of LEAN_BUNDLES) {
+  const names = table.find((entry) => entry[0] === spec.name);
+  if (!names) fail(`LEAN_BUNDLES names ${spec.name}, which is no command of the table`);
+  const file = join(root, 'dist', 'cli', `${spec.name}.cjs`);
+  const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, leaveOut(spec)]);
+  for (const name of names) lean[name] = { bundle: relative(root, file).split('\\').join('/'), bundleHash: hash };
+}
 writeFileSync(
   join(root, 'dist', 'build.json'),
-  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, sources }, null, 1)}\n`,
+  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, lean, sources }, null, 1)}\n`,
 );
+
+// Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches.
+async function bundle(file, plugins) {
+  let bundled;
+  try {
+    const result = await build({
+      entryPoints: [join(root, 'cli', 'main.ts')],
+      outfile: file,
+      // Written below, once, whole.
+      write: false,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      // The bundle sits in dist/cli/, two levels below the package root as cli/*.ts one level below
+      // it: `new URL('../', import.meta.url)` is dist/ (cli/package-root.ts finds the root from
+      // there). CommonJS has no import.meta: its url is the bundle's own (defined in the wrapper below).
+      define: { 'import.meta.url': '__owImportMetaUrl' },
+      // tsx compiles TypeScript at run time for the sources' fallback and the process runners; it
+      // is resolved from node_modules, never bundled.
+      external: ['tsx', 'tsx/*'],
+      plugins,
+      legalComments: 'none',
+      minifyWhitespace: true,
+      minifySyntax: true,
+      logLevel: 'warning',
+    });
+    bundled = Buffer.from(result.outputFiles[0].contents).toString('latin1');
+    // In a lean bundle a warning such as "import will always be undefined" means a left-out module
+    // is imported statically, i.e. loaded (and throwing) whatever the command does.
+    if (plugins.some((plugin) => plugin.name.startsWith('lean-')) && result.warnings.length > 0) {
+      fail(`${file}: esbuild warned (${result.warnings.map((warning) => warning.text).join('; ')}); see LEAN_BUNDLES`);
+    }
+  } catch (error) {
+    fail(`esbuild failed (${error instanceof Error ? error.message : String(error)})`);
+  }
+  // A script run through node:vm with a code cache has no way to import() (Node 20 drops the
+  // callback for cached scripts): every import in the sources must be static or one the bundle
+  // resolves (the command table's, the adapter table's).
+  if (/\bimport\(/.test(bundled)) fail(`${file} calls import(): import that module statically, or from a module esbuild bundles`);
+  // cli/run-build.cjs reads the file as latin1, so that V8 keeps it outside its heap: esbuild escapes
+  // every other character (its default charset), which this checks.
+  if (/[\u0080-\u00ff]/.test(bundled)) fail(`${file} holds a character outside ASCII`);
+  // The file holds the bundle inside the wrapper of Node's CommonJS loader, as node:vm compiles it
+  // (cli/run-build.cjs): wrapping at each start would copy 3 MB into V8's heap.
+  // Strict mode for all of it, as when the sources ran as ES modules.
+  const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
+  // Through a rename: a command starting meanwhile (a test run while `npm pack` builds) reads no part.
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, wrapped, 'latin1');
+  renameSync(`${file}.tmp`, file);
+  // Names the bundle in its code caches' names: V8 checks a cache against the source's length
+  // only, so a process of an earlier build (an orchestrator still running) that writes its cache
+  // after this build must not write it where this bundle's commands read theirs.
+  return createHash('sha1').update(wrapped).digest('hex').slice(0, 16);
+}
+
+// The plugin of a lean bundle (LEAN_BUNDLES): the command table's other modules and the modules
+// `without` become modules that throw as they load.
+function leaveOut(spec) {
+  const leftOut = (what) =>
+    `throw new Error(${JSON.stringify(`one-works: ${what} is not in the ${spec.name} commands' bundle (dist/cli/${spec.name}.cjs); add it there (LEAN_BUNDLES in scripts/build.js) or run the command from dist/cli/main.cjs`)});\n`;
+  const without = new Set(spec.without.map((path) => join(root, path)));
+  return {
+    name: `lean-${spec.name}`,
+    setup(pluginBuild) {
+      pluginBuild.onResolve({ filter: /^\.\/commands\/[^/]+\.js$/ }, (args) => {
+        if (args.importer !== join(root, 'cli', 'command-table.ts')) return undefined;
+        const name = args.path.slice('./commands/'.length, -'.js'.length);
+        return spec.keep.includes(name) ? undefined : { path: `cli/commands/${name}.ts`, namespace: 'left-out' };
+      });
+      pluginBuild.onLoad({ filter: /\.ts$/ }, (args) =>
+        without.has(args.path) ? { contents: leftOut(relative(root, args.path)), loader: 'js' } : undefined,
+      );
+      pluginBuild.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({ contents: leftOut(args.path), loader: 'js' }));
+    },
+  };
+}
 
 function fail(message) {
   process.stderr.write(`one-works build: ${message}\n`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 // The YAML blocks of the ACP adapters, apart from their code so that loading the configuration
@@ -13,25 +14,27 @@ export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
  * One MCP server given to an ACP agent in `session/new` / `session/load` (`mcpServers`): stdio
  * (command, args, env) or remote (http / sse: url, headers). Env and header values are secrets.
  */
-export const AcpMcpServerSchema = z
-  .strictObject({
-    type: z.enum(['stdio', 'http', 'sse']).default('stdio').describe('stdio: a local command; http / sse: a remote server at url.'),
-    command: z.string().min(1).optional().describe('stdio: the executable (an absolute path, or a name the agent looks up).'),
-    args: z.array(z.string()).default([]).describe('stdio: its arguments.'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string().meta({ secret: true }))
-      .default({})
-      .describe('stdio: its environment variables; the values are secrets.'),
-    url: z.url().optional().describe('http / sse: the server URL.'),
-    headers: z
-      .record(z.string().min(1), z.string().meta({ secret: true }))
-      .default({})
-      .describe('http / sse: HTTP headers; the values are secrets.'),
-  })
-  .superRefine((server, ctx) => {
-    const need = server.type === 'stdio' ? 'command' : 'url';
-    if (server[need] === undefined) ctx.addIssue({ code: 'custom', path: [need], message: `required when type is "${server.type}"` });
-  });
+export const AcpMcpServerSchema = lazySchema(() =>
+  z
+    .strictObject({
+      type: z.enum(['stdio', 'http', 'sse']).default('stdio').describe('stdio: a local command; http / sse: a remote server at url.'),
+      command: z.string().min(1).optional().describe('stdio: the executable (an absolute path, or a name the agent looks up).'),
+      args: z.array(z.string()).default([]).describe('stdio: its arguments.'),
+      env: z
+        .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string().meta({ secret: true }))
+        .default({})
+        .describe('stdio: its environment variables; the values are secrets.'),
+      url: z.url().optional().describe('http / sse: the server URL.'),
+      headers: z
+        .record(z.string().min(1), z.string().meta({ secret: true }))
+        .default({})
+        .describe('http / sse: HTTP headers; the values are secrets.'),
+    })
+    .superRefine((server, ctx) => {
+      const need = server.type === 'stdio' ? 'command' : 'url';
+      if (server[need] === undefined) ctx.addIssue({ code: 'custom', path: [need], message: `required when type is "${server.type}"` });
+    }),
+);
 export type AcpMcpServer = z.output<typeof AcpMcpServerSchema>;
 
 const mcpServers = (who: string) =>
@@ -41,37 +44,46 @@ const mcpServers = (who: string) =>
     .describe(`MCP servers given to ${who} in session/new and session/load; the only ones One Works gives it.`);
 
 /** One ACP agent declared by command: `adapters.acp.agents.<name>`. */
-export const AcpAgentSchema = z.strictObject({
-  command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
-  args: z.array(z.string()).default([]).describe('Its arguments (e.g. [acp]).'),
-  env: z
-    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-    .default({})
-    .describe('Extra environment variables (not secrets; use credentials for keys).'),
-  credentials: z
-    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-    .default([])
-    .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
-  authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
-  mcpServers: mcpServers('the agent'),
-});
+export const AcpAgentSchema = lazySchema(() =>
+  z.strictObject({
+    command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
+    args: z.array(z.string()).default([]).describe('Its arguments (e.g. [acp]).'),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+      .default({})
+      .describe('Extra environment variables (not secrets; use credentials for keys).'),
+    credentials: z
+      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+      .default([])
+      .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
+    authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
+    mcpServers: mcpServers('the agent'),
+  }),
+);
 export type AcpAgent = z.output<typeof AcpAgentSchema>;
 
 /** The `adapters.acp` block: ACP agents by command, run as `--adapter acp:<name>`. */
-export const AcpConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use the ACP agents declared here (as acp:<name>).'),
-  agents: z
-    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a name of letters, digits, "_" and "-"'), AcpAgentSchema)
-    .default({})
-    .describe('ACP agents by name; run one with --adapter acp:<name>.'),
-  model: z.string().min(1).default('inherit').describe('Default model, set through the agent\'s "model" config option when offered.'),
-  effort: z.string().min(1).optional().describe('Default effort, set through a "thought_level" config option when offered.'),
-  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
-  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
-  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
-  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
-});
+export const AcpConfigSchema = lazySchema(() =>
+  z.strictObject({
+    enabled: z.boolean().default(false).describe('Use the ACP agents declared here (as acp:<name>).'),
+    agents: z
+      .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a name of letters, digits, "_" and "-"'), AcpAgentSchema)
+      .default({})
+      .describe('ACP agents by name; run one with --adapter acp:<name>.'),
+    model: z.string().min(1).default('inherit').describe('Default model, set through the agent\'s "model" config option when offered.'),
+    effort: z.string().min(1).optional().describe('Default effort, set through a "thought_level" config option when offered.'),
+    autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+    startupTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe('Deadline for initialize and session/new or session/load, in ms.'),
+    requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
+    drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+    interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
+  }),
+);
 export type AcpConfig = z.output<typeof AcpConfigSchema>;
 
 /** `acp:<name>` → `<name>`; undefined for any other adapter name. */
@@ -90,44 +102,51 @@ export const GEMINI_API_KEY_AUTH = 'gemini-api-key';
 
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
-export const GeminiConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
-  cli: cliSelectionSchema({
-    binary: 'gemini',
-    pin: GEMINI_DEFAULT_PIN,
-    pathDescription: 'Absolute path of gemini.js (or a gemini executable)',
-  })
-    .prefault({})
-    .describe('Which Gemini CLI to run.'),
-  model: z.string().min(1).default('inherit').describe('Default model (gemini -m); "inherit" keeps the CLI default.'),
-  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  env: z
-    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-    .default({})
-    .describe('Extra variables for the gemini process.'),
-  passEnv: z
-    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-    .default([])
-    .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-  credentials: z
-    .strictObject({
-      GEMINI_API_KEY: secret('Gemini API key; default: $GEMINI_API_KEY.').meta({ env: 'GEMINI_API_KEY' }).optional(),
-      GOOGLE_API_KEY: secret('Google API key; default: $GOOGLE_API_KEY.').meta({ env: 'GOOGLE_API_KEY' }).optional(),
+export const GeminiConfigSchema = lazySchema(() =>
+  z.strictObject({
+    enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
+    cli: cliSelectionSchema({
+      binary: 'gemini',
+      pin: GEMINI_DEFAULT_PIN,
+      pathDescription: 'Absolute path of gemini.js (or a gemini executable)',
     })
-    .prefault({})
-    .describe('Credentials passed to gemini, only those set; nothing else from the environment is.'),
-  endpoint: z
-    .strictObject({
-      baseUrl: endpointUrlSchema('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
-      apiKey: secret('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
-    })
-    .optional()
-    .describe('Bring your own endpoint.'),
-  startupTimeoutMs: z.number().int().positive().default(90_000).describe('Deadline for initialize and session/new or session/load, in ms.'),
-  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
-  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
-  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
-});
+      .prefault({})
+      .describe('Which Gemini CLI to run.'),
+    model: z.string().min(1).default('inherit').describe('Default model (gemini -m); "inherit" keeps the CLI default.'),
+    autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+      .default({})
+      .describe('Extra variables for the gemini process.'),
+    passEnv: z
+      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+      .default([])
+      .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
+    credentials: z
+      .strictObject({
+        GEMINI_API_KEY: secret('Gemini API key; default: $GEMINI_API_KEY.').meta({ env: 'GEMINI_API_KEY' }).optional(),
+        GOOGLE_API_KEY: secret('Google API key; default: $GOOGLE_API_KEY.').meta({ env: 'GOOGLE_API_KEY' }).optional(),
+      })
+      .prefault({})
+      .describe('Credentials passed to gemini, only those set; nothing else from the environment is.'),
+    endpoint: z
+      .strictObject({
+        baseUrl: endpointUrlSchema('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
+        apiKey: secret('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
+      })
+      .optional()
+      .describe('Bring your own endpoint.'),
+    startupTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(90_000)
+      .describe('Deadline for initialize and session/new or session/load, in ms.'),
+    requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other requests, in ms.'),
+    drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+    interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after session/cancel before escalating, in ms.'),
+  }),
+);
 export type GeminiConfig = z.output<typeof GeminiConfigSchema>;
 
 /**
@@ -136,6 +155,8 @@ export type GeminiConfig = z.output<typeof GeminiConfigSchema>;
  * `adapters.droid` block's, so the two droid transports run the same droid the same way and can
  * be compared side by side; cli/context.ts hands the adapter that block (see DERIVED_BLOCKS).
  */
-export const DroidAcpBlockSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use droid in ACP mode; it reads the adapters.droid block for everything else.'),
-});
+export const DroidAcpBlockSchema = lazySchema(() =>
+  z.strictObject({
+    enabled: z.boolean().default(false).describe('Use droid in ACP mode; it reads the adapters.droid block for everything else.'),
+  }),
+);

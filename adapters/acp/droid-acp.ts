@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import {
   ADAPTER_CONTRACT_VERSION,
   type Adapter,
@@ -17,9 +18,11 @@ import { probeAcp } from './probe.js';
 import { ACP_FACTS, type AcpAgentProfile, AcpSession, checkAcpFacts } from './session.js';
 
 /** What the droid-acp adapter is given: the droid block, enabled. */
-export const DroidAcpConfigSchema = DroidConfigSchema.extend({
-  enabled: z.boolean().default(true).describe('Use droid in ACP mode.'),
-});
+export const DroidAcpConfigSchema = lazySchema(() =>
+  DroidConfigSchema._zod.innerType.extend({
+    enabled: z.boolean().default(true).describe('Use droid in ACP mode.'),
+  }),
+);
 export type DroidAcpConfig = z.output<typeof DroidAcpConfigSchema>;
 
 /** The session mode in which droid asks before every call that is not read-only ("Auto (Off)"). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 /**
@@ -19,65 +20,69 @@ export const CLAUDE_MODEL_ALIASES = ['sonnet', 'opus', 'haiku', 'fable'] as cons
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
-export const ClaudeCliSchema = cliSelectionSchema({ binary: 'claude', pin: CLAUDE_DEFAULT_PIN });
+export const ClaudeCliSchema = lazySchema(() => cliSelectionSchema({ binary: 'claude', pin: CLAUDE_DEFAULT_PIN }));
 
 /** An MCP server given to Claude Code with --mcp-config (and --strict-mcp-config: the only ones it starts). */
-export const ClaudeMcpServerSchema = z.strictObject({
-  type: z.enum(['stdio', 'http', 'sse']).describe('stdio: a local command; http / sse: a remote server at url.'),
-  command: z.string().min(1).optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string().regex(ENV_NAME), z.string().meta({ secret: true })).optional(),
-  url: z.url().optional(),
-  headers: z.record(z.string().min(1), secret('Header value (a secret).')).optional(),
-});
+export const ClaudeMcpServerSchema = lazySchema(() =>
+  z.strictObject({
+    type: z.enum(['stdio', 'http', 'sse']).describe('stdio: a local command; http / sse: a remote server at url.'),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string().regex(ENV_NAME), z.string().meta({ secret: true })).optional(),
+    url: z.url().optional(),
+    headers: z.record(z.string().min(1), secret('Header value (a secret).')).optional(),
+  }),
+);
 
-export const ClaudeConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
-  cli: ClaudeCliSchema.prefault({}).describe('Which claude binary to run.'),
-  model: z.string().min(1).default('inherit').describe('Default model (a name or alias); "inherit" keeps the CLI default.'),
-  effort: z.enum(CLAUDE_EFFORTS).optional().describe('Default effort (claude --effort).'),
-  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  env: z
-    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-    .default({})
-    .describe('Extra variables for the claude process.'),
-  passEnv: z
-    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-    .default([])
-    .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-  credentials: z
-    .strictObject({
-      ANTHROPIC_API_KEY: secret('Anthropic API key; default: $ANTHROPIC_API_KEY.').meta({ env: 'ANTHROPIC_API_KEY' }).optional(),
-      ANTHROPIC_AUTH_TOKEN: secret('Bearer token; default: $ANTHROPIC_AUTH_TOKEN.').meta({ env: 'ANTHROPIC_AUTH_TOKEN' }).optional(),
-      CLAUDE_CODE_OAUTH_TOKEN: secret('OAuth token; default: $CLAUDE_CODE_OAUTH_TOKEN.')
-        .meta({ env: 'CLAUDE_CODE_OAUTH_TOKEN' })
-        .optional(),
-    })
-    .prefault({})
-    .describe('Credentials passed to claude, only those set; nothing else from the environment is.'),
-  endpoint: z
-    .strictObject({
-      baseUrl: endpointUrlSchema('Anthropic Messages API base URL (ANTHROPIC_BASE_URL).'),
-      apiKey: secret('Key for that endpoint (sent as ANTHROPIC_API_KEY; a secret).'),
-    })
-    .optional()
-    .describe('Bring your own endpoint.'),
-  systemPrompt: z.string().min(1).optional().describe("Appended to Claude Code's system prompt (--append-system-prompt)."),
-  allowedTools: z
-    .array(z.string().min(1))
-    .default([])
-    .describe(
-      'Tools the CLI may run without asking (--allowedTools); bypasses the policy for them. Not for Bash, Edit, Write, MultiEdit, NotebookEdit, WebFetch, WebSearch: the policy decides every call of those (use policy.allow).',
-    ),
-  disallowedTools: z.array(z.string().min(1)).default([]).describe('Tools removed from the model (--disallowedTools).'),
-  mcpServers: z
-    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/), ClaudeMcpServerSchema)
-    .default({})
-    .describe('The only MCP servers claude may start.'),
-  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for the initialize handshake, in ms.'),
-  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of a control request, in ms.'),
-  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
-  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
-});
+export const ClaudeConfigSchema = lazySchema(() =>
+  z.strictObject({
+    enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
+    cli: ClaudeCliSchema.prefault({}).describe('Which claude binary to run.'),
+    model: z.string().min(1).default('inherit').describe('Default model (a name or alias); "inherit" keeps the CLI default.'),
+    effort: z.enum(CLAUDE_EFFORTS).optional().describe('Default effort (claude --effort).'),
+    autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+      .default({})
+      .describe('Extra variables for the claude process.'),
+    passEnv: z
+      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+      .default([])
+      .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
+    credentials: z
+      .strictObject({
+        ANTHROPIC_API_KEY: secret('Anthropic API key; default: $ANTHROPIC_API_KEY.').meta({ env: 'ANTHROPIC_API_KEY' }).optional(),
+        ANTHROPIC_AUTH_TOKEN: secret('Bearer token; default: $ANTHROPIC_AUTH_TOKEN.').meta({ env: 'ANTHROPIC_AUTH_TOKEN' }).optional(),
+        CLAUDE_CODE_OAUTH_TOKEN: secret('OAuth token; default: $CLAUDE_CODE_OAUTH_TOKEN.')
+          .meta({ env: 'CLAUDE_CODE_OAUTH_TOKEN' })
+          .optional(),
+      })
+      .prefault({})
+      .describe('Credentials passed to claude, only those set; nothing else from the environment is.'),
+    endpoint: z
+      .strictObject({
+        baseUrl: endpointUrlSchema('Anthropic Messages API base URL (ANTHROPIC_BASE_URL).'),
+        apiKey: secret('Key for that endpoint (sent as ANTHROPIC_API_KEY; a secret).'),
+      })
+      .optional()
+      .describe('Bring your own endpoint.'),
+    systemPrompt: z.string().min(1).optional().describe("Appended to Claude Code's system prompt (--append-system-prompt)."),
+    allowedTools: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Tools the CLI may run without asking (--allowedTools); bypasses the policy for them. Not for Bash, Edit, Write, MultiEdit, NotebookEdit, WebFetch, WebSearch: the policy decides every call of those (use policy.allow).',
+      ),
+    disallowedTools: z.array(z.string().min(1)).default([]).describe('Tools removed from the model (--disallowedTools).'),
+    mcpServers: z
+      .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/), ClaudeMcpServerSchema)
+      .default({})
+      .describe('The only MCP servers claude may start.'),
+    startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for the initialize handshake, in ms.'),
+    requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of a control request, in ms.'),
+    drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+    interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
+  }),
+);
 
 export type ClaudeConfig = z.output<typeof ClaudeConfigSchema>;

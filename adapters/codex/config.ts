@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
 
 /**
@@ -19,49 +20,53 @@ export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
 
-export const CodexCliSchema = cliSelectionSchema({
-  binary: 'codex',
-  pin: CODEX_DEFAULT_PIN,
-  pathDescription: 'Absolute path of the native codex binary',
-});
+export const CodexCliSchema = lazySchema(() =>
+  cliSelectionSchema({
+    binary: 'codex',
+    pin: CODEX_DEFAULT_PIN,
+    pathDescription: 'Absolute path of the native codex binary',
+  }),
+);
 
-export const CodexConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
-  cli: CodexCliSchema.prefault({}).describe('Which codex binary to run.'),
-  model: z.string().min(1).default('inherit').describe('Default model; "inherit" keeps the CLI default.'),
-  effort: z.enum(CODEX_EFFORTS).optional().describe('Default reasoning effort.'),
-  autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-  env: z
-    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-    .default({})
-    .describe('Extra variables for the codex process.'),
-  passEnv: z
-    .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-    .default([])
-    .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE).'),
-  credentials: z
-    .strictObject({
-      OPENAI_API_KEY: secret('OpenAI API key; default: $OPENAI_API_KEY.').meta({ env: 'OPENAI_API_KEY' }).optional(),
-      CODEX_API_KEY: secret('Codex API key; default: $CODEX_API_KEY.').meta({ env: 'CODEX_API_KEY' }).optional(),
-    })
-    .prefault({})
-    .describe('Credentials passed to codex, only those set; nothing else from the environment is.'),
-  endpoint: z
-    .strictObject({
-      baseUrl: endpointUrlSchema('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),
-      apiKey: secret('Key for that endpoint (reaches codex through its environment only; a secret).'),
-    })
-    .optional()
-    .describe('Bring your own endpoint: declared to Codex as a model provider with the Responses wire API.'),
-  commandSandbox: z
-    .enum(CODEX_SANDBOX_MODES)
-    .default('workspace-write')
-    .describe("Codex's own sandbox for the commands it runs (inside One Works' sandbox when that is bwrap)."),
-  developerInstructions: z.string().min(1).optional().describe('Extra developer instructions for every thread.'),
-  startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and thread/start, in ms.'),
-  requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other app-server requests, in ms.'),
-  drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
-  interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
-});
+export const CodexConfigSchema = lazySchema(() =>
+  z.strictObject({
+    enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
+    cli: CodexCliSchema.prefault({}).describe('Which codex binary to run.'),
+    model: z.string().min(1).default('inherit').describe('Default model; "inherit" keeps the CLI default.'),
+    effort: z.enum(CODEX_EFFORTS).optional().describe('Default reasoning effort.'),
+    autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
+      .default({})
+      .describe('Extra variables for the codex process.'),
+    passEnv: z
+      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
+      .default([])
+      .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE).'),
+    credentials: z
+      .strictObject({
+        OPENAI_API_KEY: secret('OpenAI API key; default: $OPENAI_API_KEY.').meta({ env: 'OPENAI_API_KEY' }).optional(),
+        CODEX_API_KEY: secret('Codex API key; default: $CODEX_API_KEY.').meta({ env: 'CODEX_API_KEY' }).optional(),
+      })
+      .prefault({})
+      .describe('Credentials passed to codex, only those set; nothing else from the environment is.'),
+    endpoint: z
+      .strictObject({
+        baseUrl: endpointUrlSchema('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),
+        apiKey: secret('Key for that endpoint (reaches codex through its environment only; a secret).'),
+      })
+      .optional()
+      .describe('Bring your own endpoint: declared to Codex as a model provider with the Responses wire API.'),
+    commandSandbox: z
+      .enum(CODEX_SANDBOX_MODES)
+      .default('workspace-write')
+      .describe("Codex's own sandbox for the commands it runs (inside One Works' sandbox when that is bwrap)."),
+    developerInstructions: z.string().min(1).optional().describe('Extra developer instructions for every thread.'),
+    startupTimeoutMs: z.number().int().positive().default(60_000).describe('Deadline for initialize and thread/start, in ms.'),
+    requestTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline of other app-server requests, in ms.'),
+    drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),
+    interruptGraceMs: z.number().int().positive().default(5_000).describe('Wait after an interrupt before escalating, in ms.'),
+  }),
+);
 
 export type CodexConfig = z.output<typeof CodexConfigSchema>;

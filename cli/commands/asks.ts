@@ -23,7 +23,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .argument('[session]', 'session id')
     .action((sessionId: string | undefined, _o: unknown, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         assertFileBackend(ctx);
         const client = await (await import('../daemon/client.js')).tryConnect(socketPath(ctx.stateDir));
         const asks = client ? await client.listAsks(sessionId).finally(() => client.close()) : [];
@@ -42,7 +42,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .option('--text <text>', "a question's answer (repeat once per question, in order; a number picks an option), or a note", collect, [])
     .action((askId: string, choice: string, flags: { text: string[] }, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         assertFileBackend(ctx);
         const parsed = AskChoiceSchema.safeParse(choice);
         if (!parsed.success)
@@ -77,7 +77,7 @@ export function registerAskCommands(program: Command, sessions: Command, run: (b
     .option('--note <text>', 'what was done, kept in the event')
     .action((sessionId: string, flags: { note?: string }, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>());
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         if (isFleet(ctx)) {
           // On a fleet, the worker holding the session resolves it.
           const summary = await onFleet(ctx, (fleet) => fleet.resolveAttention(sessionId, flags.note));

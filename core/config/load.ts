@@ -7,8 +7,15 @@ import { Redactor } from '../redact.js';
 import { interpolateDocument } from './interpolate.js';
 import { configInvalid, formatPath, positionOf, syntaxIssues } from './issues.js';
 import { CONFIG_FILE_NAME, defaultCacheDir, defaultStateDir, userConfigPath } from './paths.js';
-import type { AdapterSchemas, ConfigSchema, OneWorksConfig, ParsedConfig } from './schema.js';
-import { applyEnvDefaults, type ConfigEnv } from './secrets.js';
+import {
+  type AdapterSchemas,
+  type ConfigSchema,
+  type ConfigView,
+  configSchemaFor,
+  type OneWorksConfig,
+  type ParsedConfig,
+} from './schema.js';
+import { applyEnvDefaults, type ConfigEnv, collectSecrets } from './secrets.js';
 import { describeZodIssues } from './zod-issues.js';
 
 /** Largest config file read, in bytes: a config is a page of settings, never megabytes. */
@@ -28,6 +35,13 @@ export interface LoadConfigOptions<A extends AdapterSchemas> {
   cwd: string;
   /** Source of `${VAR}` interpolation, XDG directories and `.meta({ env })` defaults. */
   env: ConfigEnv;
+  /**
+   * Called with the config's secrets (fields marked `.meta({ secret: true })`, those filled from
+   * the environment too) as they become known: at load for what the file names, and for an
+   * adapter block the file leaves out when it is first read (its defaults are filled then), so
+   * that a caller registers each with its redactor before the value can be used.
+   */
+  onSecrets?: (secrets: string[]) => void;
 }
 
 export interface LoadedConfig<A extends AdapterSchemas> {
@@ -58,11 +72,12 @@ export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOp
   for (const candidate of candidates) {
     const text = await readText(candidate, options.path !== undefined, displayName(candidate, cwd));
     if (text === undefined) continue;
-    const { parsed, input } = parseConfigInput(text, { schema, env, file: displayName(candidate, cwd) });
-    return { config: resolveDefaults(schema, parsed, env), path: candidate, source: 'file', explicitKeys: keyPaths(input) };
+    const { parsed, input, view } = parseConfigInput(text, { schema, env, file: displayName(candidate, cwd) });
+    const config = resolveDefaults(view, parsed, env, options.onSecrets);
+    return { config, path: candidate, source: 'file', explicitKeys: keyPaths(input) };
   }
-  const parsed = parseConfigText('', { schema, env, file: CONFIG_FILE_NAME });
-  return { config: resolveDefaults(schema, parsed, env), path: undefined, source: 'none', explicitKeys: new Set() };
+  const { parsed, view } = parseConfigInput('', { schema, env, file: CONFIG_FILE_NAME });
+  return { config: resolveDefaults(view, parsed, env, options.onSecrets), path: undefined, source: 'none', explicitKeys: new Set() };
 }
 
 /**
@@ -74,14 +89,16 @@ export function parseConfigText<A extends AdapterSchemas>(
   text: string,
   options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string },
 ): ParsedConfig<A> {
-  return parseConfigInput(text, options).parsed;
+  const { parsed, view } = parseConfigInput(text, options);
+  return withAbsentBlocks(parsed, view, (block) => block.parse(undefined, { jitless: true }));
 }
 
-// parseConfigText, keeping the plain (interpolated) YAML value the schema parsed.
+// parseConfigText, keeping the plain (interpolated) YAML value the schema parsed and the view it
+// was parsed with: the adapter blocks the text leaves out are not in `parsed` (see withAbsentBlocks).
 function parseConfigInput<A extends AdapterSchemas>(
   text: string,
   options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string },
-): { parsed: ParsedConfig<A>; input: unknown } {
+): { parsed: ParsedConfig<A>; input: unknown; view: ConfigView } {
   const { schema, env, file } = options;
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
@@ -100,7 +117,13 @@ function parseConfigInput<A extends AdapterSchemas>(
   const input: unknown = doc.contents === null ? {} : toValue(doc, file);
   // Without zod's JIT: it compiles a parser per object schema on first use, which pays off over
   // many parses, and a process parses its config once (a third of a short command's start).
-  const result = schema.safeParse(input, { jitless: true });
+  let view = configSchemaFor(schema, input);
+  let result = view.schema.safeParse(input, { jitless: true });
+  // Invalid: parsed again whole, so that the problems are found and described as by the whole schema.
+  if (!result.success && view.schema !== schema) {
+    view = { schema, absentBlocks: new Map(), adapterNames: [] };
+    result = schema.safeParse(input, { jitless: true });
+  }
   if (!result.success) {
     const issues = describeZodIssues(result.error.issues, schema, input, locate, (value) => fromEnv.redact(value) !== value);
     throw configInvalid(
@@ -108,7 +131,36 @@ function parseConfigInput<A extends AdapterSchemas>(
       issues.map((issue) => ({ ...issue, message: fromEnv.redact(issue.message) })),
     );
   }
-  return { parsed: result.data, input };
+  return { parsed: result.data as ParsedConfig<A>, input, view };
+}
+
+// `config` with each adapter block the view left out filled in by `fill` when first read (then
+// kept), in the schema's order: to whoever reads it, the value a whole parse gives.
+function withAbsentBlocks<T>(config: T, view: ConfigView, fill: (block: z.ZodType) => unknown): T {
+  if (view.absentBlocks.size === 0) return config;
+  const parsed = config as T & { adapters: Record<string, unknown> };
+  const adapters: Record<string, unknown> = {};
+  const keep = (name: string, value: unknown): void => {
+    Object.defineProperty(adapters, name, { value, enumerable: true, configurable: true, writable: true });
+  };
+  for (const name of view.adapterNames) {
+    const block = view.absentBlocks.get(name);
+    if (!block) {
+      if (Object.hasOwn(parsed.adapters, name)) adapters[name] = parsed.adapters[name];
+      continue;
+    }
+    Object.defineProperty(adapters, name, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        const value = fill(block);
+        keep(name, value);
+        return value;
+      },
+      set: (value: unknown) => keep(name, value),
+    });
+  }
+  return { ...parsed, adapters };
 }
 
 // The dotted paths of every mapping key in a plain YAML value (sequences are leaves).
@@ -136,13 +188,25 @@ function toValue(doc: Document, file: string): unknown {
   }
 }
 
-// Fills what depends on the environment: XDG directories and `.meta({ env })` credentials.
-function resolveDefaults<A extends AdapterSchemas>(schema: z.ZodType, parsed: ParsedConfig<A>, env: ConfigEnv): OneWorksConfig<A> {
-  const filled = applyEnvDefaults(schema, parsed, env);
+// Fills what depends on the environment: XDG directories and `.meta({ env })` credentials (those of
+// a left-out adapter block when it is first read), and hands the secrets to `onSecrets`.
+function resolveDefaults<A extends AdapterSchemas>(
+  view: ConfigView,
+  parsed: ParsedConfig<A>,
+  env: ConfigEnv,
+  onSecrets: ((secrets: string[]) => void) | undefined,
+): OneWorksConfig<A> {
+  const filled = applyEnvDefaults(view.schema, parsed, env);
+  onSecrets?.(collectSecrets(view.schema, filled));
+  const config = withAbsentBlocks(filled, view, (block) => {
+    const value = applyEnvDefaults(block, block.parse(undefined, { jitless: true }), env);
+    onSecrets?.(collectSecrets(block, value));
+    return value;
+  });
   return {
-    ...filled,
-    state: { ...filled.state, directory: filled.state.directory ?? defaultStateDir(env) },
-    cache: { ...filled.cache, directory: filled.cache.directory ?? defaultCacheDir(env) },
+    ...config,
+    state: { ...config.state, directory: config.state.directory ?? defaultStateDir(env) },
+    cache: { ...config.cache, directory: config.cache.directory ?? defaultCacheDir(env) },
   } as OneWorksConfig<A>;
 }
 

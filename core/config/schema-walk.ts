@@ -41,7 +41,8 @@ export function unwrapSchema(schema: z.ZodType): { schema: z.ZodType; meta: Conf
     const def = defOf(current);
     if (WRAPPERS.has(def.type) && def.innerType) current = def.innerType;
     else if (def.type === 'pipe' && def.in) current = def.in;
-    else if (def.type === 'lazy' && def.getter) current = def.getter();
+    // The schema the lazy one built (built once, on first use): its getter would build another.
+    else if (def.type === 'lazy' && def.getter) current = (current._zod as unknown as { innerType: z.ZodType }).innerType;
     else return { schema: current, meta };
   }
 }

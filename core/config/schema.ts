@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { OneWorksError } from '../errors.js';
+import { lazySchema } from '../lazy-schema.js';
 import { PermissionPolicySchema } from '../permissions/policy.js';
 
 /**
@@ -179,11 +180,15 @@ export const AdapterPolicySchema = PermissionPolicySchema.optional().describe(
 /** Adapter name → the zod schema of its YAML block under `adapters:`. */
 export type AdapterSchemas = Record<string, z.ZodType>;
 
-/** An adapter's block schema as the config sees it: its object schema plus `policy`. */
+/** An adapter's block schema as the config sees it: its object schema (a lazy one's, built) plus `policy`. */
 export type AdapterBlockSchema<S extends z.ZodType> =
-  S extends z.ZodObject<infer Shape, infer Config> ? z.ZodObject<Shape & { policy: typeof AdapterPolicySchema }, Config> : S;
+  S extends z.ZodLazy<infer Built extends z.ZodType>
+    ? AdapterBlockSchema<Built>
+    : S extends z.ZodObject<infer Shape, infer Config>
+      ? z.ZodObject<Shape & { policy: typeof AdapterPolicySchema }, Config>
+      : S;
 
-type AdapterBlocksShape<A extends AdapterSchemas> = { [K in keyof A]: z.ZodPrefault<AdapterBlockSchema<A[K]>> };
+type AdapterBlocksShape<A extends AdapterSchemas> = { [K in keyof A]: z.ZodPrefault<z.ZodLazy<AdapterBlockSchema<A[K]>>> };
 
 /** The shape of the object `createConfigSchema` returns. */
 export type ConfigShape<A extends AdapterSchemas> = {
@@ -216,26 +221,33 @@ export type OneWorksConfig<A extends AdapterSchemas = AdapterSchemas> = ParsedCo
  * itself: both are bugs of the adapter, not of the user's file.
  */
 export function adapterBlockSchema<S extends z.ZodType>(name: string, schema: S): AdapterBlockSchema<S> {
-  if (!(schema instanceof z.ZodObject)) {
+  // A lazy schema (core/lazy-schema.ts) is extended as the object it builds.
+  const object = schema instanceof z.ZodLazy ? (schema._zod.innerType as z.ZodType) : schema;
+  if (!(object instanceof z.ZodObject)) {
     throw new OneWorksError('internal', `adapter ${name}: its config schema must be a zod object (to accept the policy key)`);
   }
-  if ('policy' in schema.shape) {
+  if ('policy' in object.shape) {
     throw new OneWorksError('internal', `adapter ${name}: its config schema must not declare "policy"; core/config adds it`);
   }
-  return schema.extend({ policy: AdapterPolicySchema }) as unknown as AdapterBlockSchema<S>;
+  return object.extend({ policy: AdapterPolicySchema }) as unknown as AdapterBlockSchema<S>;
 }
 
 /**
  * Builds the `one-works.yaml` schema. Each adapter's block under `adapters:` is optional and
  * defaults to what its schema produces for `{}`, so every adapter schema must accept `{}`; every
  * block also accepts `policy` (see `adapterBlockSchema`). Unknown adapter names are rejected like
- * any unknown key.
+ * any unknown key. A block's schema is built on first use (adapter schemas may be lazy too), and
+ * `loadConfig` uses only those of the blocks a file names (see `configSchemaFor`).
  */
 export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A): ConfigSchema<A> {
   const blocks = Object.fromEntries(
-    Object.entries(adapterSchemas).map(([name, schema]) => [name, adapterBlockSchema(name, schema).prefault({} as never)]),
+    Object.entries(adapterSchemas).map(([name, schema]) => {
+      // A schema built already is checked at once (a lazy one when it is built): a wrong one is the adapter's bug.
+      const block = schema instanceof z.ZodLazy ? undefined : adapterBlockSchema(name, schema);
+      return [name, lazySchema(() => block ?? adapterBlockSchema(name, schema)).prefault({} as never)];
+    }),
   ) as AdapterBlocksShape<A>;
-  return z.strictObject({
+  const schema = z.strictObject({
     state: StateSchema,
     cache: CacheSchema,
     workspaces: WorkspacesSchema,
@@ -256,6 +268,43 @@ export function createConfigSchema<A extends AdapterSchemas>(adapterSchemas: A):
       .prefault({} as never)
       .describe('One block per adapter.'),
   });
+  ADAPTER_BLOCKS.set(schema, blocks);
+  return schema;
+}
+
+// The adapter blocks of each schema createConfigSchema made, by adapter name.
+const ADAPTER_BLOCKS = new WeakMap<z.ZodType, Record<string, z.ZodType>>();
+
+/** How `loadConfig` parses one input: the schema to parse it with, and the adapter blocks it leaves out. */
+export interface ConfigView {
+  schema: z.ZodType;
+  /** Adapter blocks the input does not name, by name: each is what its schema gives for nothing (`{}`). */
+  absentBlocks: ReadonlyMap<string, z.ZodType>;
+  /** Every adapter block's name, in the schema's order (the order of a whole parse's keys). */
+  adapterNames: readonly string[];
+}
+
+/**
+ * The schema that parses `input` as `schema` does, without the blocks of the adapters `input` does
+ * not name: building every adapter's schema to fill in their defaults is most of a short command's
+ * configuration cost, and most commands never read them. The caller fills each left-out block
+ * from `absentBlocks` when it is first read; it parses `{}` there, which every adapter schema must
+ * accept. A failed parse must be repeated with `schema` itself, whose messages know every block.
+ * For a schema that createConfigSchema did not make, or input without an `adapters` mapping, the
+ * view is `schema` whole.
+ */
+export function configSchemaFor(schema: z.ZodType, input: unknown): ConfigView {
+  const blocks = ADAPTER_BLOCKS.get(schema);
+  const adapters = isPlainObject(input) ? (input.adapters === undefined ? {} : input.adapters) : undefined;
+  if (!blocks || !(schema instanceof z.ZodObject) || !isPlainObject(adapters)) return { schema, absentBlocks: new Map(), adapterNames: [] };
+  const named = Object.entries(blocks).filter(([name]) => Object.hasOwn(adapters, name));
+  const absentBlocks = new Map(Object.entries(blocks).filter(([name]) => !Object.hasOwn(adapters, name)));
+  const adapterSchema = z.strictObject(Object.fromEntries(named)).prefault({});
+  return { schema: schema.extend({ adapters: adapterSchema }), absentBlocks, adapterNames: Object.keys(blocks) };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The adapter of commands and tools that name none, when `defaults.adapter` is unset. */

@@ -1,4 +1,6 @@
-import { INHERIT_MODEL, validateModelAndEffort, type CatalogModel } from '../catalog/index.js';
+// The modules themselves, not core/catalog/index.js (the catalog loader spawns agents: execa).
+import type { CatalogModel } from '../catalog/index.js';
+import { INHERIT_MODEL, validateModelAndEffort } from '../catalog/validate.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { AdapterDefaults } from './orchestrator-deps.js';
 import type { EffectiveSettings, TurnSettings } from './types.js';

@@ -1,7 +1,8 @@
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { TurnOutcome } from '../events/index.js';
 import type { RunRecord, RunStatus, SessionRecord } from '../store/index.js';
-import { worktreeFacts } from '../worktree/index.js';
+// The module itself, not core/worktree/index.js (git, execa): a summary runs no git.
+import { worktreeFacts } from '../worktree/worktree-state.js';
 import type { SessionSummary } from './types.js';
 
 /** Run statuses after which a run never changes again. */

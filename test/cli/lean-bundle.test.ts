@@ -1,0 +1,125 @@
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../cli/exit-codes.js';
+import { createFileStore } from '../../core/store/index.js';
+
+// scripts/build.js gives the `sessions` commands (sessions, events, asks, answer) a bundle of their
+// own, without the adapters and the installer (LEAN_BUNDLES). Built here into a copy of the package
+// (the checkout's own dist/ may be stale or in use), then run as the installed command runs it:
+// cli/bin.cjs picks that bundle, and every command of the group works from it.
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BUILD_TIMEOUT_MS = 120_000;
+
+let root: string;
+let pkg: string;
+let work: string;
+let config: string;
+let stateDir: string;
+let build: { bundleHash: string; lean: Record<string, { bundle: string; bundleHash: string }> };
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'ow-lean-bundle-'));
+  pkg = join(root, 'pkg');
+  await mkdir(pkg);
+  for (const part of ['cli', 'core', 'adapters', 'scripts', 'package.json'])
+    await cp(join(REPO, part), join(pkg, part), { recursive: true });
+  await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
+  const built = await execa(process.execPath, [join(pkg, 'scripts', 'build.js')], { reject: false, stdin: 'ignore' });
+  expect(built.exitCode, built.stderr).toBe(0);
+  build = JSON.parse(await readFile(join(pkg, 'dist', 'build.json'), 'utf8')) as typeof build;
+  work = join(root, 'work');
+  stateDir = join(work, 'state');
+  await mkdir(work);
+  config = join(work, 'one-works.yaml');
+  await writeFile(config, `state: { directory: ${stateDir} }\nworkspaces: { approved: [${work}] }\n`);
+  // One recorded session with a finished run and an event.
+  const store = await createFileStore(stateDir);
+  const at = '2026-12-01T10:00:00.000Z';
+  await store.writeSession({
+    id: 's-lean-1',
+    adapter: 'droid',
+    workspace: work,
+    createdAt: at,
+    updatedAt: at,
+    status: 'idle',
+    title: 'lean title',
+    runs: [
+      { id: 'r1', prompt: 'say hi', status: 'completed', reason: 'completed', autonomy: 'low', startedAt: at, endedAt: at, text: 'hi' },
+    ],
+  } as Parameters<typeof store.writeSession>[0]);
+  await store.appendEvents('s-lean-1', [
+    { sessionId: 's-lean-1', seq: 1, at, key: 'log:1', type: 'log', level: 'info', message: 'seeded' },
+  ]);
+}, BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function oneWorks(args: string[]) {
+  const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), '--config', config, ...args], {
+    cwd: work,
+    reject: false,
+    stdin: 'ignore',
+    env: { NODE_OPTIONS: '' },
+  });
+  return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+describe('the sessions commands’ own bundle', () => {
+  it('is what build.json names for sessions, events, asks and answer, and not for other commands', () => {
+    for (const name of ['sessions', 'events', 'asks', 'answer']) {
+      expect(build.lean[name]).toEqual({ bundle: 'dist/cli/sessions.cjs', bundleHash: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    }
+    expect(build.lean.sessions?.bundleHash).not.toBe(build.bundleHash);
+    expect(Object.keys(build.lean).sort()).toEqual(['answer', 'asks', 'events', 'sessions']);
+  });
+
+  it('runs every command of the group: list, --json, show, events, asks, answer, archive, rm', { timeout: 120_000 }, async () => {
+    const list = await oneWorks(['sessions']);
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^s-lean-1 {2}droid .* idle .* r1 completed .*"lean title"$/);
+    const json = await oneWorks(['--json', 'sessions']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ sessionId: 's-lean-1', status: 'idle', runs: 1, title: 'lean title' });
+    const show = await oneWorks(['sessions', 'show', 's-lean-1']);
+    expect(show.stdout).toContain('session s-lean-1 (droid)');
+    expect(show.stdout).toContain('      < hi');
+    const events = await oneWorks(['--json', 'events', 's-lean-1']);
+    expect(JSON.parse(events.stdout)).toMatchObject({ type: 'log', message: 'seeded' });
+    const asks = await oneWorks(['asks']);
+    expect([asks.exitCode, asks.stdout]).toEqual([0, 'no open asks (no orchestrator is running)']);
+    const answer = await oneWorks(['answer', 'a-1', 'allow']);
+    expect(answer.stderr).toContain('no open ask a-1: no orchestrator is running');
+    const missing = await oneWorks(['sessions', 'show', 'nope']);
+    expect([missing.exitCode === EXIT.ok, missing.stderr]).toEqual([false, `one-works: no session nope in ${stateDir}`]);
+    const archived = await oneWorks(['sessions', 'archive', 's-lean-1']);
+    expect(archived.exitCode, archived.stderr).toBe(0);
+    expect((await oneWorks(['sessions'])).stdout).toBe('no sessions yet');
+    expect((await oneWorks(['sessions', '--all'])).stdout).toContain('(archived)');
+    const removed = await oneWorks(['sessions', 'rm', 's-lean-1']);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect((await oneWorks(['sessions', '--all'])).stdout).toBe('no sessions yet');
+    // They ran the lean bundle: its code caches are the only ones, named after its hash.
+    const caches = await readdir(join(pkg, 'dist', 'cli', 'code-cache'));
+    expect(caches.length).toBeGreaterThan(0);
+    expect(caches.every((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`))).toBe(true);
+  });
+
+  it('fails loudly, naming the module, when a command outside it is run from it', async () => {
+    const driver = join(root, 'driver.cjs');
+    await writeFile(
+      driver,
+      `const { loadBundle } = require(${JSON.stringify(join(pkg, 'cli', 'run-build.cjs'))});\n` +
+        `loadBundle(${JSON.stringify(join(pkg, 'dist', 'cli', 'sessions.cjs'))}, undefined).main(process.argv.slice(2)).then((code) => { process.exitCode = code; });\n`,
+    );
+    const result = await execa(process.execPath, [driver, '--config', config, 'doctor'], { cwd: work, reject: false, stdin: 'ignore' });
+    // The command's module fails to load (before main's own error handling): exit 1, the error on stderr.
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain("cli/commands/doctor.ts is not in the sessions commands' bundle");
+  });
+});
