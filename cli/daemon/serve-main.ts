@@ -85,6 +85,10 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       await creating.then((orchestrator) => orchestrator.shutdown()).catch(() => undefined);
       throw error;
     });
+    // An auto-started server was started by a command that is about to use it: the default
+    // adapter's code loads while that command connects and checks (idle time here), not once its
+    // first request arrived. A server started by hand loads an adapter with its first session.
+    if (options.auto) setImmediate(() => void ctx.loadAdapter(ctx.defaultAdapter).catch(() => undefined));
     const orchestrator = await creating.catch(async (error: unknown) => {
       await server.close();
       throw error;
