@@ -41,9 +41,11 @@ const COMMAND_TABLE: ReadonlyArray<{ names: readonly string[]; load: LoadCommand
   { names: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommand },
   { names: ['models', 'tools'], load: async () => (await import('./commands/catalog.js')).registerCatalogCommands },
   { names: ['run', 'send'], load: async () => (await import('./commands/run.js')).registerRunCommands },
+  // `serve` apart from its clients: a server's start loads none of their modules and has its own code cache.
+  { names: ['serve'], load: async () => (await import('./commands/serve.js')).registerServeCommand },
   {
-    names: ['serve', 'submit', 'send-queued', 'wait', 'cancel'],
-    load: async () => (await import('./commands/serve.js')).registerServeCommands,
+    names: ['submit', 'send-queued', 'wait', 'cancel'],
+    load: async () => (await import('./commands/queue.js')).registerQueueCommands,
   },
   { names: ['mcp'], load: async () => (await import('./commands/mcp.js')).registerMcpCommand },
   { names: ['import'], load: async () => (await import('./commands/import.js')).registerImportCommand },

@@ -48,7 +48,10 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       askTimeoutMs: ctx.config.orchestrator.askTimeoutMs,
       terminalTimeoutMs: ctx.config.orchestrator.runTimeoutMs,
     });
-    const orchestrator = await createOrchestrator({ ...serverDeps(ctx, store, out, escalations), asks });
+    // The socket listens while the orchestrator is created (recovery of what a dead owner left,
+    // the request keys): a client's hello is answered at once, its requests wait for the orchestrator.
+    const creating = createOrchestrator({ ...serverDeps(ctx, store, out, escalations), asks });
+    creating.catch(() => undefined);
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
     let onExitRequest: (reason: ExitReason) => void = () => undefined;
@@ -67,7 +70,7 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     });
     const identity = serverIdentity(ctx);
     const server = await startOrchestratorServer({
-      orchestrator,
+      orchestrator: creating,
       socketPath: socketPath(ctx.stateDir),
       redact: (text) => out.redact(text),
       idleExitMs,
@@ -79,7 +82,15 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       onShutdownRequest,
       escalations,
     }).catch(async (error: unknown) => {
-      await orchestrator.shutdown();
+      await creating.then((orchestrator) => orchestrator.shutdown()).catch(() => undefined);
+      throw error;
+    });
+    // An auto-started server was started by a command that is about to use it: the default
+    // adapter's code loads while that command connects and checks (idle time here), not once its
+    // first request arrived. A server started by hand loads an adapter with its first session.
+    if (options.auto) setImmediate(() => void ctx.loadAdapter(ctx.defaultAdapter).catch(() => undefined));
+    const orchestrator = await creating.catch(async (error: unknown) => {
+      await server.close();
       throw error;
     });
     out.info(`orchestrator serving ${ctx.stateDir} on ${server.socketPath} (pid ${process.pid})`);

@@ -34,7 +34,12 @@ import {
 } from './wire.js';
 
 export interface OrchestratorServerOptions {
-  orchestrator: Orchestrator;
+  /**
+   * The orchestrator served, or its creation under way: the socket then listens at once, `hello`,
+   * `ping` and `shutdown` are answered meanwhile, and every other request waits for it (a
+   * creation that fails fails them with its error). Until it exists no turn is live or queued.
+   */
+  orchestrator: Orchestrator | Promise<Orchestrator>;
   /** Where to listen. The caller owns the state directory, so an existing file here is stale and removed. */
   socketPath: string;
   /** Redacts error messages before they are sent. */
@@ -75,7 +80,16 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
   const connections = new Set<Connection>();
   const startedAt = new Date().toISOString();
   let reached = false;
-  const served = { ...options, startedAt };
+  const ready = Promise.resolve(options.orchestrator);
+  let created: Orchestrator | undefined;
+  // Handled here: a failed creation is the creator's to report; requests waiting on it fail with it.
+  ready.then(
+    (orchestrator) => {
+      created = orchestrator;
+    },
+    () => undefined,
+  );
+  const served: Served = { ...options, startedAt, ready, created: () => created };
   const server = createServer((socket) => {
     reached = true;
     serveClient(served, socket, connections);
@@ -98,6 +112,7 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
       ? () => undefined
       : watchIdle(
           options,
+          () => created,
           () => connections.size,
           () => reached,
         );
@@ -109,12 +124,19 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
   };
 }
 
-function serveClient(options: OrchestratorServerOptions & { startedAt: string }, socket: Socket, connections: Set<Connection>): void {
-  const { orchestrator } = options;
+// The server's options with what serving needs: its start time, and the orchestrator once created.
+type Served = OrchestratorServerOptions & { startedAt: string; ready: Promise<Orchestrator>; created: () => Orchestrator | undefined };
+
+// Nothing is live or queued before the orchestrator exists.
+const NO_ACTIVITY = { live: 0, queued: 0 } as const;
+
+function serveClient(options: Served, socket: Socket, connections: Set<Connection>): void {
+  const { ready } = options;
   const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, { idPrefix: 's' });
   connections.add(connection);
   const subscriptions = new Map<string, () => void>();
-  const handle = (method: string, body: (params: unknown) => Promise<unknown>): void => {
+  // A request answered without the orchestrator (hello, ping, shutdown).
+  const handleNow = (method: string, body: (params: unknown) => Promise<unknown>): void => {
     connection.onRequest(method, async (params) => {
       try {
         return await body(params);
@@ -123,48 +145,51 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
       }
     });
   };
-  handle('createSession', (p) => orchestrator.createSession(parseParams(CreateSessionParamsSchema, p)));
-  handle('sendMessage', (p) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
-  handle('cancel', (p) => {
+  // A request for the orchestrator: it waits until the orchestrator is created (recovery done).
+  const handle = (method: string, body: (params: unknown, orchestrator: Orchestrator) => Promise<unknown>): void =>
+    handleNow(method, async (params) => body(params, await ready));
+  handle('createSession', (p, orchestrator) => orchestrator.createSession(parseParams(CreateSessionParamsSchema, p)));
+  handle('sendMessage', (p, orchestrator) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
+  handle('cancel', (p, orchestrator) => {
     const { sessionId, runId } = parseParams(CancelParamsSchema, p);
     // An open terminal prompt of the cancelled turn is declined here first, not raced by the interrupt.
     options.escalations?.abandon(sessionId, runId);
     return orchestrator.cancel(sessionId, runId);
   });
-  handle('status', (p) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));
-  handle('list', () => orchestrator.list());
-  handle('corruptSessions', () => orchestrator.corruptSessions());
-  handle('reconcileRun', (p) => orchestrator.reconcileRun(parseParams(ReconcileParamsSchema, p)));
+  handle('status', (p, orchestrator) => orchestrator.status(parseParams(SessionParamsSchema, p).sessionId));
+  handle('list', (_p, orchestrator) => orchestrator.list());
+  handle('corruptSessions', (_p, orchestrator) => orchestrator.corruptSessions());
+  handle('reconcileRun', (p, orchestrator) => orchestrator.reconcileRun(parseParams(ReconcileParamsSchema, p)));
   // Liveness for clients waiting on a long call (cli/daemon/liveness.ts).
-  handle('ping', () => Promise.resolve({ pid: process.pid }));
-  handle('activity', () => Promise.resolve(orchestrator.activity()));
-  handle('updateSession', (p) => orchestrator.updateSession(parseParams(UpdateSessionParamsSchema, p)));
-  handle('removeSession', (p) => orchestrator.removeSession(parseParams(SessionParamsSchema, p).sessionId));
-  handle('listAsks', (p) => orchestrator.listAsks(parseParams(ListAsksParamsSchema, p ?? {}).sessionId));
-  handle('answerAsk', (p) => orchestrator.answerAsk(parseParams(AnswerAskParamsSchema, p)));
-  handle('resolveAttention', (p) => {
+  handleNow('ping', () => Promise.resolve({ pid: process.pid }));
+  handle('activity', (_p, orchestrator) => Promise.resolve(orchestrator.activity()));
+  handle('updateSession', (p, orchestrator) => orchestrator.updateSession(parseParams(UpdateSessionParamsSchema, p)));
+  handle('removeSession', (p, orchestrator) => orchestrator.removeSession(parseParams(SessionParamsSchema, p).sessionId));
+  handle('listAsks', (p, orchestrator) => orchestrator.listAsks(parseParams(ListAsksParamsSchema, p ?? {}).sessionId));
+  handle('answerAsk', (p, orchestrator) => orchestrator.answerAsk(parseParams(AnswerAskParamsSchema, p)));
+  handle('resolveAttention', (p, orchestrator) => {
     const { sessionId, note } = parseParams(ResolveAttentionParamsSchema, p);
     return orchestrator.resolveAttention(sessionId, note);
   });
-  handle('readSession', (p) => orchestrator.readSession(parseParams(ReadSessionParamsSchema, p)));
-  handle('usage', (p) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
-  handle('info', () => orchestrator.info());
-  handle('models', (p) => orchestrator.models(parseParams(AdapterParamsSchema, p).adapter));
-  handle('forkSession', (p) => orchestrator.forkSession(parseParams(ForkSessionParamsSchema, p)));
-  handle('importSession', (p) => orchestrator.importSession(parseParams(ImportSessionParamsSchema, p)));
-  handle('diffSession', (p) => orchestrator.diffSession(parseParams(DiffSessionParamsSchema, p)));
-  handle('mergeSession', (p) => orchestrator.mergeSession(parseParams(MergeSessionParamsSchema, p)));
-  handle('discardSession', (p) => orchestrator.discardSession(parseParams(SessionParamsSchema, p)));
-  handle('checkSession', (p) => orchestrator.checkSession(parseParams(CheckSessionParamsSchema, p)));
-  handle('wait', (p) => {
+  handle('readSession', (p, orchestrator) => orchestrator.readSession(parseParams(ReadSessionParamsSchema, p)));
+  handle('usage', (p, orchestrator) => orchestrator.usage(parseParams(UsageParamsSchema, p ?? {}).sessionIds));
+  handle('info', (_p, orchestrator) => orchestrator.info());
+  handle('models', (p, orchestrator) => orchestrator.models(parseParams(AdapterParamsSchema, p).adapter));
+  handle('forkSession', (p, orchestrator) => orchestrator.forkSession(parseParams(ForkSessionParamsSchema, p)));
+  handle('importSession', (p, orchestrator) => orchestrator.importSession(parseParams(ImportSessionParamsSchema, p)));
+  handle('diffSession', (p, orchestrator) => orchestrator.diffSession(parseParams(DiffSessionParamsSchema, p)));
+  handle('mergeSession', (p, orchestrator) => orchestrator.mergeSession(parseParams(MergeSessionParamsSchema, p)));
+  handle('discardSession', (p, orchestrator) => orchestrator.discardSession(parseParams(SessionParamsSchema, p)));
+  handle('checkSession', (p, orchestrator) => orchestrator.checkSession(parseParams(CheckSessionParamsSchema, p)));
+  handle('wait', (p, orchestrator) => {
     const { sessionIds, timeoutMs } = parseParams(WaitParamsSchema, p);
     return orchestrator.wait(sessionIds, Math.min(timeoutMs, MAX_WAIT_MS));
   });
-  handle('waitForRun', (p) => {
+  handle('waitForRun', (p, orchestrator) => {
     const { sessionId, runId } = parseParams(WaitForRunParamsSchema, p);
     return orchestrator.waitForRun(sessionId, runId);
   });
-  handle('events.subscribe', async (p) => {
+  handle('events.subscribe', async (p, orchestrator) => {
     const { sessionId } = parseParams(SessionParamsSchema, p);
     await orchestrator.status(sessionId);
     if (!subscriptions.has(sessionId)) {
@@ -177,7 +202,7 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
     }
     return { subscribed: sessionId };
   });
-  handle('hello', () =>
+  handleNow('hello', () =>
     Promise.resolve({
       fingerprint: options.fingerprint ?? null,
       ...(options.digests ? { digestKey: options.digests.key, digests: options.digests.digests } : {}),
@@ -185,17 +210,17 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
       pid: process.pid,
       startedAt: options.startedAt,
       clients: connections.size,
-      ...orchestrator.activity(),
+      ...(options.created()?.activity() ?? NO_ACTIVITY),
     }),
   );
   // `server stop`: any server agrees; it stops like on SIGTERM (live and queued turns cancelled).
-  handle('shutdown', () => {
+  handleNow('shutdown', () => {
     if (options.onShutdownRequest === undefined) return Promise.resolve({ stopping: false });
     setImmediate(() => options.onShutdownRequest?.());
     return Promise.resolve({ stopping: true });
   });
   // Only an auto-started server with nothing to do but this client's connection agrees to exit.
-  handle('exitIfIdle', (p) => {
+  handle('exitIfIdle', (p, orchestrator) => {
     // An older client sends no reason: it asked because its config or environment differs.
     const reason = parseParams(ExitIfIdleParamsSchema, p ?? {}).reason ?? 'mismatch';
     const { live, queued } = orchestrator.activity();
@@ -205,13 +230,13 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
     if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => setImmediate(() => options.onExitRequest?.(reason)));
     return Promise.resolve({ exiting });
   });
-  handle('escalations.attach', async (p) => {
+  handle('escalations.attach', async (p, orchestrator) => {
     const { sessionId, runId } = parseParams(EscalationAttachParamsSchema, p);
     await orchestrator.status(sessionId);
     // Detached when this connection closes (see EscalationRouter.attach).
     return { attached: options.escalations?.attach(sessionId, runId, connection) !== undefined };
   });
-  handle('events.unsubscribe', (p) => {
+  handleNow('events.unsubscribe', (p) => {
     const { sessionId } = parseParams(SessionParamsSchema, p);
     subscriptions.get(sessionId)?.();
     subscriptions.delete(sessionId);
@@ -236,14 +261,21 @@ function serveClient(options: OrchestratorServerOptions & { startedAt: string },
  */
 const FIRST_CLIENT_GRACE_MS = 10_000;
 
-// Polls every min(idleExitMs, 250) ms; idle time restarts whenever a client or a turn exists.
-function watchIdle(options: OrchestratorServerOptions, clients: () => number, reached: () => boolean): () => void {
+// Polls every min(idleExitMs, 250) ms; idle time restarts whenever a client or a turn exists, and
+// does not start before the orchestrator is created (its recovery is work, not idleness).
+function watchIdle(
+  options: OrchestratorServerOptions,
+  created: () => Orchestrator | undefined,
+  clients: () => number,
+  reached: () => boolean,
+): () => void {
   const idleMs = options.idleExitMs!;
   let busyAt = Date.now();
   const timer = setInterval(
     () => {
-      const { live, queued } = options.orchestrator.activity();
-      if (clients() > 0 || live > 0 || queued > 0) busyAt = Date.now();
+      const orchestrator = created();
+      const { live, queued } = orchestrator?.activity() ?? NO_ACTIVITY;
+      if (!orchestrator || clients() > 0 || live > 0 || queued > 0) busyAt = Date.now();
       else if (Date.now() - busyAt >= (reached() ? idleMs : Math.max(idleMs, FIRST_CLIENT_GRACE_MS))) {
         clearInterval(timer);
         options.onIdle?.();

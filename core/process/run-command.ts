@@ -1,4 +1,3 @@
-import { execa } from 'execa';
 import { OneWorksError } from '../errors.js';
 import { registerChild, signalGroup, unregisterChild } from './child-registry.js';
 
@@ -49,6 +48,10 @@ const SPAWN_ERROR_CODES = new Set(['ENOENT', 'EACCES', 'ENOEXEC', 'EPERM', 'ENOT
  * (missing file, not executable, bad cwd). The caller owns interpreting the output.
  */
 export async function runCommand(file: string, args: readonly string[], options: RunCommandOptions): Promise<RunCommandResult> {
+  // Loaded on the first command, not with this module: execa and its ~150 modules are some 10 ms
+  // of the start of every process that can run a command (the orchestrator, whose agents' launch
+  // and worktrees import this) but most never do (no bwrap check, no git).
+  const { execa } = await import('execa');
   const subprocess = execa(file, args, {
     cwd: options.cwd,
     env: { ...options.env },

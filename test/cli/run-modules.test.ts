@@ -102,6 +102,10 @@ describe('one-works run', () => {
     // The log sees the orchestrator's own modules load.
     expect(atStart.some((url) => url.endsWith('/cli/daemon/serve-main.ts'))).toBe(true);
     expect(adapterModules(atStart)).toEqual([]);
+    // Nor the clients' command modules (`serve` has a module of its own), nor execa (and its ~150
+    // modules): the server runs no one-shot command at start (no bwrap check, no git).
+    expect(atStart.filter((url) => /\/cli\/commands\/(?!serve\.ts)|\/cli\/fleet\/(?!backend\.ts)/.test(url))).toEqual([]);
+    expect(atStart.filter((url) => /\/node_modules\/execa\//.test(url))).toEqual([]);
 
     const result = await execa(process.execPath, node(['run', '--adapter', 'process:fake', '--workspace', workspace, 'hello']), {
       cwd: ROOT,

@@ -1,0 +1,73 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+
+// Issue 15: an auto-started server (`serve --auto`, started by a command about to use it) loads
+// the default adapter's code while that command connects, not once its first request arrived; no
+// other adapter's. (A server started by hand loads none at start: run-modules.test.ts.)
+const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const READY_MS = 60_000;
+
+let dir: string | undefined;
+let server: ResultPromise | undefined;
+afterEach(async () => {
+  if (server) {
+    server.kill('SIGTERM');
+    await server.catch(() => undefined);
+  }
+  server = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+// The adapter modules (not config schemas) among the logged URLs, as paths below adapters/.
+function adapterModules(urls: readonly string[]): string[] {
+  return urls
+    .filter((url) => url.startsWith('file:'))
+    .map((url) => fileURLToPath(url))
+    .filter((path) => path.startsWith(join(ROOT, 'adapters/')) && !path.endsWith('/config.ts'))
+    .map((path) => path.slice(join(ROOT, 'adapters/').length));
+}
+
+describe('one-works serve --auto', () => {
+  it('loads the default adapter (and no other) before any session needs it', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ow-serve-auto-modules-'));
+    const config = join(dir, 'one-works.yaml');
+    await writeFile(config, stringify({ state: { directory: join(dir, 'state') }, defaults: { adapter: 'codex' } }));
+    const log = join(dir, 'modules.log');
+    const serve = execa(
+      process.execPath,
+      ['--import', 'tsx', '--import', join(FIXTURE, 'register.mjs'), join(FIXTURE, 'run-cli.ts'), '--config', config, 'serve', '--auto'],
+      { cwd: ROOT, env: { MODULE_LOG_FILE: log }, reject: false, stdin: 'ignore' },
+    );
+    server = serve;
+    let said = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve not ready in ${READY_MS} ms: ${said}`)), READY_MS);
+      serve.stderr?.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+        if (said.includes('orchestrator serving')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void serve.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`serve exited before serving: ${said}`));
+      });
+    });
+    let loaded: string[] = [];
+    for (let waited = 0; waited < READY_MS; waited += 50) {
+      loaded = adapterModules((await readFile(log, 'utf8')).split('\n'));
+      if (loaded.includes('codex/index.ts')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(loaded).toContain('codex/index.ts');
+    expect(loaded.filter((path) => !path.startsWith('codex/'))).toEqual([]);
+  }, 120_000);
+});
