@@ -86,12 +86,17 @@ const LEAN_BUNDLES = [
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
 const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
-rmSync(join(root, 'dist'), { recursive: true, force: true });
+// dist/ is never removed nor left half-written while this runs: commands started meanwhile (an
+// orchestrator of this checkout, the tests while `npm pack` builds) keep running the previous
+// build until the new one is moved into place, files first, dist/build.json last (each through a
+// rename), and only then is what the new build does not use removed. Without a build a command
+// runs the TypeScript sources through tsx, seconds slower to start on a loaded machine.
+const written = [];
 const bundleHash = await bundle(BUNDLE, [zodEnglishOnly, commanderLazyChildProcess]);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
 const { loadBundle } = await import('../cli/run-build.cjs');
-const table = loadBundle(BUNDLE, undefined).tableCommandNames();
+const table = loadBundle(`${BUNDLE}.tmp`, undefined).tableCommandNames();
 const commands = Object.fromEntries(table.flatMap((names) => names.map((name) => [name, names[0]])));
 // Each command name that has a lean bundle → that bundle and its hash.
 const lean = {};
@@ -102,10 +107,26 @@ for (const spec of LEAN_BUNDLES) {
   const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, leaveOut(spec)]);
   for (const name of names) lean[name] = { bundle: relative(root, file).split('\\').join('/'), bundleHash: hash };
 }
+const buildJson = join(root, 'dist', 'build.json');
 writeFileSync(
-  join(root, 'dist', 'build.json'),
+  `${buildJson}.tmp`,
   `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, lean, sources }, null, 1)}\n`,
 );
+for (const file of [...written, buildJson]) renameSync(`${file}.tmp`, file);
+pruneDist([bundleHash, ...Object.values(lean).map((entry) => entry.bundleHash)]);
+
+// Removes from dist/ what this build did not write: files of earlier builds, and code caches named
+// after another bundle (cli/run-build.cjs names each cache after its bundle's hash).
+function pruneDist(hashes) {
+  const kept = new Set([...written, buildJson]);
+  for (const entry of readdirSync(join(root, 'dist'), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    const cache = relative(join(root, 'dist', 'cli', 'code-cache'), path);
+    const isCache = !cache.startsWith('..');
+    if (isCache ? !hashes.some((hash) => entry.name.includes(hash)) : !kept.has(path)) rmSync(path, { force: true });
+  }
+}
 
 // Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches.
 async function bundle(file, plugins) {
@@ -154,10 +175,11 @@ async function bundle(file, plugins) {
   // Strict mode for all of it, as when the sources ran as ES modules.
   const prologue = `"use strict";var __owImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`;
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${prologue}${bundled}\n})`;
-  // Through a rename: a command starting meanwhile (a test run while `npm pack` builds) reads no part.
+  // Moved into place through a rename once every part of the build is ready (see `written`): a
+  // command starting meanwhile reads the previous build, never a part of this one.
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(`${file}.tmp`, wrapped, 'latin1');
-  renameSync(`${file}.tmp`, file);
+  written.push(file);
   // Names the bundle in its code caches' names: V8 checks a cache against the source's length
   // only, so a process of an earlier build (an orchestrator still running) that writes its cache
   // after this build must not write it where this bundle's commands read theirs.
