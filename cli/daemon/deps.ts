@@ -95,7 +95,7 @@ export function serverDeps(ctx: CliContext, store: Store, out: Output, escalatio
     },
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
     // The check before a turn (`degraded` given) accepts a stale or no catalog when the CLI cannot start and the adapter goes on without it;
-    // with `stale`, an entry up to TURN_CATALOG_STALE_MS past its minute, whose listing the caller runs.
+    // with `stale`, an entry up to TURN_CATALOG_STALE_MS past its minute, whose listing the caller runs before it refuses.
     modelsFor: async (adapterName, options) => {
       const adapter = await ctx.loadAdapter(adapterName);
       if (!adapter.catalog) return undefined;

@@ -39,8 +39,8 @@ export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedVa
 
 /**
  * How long past its freshness (the TTL, a minute) a catalog entry may serve the model check before
- * a turn while it is listed again in the background: ten minutes. A model the entry does not list
- * is still checked against a fresh listing before it is refused.
+ * a turn: ten minutes. A model or effort the entry does not allow is still checked against a fresh
+ * listing before it is refused, and that listing replaces the entry.
  */
 export const TURN_CATALOG_STALE_MS = 10 * 60_000;
 

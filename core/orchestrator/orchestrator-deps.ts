@@ -120,8 +120,8 @@ export interface ModelsForOptions {
   /**
    * Accepts models from a catalog past its freshness (within the host's bound, core/catalog
    * TURN_CATALOG_STALE_MS) without waiting for a new listing: the host then calls `stale` with
-   * the listing, which the caller runs when it chooses (it joins one in progress) and always
-   * before refusing a model or effort the stale models do not allow. Its notes go to `degraded`.
+   * the listing, which the caller runs (it joins one in progress) before refusing a model or
+   * effort the stale models do not allow. Its notes go to `degraded`.
    */
   stale?: (refresh: () => Promise<CatalogModel[] | undefined>) => void;
 }

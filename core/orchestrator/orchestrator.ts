@@ -136,10 +136,6 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #prewarm: PrewarmPool;
   /** What the most recent new session that a prewarmed agent could have served ran with. */
   #prewarmTarget: PrewarmTarget | undefined;
-  /** Listings of stale catalogs that acceptance used (withCatalog), by adapter: run once a turn ended. */
-  readonly #catalogRefreshes = new Map<string, () => Promise<unknown>>();
-  /** Those listings while they run (a shutdown waits for them: their CLI is a child of this process). */
-  readonly #listing = new Set<Promise<void>>();
   #closing = false;
 
   constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
@@ -260,7 +256,6 @@ class InProcessOrchestrator implements Orchestrator {
         return resolved;
       },
       (note) => notes.push(note),
-      (refresh) => this.#refreshAfterTurn(request.adapter, refresh),
     );
     // A prewarmed agent serves a session without worktree, title or labels (droid takes the
     // last two at creation only); the next such session here is prewarmed for.
@@ -377,7 +372,6 @@ class InProcessOrchestrator implements Orchestrator {
           return resolved;
         },
         (note) => notes.push(note),
-        (refresh) => this.#refreshAfterTurn(adapter, refresh),
       );
       // `send --allow/--deny` join the session's policy for this turn and every later one.
       if (request.policy) await slot.book.update((record) => ({ ...record, policy: mergePolicies(record.policy, request.policy) }));
@@ -631,7 +625,6 @@ class InProcessOrchestrator implements Orchestrator {
     // A record that still cannot be written keeps its last good state on disk; the next
     // start takes the outcome from the event log when the log has it (recoverInterruptedRuns).
     await Promise.all(slots.map((slot) => slot.book.flush().catch(() => undefined)));
-    await Promise.all([...this.#listing]);
   }
 
   async drainWarmAgents(reason: WarmCloseReason): Promise<void> {
@@ -665,37 +658,11 @@ class InProcessOrchestrator implements Orchestrator {
       }).finally(() => {
         this.#signal.changed();
         this.#pump();
-        // After a turn, not during its start: the agents are prewarmed for the next new session,
-        // and stale catalogs are listed again (another CLI starting beside a turn's would slow it).
+        // After a turn, not during its start: the agents are prewarmed for the next new session.
         if (this.#prewarmTarget && !this.#closing) this.#prewarm.want(this.#prewarmTarget);
-        this.#refreshCatalogs();
       });
     }
     this.#signal.changed();
-  }
-
-  // A stale catalog served an acceptance: its listing runs once a turn has ended (#refreshCatalogs).
-  #refreshAfterTurn(adapter: string, refresh: () => Promise<unknown>): void {
-    this.#catalogRefreshes.set(adapter, refresh);
-  }
-
-  // Runs the pending catalog listings in the background; a failed one is logged (the next
-  // acceptance uses the stale catalog while it may, then waits for a listing of its own).
-  #refreshCatalogs(): void {
-    if (this.#closing) return;
-    for (const [adapter, refresh] of this.#catalogRefreshes) {
-      this.#catalogRefreshes.delete(adapter);
-      const listing: Promise<void> = refresh()
-        .then(
-          () => undefined,
-          (error: unknown) =>
-            this.#deps.log?.(
-              `listing the model catalog of ${adapter} again failed: ${error instanceof Error ? error.message : String(error)}`,
-            ),
-        )
-        .finally(() => this.#listing.delete(listing));
-      this.#listing.add(listing);
-    }
   }
 
   #summary(slot: SessionSlot): SessionSummary {

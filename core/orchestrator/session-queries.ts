@@ -165,10 +165,9 @@ export async function catalogModels(deps: OrchestratorDeps, adapter: string): Pr
  * session as it is when the turn is accepted. A catalog the host could only serve degraded (the
  * CLI cannot start; see OrchestratorDeps.modelsFor) is used with its note given to `advise`.
  *
- * With `refreshLater`, a catalog past its freshness may be used as it is (ModelsForOptions.stale):
- * settings it allows are accepted at once and its listing is handed to `refreshLater` to run when
- * the caller chooses; a model or effort it does not allow is checked again against the fresh
- * listing, awaited here, which alone can refuse it.
+ * A catalog past its freshness may serve the check as it is (ModelsForOptions.stale, within the
+ * host's bound): settings it allows are accepted without a new listing; a model or effort it
+ * does not allow is checked again against a fresh listing, awaited here, which alone can refuse it.
  */
 export async function withCatalog(
   deps: OrchestratorDeps,
@@ -176,14 +175,13 @@ export async function withCatalog(
   model: () => string | undefined,
   resolve: (models: CatalogModel[] | undefined) => EffectiveSettings,
   advise: (note: string) => void = () => undefined,
-  refreshLater?: (refresh: () => Promise<unknown>) => void,
 ): Promise<EffectiveSettings> {
   if (!needsCatalog(model()) || !deps.modelsFor) return resolve(undefined);
   let degraded: string | undefined;
   let refresh: (() => Promise<CatalogModel[] | undefined>) | undefined;
   let models = await deps.modelsFor(adapter, {
     degraded: (note) => (degraded = note),
-    ...(refreshLater ? { stale: (listing: () => Promise<CatalogModel[] | undefined>) => (refresh = listing) } : {}),
+    stale: (listing) => (refresh = listing),
   });
   if (models === undefined || (await deps.catalogIsAdvisory?.(adapter)) !== true) {
     let settings: EffectiveSettings;
@@ -192,19 +190,15 @@ export async function withCatalog(
     } catch (error) {
       // A stale catalog refuses nothing by itself: the fresh listing decides.
       if (!refresh || !isCatalogRefusal(error)) throw error;
-      const listing = refresh;
-      refresh = undefined;
-      models = await listing();
+      models = await refresh();
       settings = resolve(models);
     }
-    if (refresh) refreshLater?.(refresh);
     // Notes are given after `resolve`, which may reset the caller's list.
     if (degraded !== undefined) advise(degraded);
     return settings;
   }
   // An advisory catalog never refuses a model, nor picks its effort: it only says when it does not know one.
   const settings = resolve(undefined);
-  if (refresh) refreshLater?.(refresh);
   if (degraded !== undefined) advise(degraded);
   if (needsCatalog(settings.model) && !models.some((m) => m.id === settings.model)) {
     advise(

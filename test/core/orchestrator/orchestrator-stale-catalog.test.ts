@@ -4,9 +4,8 @@ import type { ModelsForOptions } from '../../../core/orchestrator/index.js';
 import { useOrchestratorHarnesses } from './orchestrator-harness.js';
 
 // Acceptance with a catalog past its freshness (ModelsForOptions.stale): settings the stale models
-// allow are accepted at once and the catalog is listed again once the turn has ended, never while
-// it starts; a model (or effort) the stale models do not allow waits for the fresh listing, which
-// alone refuses it or lets it through.
+// allow are accepted without a listing; a model (or effort) the stale models do not allow waits
+// for the fresh listing, which alone refuses it or lets it through.
 
 const harnesses = useOrchestratorHarnesses();
 
@@ -22,13 +21,12 @@ const entry = (id: string): CatalogModel => ({
 
 // A host whose catalog on disk is stale (`stale` models) and whose listing gives `fresh` models:
 // it answers with the stale ones and hands the listing over, as cli/daemon/deps.ts does.
-function staleCatalog(stale: string[], fresh: string[], options: { failListing?: boolean; gate?: Promise<void> } = {}) {
+function staleCatalog(stale: string[], fresh: string[], options: { failListing?: boolean } = {}) {
   const listings: string[] = [];
   let current = stale;
   const modelsFor = async (adapter: string, forTurn?: ModelsForOptions): Promise<CatalogModel[]> => {
     const listing = async (): Promise<CatalogModel[]> => {
       listings.push(adapter);
-      await options.gate;
       if (options.failListing) throw new Error('the CLI could not list its models');
       current = fresh;
       return fresh.map(entry);
@@ -43,26 +41,19 @@ function staleCatalog(stale: string[], fresh: string[], options: { failListing?:
 }
 
 describe('orchestrator: a stale catalog at acceptance', () => {
-  it('accepts a model the stale catalog lists at once, and lists the catalog again only after the turn ended', async () => {
-    const catalog = staleCatalog(['big'], ['big', 'new']);
+  it('accepts a model (and effort) the stale catalog allows without listing it, on create and on send', async () => {
+    const catalog = staleCatalog(['big', 'small'], ['big', 'small', 'new']);
     const h = await harnesses({
-      fake: { script: (_input, n) => (n === 0 ? { hang: true } : {}) },
+      fake: {},
       deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: catalog.modelsFor },
     });
     const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     expect(created.settings).toEqual({ model: 'big', autonomy: 'low' });
-    await h.running(created.sessionId, created.runId);
-    // The turn's agent has its prompt (it hangs until cancelled): no listing has run.
-    await h.until(() => (h.fake?.log.prompts.length ?? 0) === 1);
-    expect(catalog.listings).toEqual([]);
-    await h.orchestrator.cancel(created.sessionId, created.runId);
-    expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'interrupted' });
-    await h.until(() => catalog.listings.length === 1);
-    // Listed now: a follow-up with a model only the fresh list has is accepted without waiting.
-    const next = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two', model: 'new' });
-    expect(next.settings).toMatchObject({ model: 'new' });
+    expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
+    const next = await h.orchestrator.sendMessage({ sessionId: created.sessionId, prompt: 'two', model: 'small', effort: 'high' });
+    expect(next.settings).toEqual({ model: 'small', effort: 'high', autonomy: 'low' });
     expect(await h.orchestrator.waitForRun(created.sessionId, next.runId)).toMatchObject({ status: 'completed' });
-    expect(catalog.listings).toEqual(['fake']);
+    expect(catalog.listings).toEqual([]);
   });
 
   it('still refuses a model neither the stale catalog nor the fresh listing has: the listing runs first, nothing is recorded', async () => {
@@ -96,38 +87,16 @@ describe('orchestrator: a stale catalog at acceptance', () => {
     expect(catalog.listings).toEqual(['fake']);
   });
 
-  it('a listing that fails after the turn is logged and changes nothing for the turn', async () => {
-    const catalog = staleCatalog(['big'], ['big'], { failListing: true });
-    const logged: string[] = [];
-    const h = await harnesses({
-      fake: {},
-      deps: {
-        defaultsFor: () => ({ model: 'big', autonomy: 'low' }),
-        modelsFor: catalog.modelsFor,
-        log: (message) => logged.push(message),
-      },
-    });
+  it('a fresh listing that fails refuses what the stale catalog did not allow, with the listing’s error', async () => {
+    const catalog = staleCatalog(['big'], ['big', 'new'], { failListing: true });
+    const h = await harnesses({ fake: {}, deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: catalog.modelsFor } });
+    await expect(h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one', model: 'new' })).rejects.toThrow(
+      'the CLI could not list its models',
+    );
+    expect(catalog.listings).toEqual(['fake']);
+    expect(await h.orchestrator.list()).toEqual([]);
+    // What the stale catalog allows still runs.
     const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
     expect(await h.orchestrator.waitForRun(created.sessionId, created.runId)).toMatchObject({ status: 'completed' });
-    await h.until(() => logged.length === 1);
-    expect(logged).toEqual(['listing the model catalog of fake again failed: the CLI could not list its models']);
-    expect(catalog.listings).toEqual(['fake']);
-  });
-
-  it('a shutdown waits for a listing still running', async () => {
-    let release!: () => void;
-    const catalog = staleCatalog(['big'], ['big'], { gate: new Promise((resolve) => (release = resolve)) });
-    const h = await harnesses({ fake: {}, deps: { defaultsFor: () => ({ model: 'big', autonomy: 'low' }), modelsFor: catalog.modelsFor } });
-    const created = await h.orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'one' });
-    await h.orchestrator.waitForRun(created.sessionId, created.runId);
-    await h.until(() => catalog.listings.length === 1);
-    let stopped = false;
-    const stopping = h.orchestrator.shutdown().then(() => (stopped = true));
-    // Long enough for everything else of the shutdown; it cannot end while the listing is held.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(stopped).toBe(false);
-    release();
-    await stopping;
-    expect(stopped).toBe(true);
   });
 });
