@@ -348,6 +348,8 @@ export interface SessionIO {
    * Optional: records how the agent runs the current turn when the adapter has more than one way
    * (droid: `stream-jsonrpc`, or `oneshot` after its live protocol failed), in the turn's run
    * record (`mode`), where `sessions`, the live view and MCP show it. Outside a turn it does nothing.
+   * Resolves at once: the record write follows in order with the record's other changes and does
+   * not hold up the prompt; the turn's end record carries the mode in any case.
    */
   setTurnMode?(mode: string): Promise<void>;
   /**

@@ -1,5 +1,5 @@
 import type { Autonomy, ResolvedCli } from '../../core/adapter.js';
-import { loadCatalog, loadTurnCatalog } from '../../core/catalog/index.js';
+import { loadCatalog, loadTurnCatalog, TURN_CATALOG_STALE_MS } from '../../core/catalog/index.js';
 import { collectSecrets } from '../../core/config/index.js';
 import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
@@ -94,14 +94,24 @@ export function serverDeps(ctx: CliContext, store: Store, out: Output, escalatio
       return (await ctx.loadAdapter(adapterName)).forker;
     },
     // The catalog as `models` and run's model check see it: cached for a minute under <cache>/catalog/.
-    // The check before a turn (`degraded` given) accepts a stale or no catalog when the CLI cannot start and the adapter goes on without it.
+    // The check before a turn (`degraded` given) accepts a stale or no catalog when the CLI cannot start and the adapter goes on without it;
+    // with `stale`, an entry up to TURN_CATALOG_STALE_MS past its minute, whose listing the caller runs before it refuses.
     modelsFor: async (adapterName, options) => {
       const adapter = await ctx.loadAdapter(adapterName);
       if (!adapter.catalog) return undefined;
       const load = { adapter, config: block(adapterName), cli: await cliOf(adapterName), cacheDir: ctx.cacheDir, secrets };
       if (!options?.degraded) return (await loadCatalog(load)).value.models;
-      const turn = await loadTurnCatalog(load);
-      if (turn.note !== undefined) options.degraded(turn.note);
+      const { degraded, stale } = options;
+      const turn = await loadTurnCatalog(load, stale ? { allowStaleMs: TURN_CATALOG_STALE_MS } : {});
+      if (turn.note !== undefined) degraded(turn.note);
+      const { refresh } = turn;
+      if (refresh && stale) {
+        stale(async () => {
+          const fresh = await refresh();
+          if (fresh.note !== undefined) degraded(fresh.note);
+          return fresh.catalog?.models;
+        });
+      }
       return turn.catalog?.models;
     },
     // An advisory catalog (declared not authoritative) never refuses a model: it adds a note.

@@ -1,4 +1,11 @@
-export { catalogCacheKey, loadCatalog, loadTurnCatalog, type LoadCatalogOptions, type TurnCatalog } from './load-catalog.js';
+export {
+  catalogCacheKey,
+  loadCatalog,
+  loadTurnCatalog,
+  TURN_CATALOG_STALE_MS,
+  type LoadCatalogOptions,
+  type TurnCatalog,
+} from './load-catalog.js';
 export {
   CatalogModelSchema,
   CatalogSchema,

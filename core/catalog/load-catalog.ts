@@ -37,25 +37,43 @@ export async function loadCatalog(options: LoadCatalogOptions): Promise<CachedVa
   return cache.get(key, list, options.force ? { force: true } : {});
 }
 
+/**
+ * How long past its freshness (the TTL, a minute) a catalog entry may serve the model check before
+ * a turn: ten minutes. A model or effort the entry does not allow is still checked against a fresh
+ * listing before it is refused, and that listing replaces the entry.
+ */
+export const TURN_CATALOG_STALE_MS = 10 * 60_000;
+
 /** What the model check before a turn checks against; see {@link loadTurnCatalog}. */
 export interface TurnCatalog {
   /** The catalog to check with; undefined: nothing can be checked (the turn goes on unchecked). */
   catalog: Catalog | undefined;
   /** Set when the catalog is not a fresh listing: what was used instead and why (for a warning). */
   note?: string;
+  /**
+   * Set when `catalog` is an entry past its freshness, served as is (`allowStaleMs`): the fresh
+   * listing, as a {@link loadTurnCatalog} without that option (it joins a listing in progress).
+   * The caller runs it when it chooses, and before it refuses anything the stale entry lacks.
+   */
+  refresh?: () => Promise<TurnCatalog>;
 }
 
 /**
- * The catalog the model check before a turn uses: {@link loadCatalog}'s, except when the listing
+ * The catalog the model check before a turn uses: {@link loadCatalog}'s (with `allowStaleMs`, an
+ * entry past its freshness by less than that is served as is, with its `refresh`), except when the listing
  * fails because the CLI cannot start at all and the adapter's turns go on without it
  * (`CatalogProvider.unreachable` says how, e.g. droid with `fallback: oneshot`). Then the last
  * entry listed for the same facts is used however old (a model it does not list is still
  * refused), or, when none was ever listed, nothing is checked; `note` says which, and why. Any
  * other failure rejects as {@link loadCatalog} does: a CLI that starts is always asked.
  */
-export async function loadTurnCatalog(options: LoadCatalogOptions): Promise<TurnCatalog> {
+export async function loadTurnCatalog(options: LoadCatalogOptions, turn: { allowStaleMs?: number } = {}): Promise<TurnCatalog> {
   const { cache, key, list } = catalogSource(options);
   try {
+    if (turn.allowStaleMs !== undefined) {
+      const entry = await cache.getAllowingStale(key, list, turn.allowStaleMs);
+      return entry.stale ? { catalog: entry.value, refresh: () => loadTurnCatalog(options) } : { catalog: entry.value };
+    }
     return { catalog: (await cache.get(key, list)).value };
   } catch (error) {
     const how = error instanceof OneWorksError ? options.adapter.catalog?.unreachable?.(options.config, error) : undefined;

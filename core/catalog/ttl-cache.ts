@@ -48,6 +48,14 @@ export interface TtlCache<T> {
    * caller that joined it and leaves the old entry unused: an expired entry is never served.
    */
   get(key: string, refresh: () => Promise<T>, options?: { force?: boolean }): Promise<CachedValue<T>>;
+  /**
+   * Like `get`, except that an entry past its TTL by less than `maxStaleMs` is returned at once
+   * with `stale: true` and no refresh started: the caller refreshes it (`get`, which joins a
+   * refresh in progress) when it chooses. A missing entry, or one older than that, is refreshed
+   * as `get` does. Only for callers that can use a stale value and check what it cannot tell
+   * them against a fresh one (core/catalog `loadTurnCatalog`).
+   */
+  getAllowingStale(key: string, refresh: () => Promise<T>, maxStaleMs: number): Promise<CachedValue<T> & { stale?: true }>;
   /** The file that holds `key`'s entry. */
   pathOf(key: string): string;
   /**
@@ -82,6 +90,14 @@ class FileTtlCache<T> implements TtlCache<T> {
 
   lastEntry(key: string): Promise<{ value: T; fetchedAt: number } | undefined> {
     return this.#read(key, this.pathOf(key));
+  }
+
+  async getAllowingStale(key: string, refresh: () => Promise<T>, maxStaleMs: number): Promise<CachedValue<T> & { stale?: true }> {
+    const entry = await this.#read(key, this.pathOf(key));
+    if (this.#fresh(entry)) return { ...entry!, fromCache: true };
+    const age = entry ? this.#now() - entry.fetchedAt : Number.NaN;
+    if (entry && age >= 0 && age < this.#ttlMs + maxStaleMs) return { ...entry, fromCache: true, stale: true };
+    return this.get(key, refresh);
   }
 
   async get(key: string, refresh: () => Promise<T>, options: { force?: boolean } = {}): Promise<CachedValue<T>> {

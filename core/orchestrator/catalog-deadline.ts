@@ -14,22 +14,32 @@ type ModelsFor = (adapter: string, options?: ModelsForOptions) => Promise<Catalo
  */
 export function boundedModelsFor(modelsFor: ModelsFor, deadlineMs: number): ModelsFor {
   return (adapter, options) => {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new OneWorksError(
-              ERROR_CODES.CATALOG_UNAVAILABLE,
-              `the model catalog of ${adapter} did not answer within ${deadlineMs >= 1000 ? `${Math.round(deadlineMs / 1000)} s` : `${deadlineMs} ms`}; nothing was accepted, retry shortly`,
-              {
-                data: { adapter, deadlineMs },
-              },
-            ),
-          ),
-        deadlineMs,
-      );
-    });
-    return Promise.race([modelsFor(adapter, options), expired]).finally(() => clearTimeout(timer));
+    // A stale catalog's listing (ModelsForOptions.stale) has the same deadline when it is run.
+    const stale = options?.stale;
+    const bounded = stale
+      ? { ...options, stale: (refresh: () => Promise<CatalogModel[] | undefined>) => stale(() => within(adapter, deadlineMs, refresh())) }
+      : options;
+    return within(adapter, deadlineMs, modelsFor(adapter, bounded));
   };
+}
+
+// `listing`, or catalog_unavailable once `deadlineMs` passed.
+function within<T>(adapter: string, deadlineMs: number, listing: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new OneWorksError(
+            ERROR_CODES.CATALOG_UNAVAILABLE,
+            `the model catalog of ${adapter} did not answer within ${deadlineMs >= 1000 ? `${Math.round(deadlineMs / 1000)} s` : `${deadlineMs} ms`}; nothing was accepted, retry shortly`,
+            {
+              data: { adapter, deadlineMs },
+            },
+          ),
+        ),
+      deadlineMs,
+    );
+  });
+  return Promise.race([listing, expired]).finally(() => clearTimeout(timer));
 }

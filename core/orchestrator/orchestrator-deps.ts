@@ -117,4 +117,11 @@ export interface OrchestratorDeps {
 export interface ModelsForOptions {
   /** Accepts a stale or missing catalog when the CLI cannot start (see modelsFor); receives the note. */
   degraded?: (note: string) => void;
+  /**
+   * Accepts models from a catalog past its freshness (within the host's bound, core/catalog
+   * TURN_CATALOG_STALE_MS) without waiting for a new listing: the host then calls `stale` with
+   * the listing, which the caller runs (it joins one in progress) before refusing a model or
+   * effort the stale models do not allow. Its notes go to `degraded`.
+   */
+  stale?: (refresh: () => Promise<CatalogModel[] | undefined>) => void;
 }

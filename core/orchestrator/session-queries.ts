@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../catalog/index.js';
-import { ERROR_CODES, OneWorksError } from '../errors.js';
+import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
 import type { SessionRecord } from '../store/index.js';
 import { needsCatalog } from './launch-settings.js';
@@ -164,6 +164,10 @@ export async function catalogModels(deps: OrchestratorDeps, adapter: string): Pr
  * checked. `resolve` runs right after the fetch with no await in between, so it sees the
  * session as it is when the turn is accepted. A catalog the host could only serve degraded (the
  * CLI cannot start; see OrchestratorDeps.modelsFor) is used with its note given to `advise`.
+ *
+ * A catalog past its freshness may serve the check as it is (ModelsForOptions.stale, within the
+ * host's bound): settings it allows are accepted without a new listing; a model or effort it
+ * does not allow is checked again against a fresh listing, awaited here, which alone can refuse it.
  */
 export async function withCatalog(
   deps: OrchestratorDeps,
@@ -174,10 +178,22 @@ export async function withCatalog(
 ): Promise<EffectiveSettings> {
   if (!needsCatalog(model()) || !deps.modelsFor) return resolve(undefined);
   let degraded: string | undefined;
-  const models = await deps.modelsFor(adapter, { degraded: (note) => (degraded = note) });
+  let refresh: (() => Promise<CatalogModel[] | undefined>) | undefined;
+  let models = await deps.modelsFor(adapter, {
+    degraded: (note) => (degraded = note),
+    stale: (listing) => (refresh = listing),
+  });
   if (models === undefined || (await deps.catalogIsAdvisory?.(adapter)) !== true) {
+    let settings: EffectiveSettings;
+    try {
+      settings = resolve(models);
+    } catch (error) {
+      // A stale catalog refuses nothing by itself: the fresh listing decides.
+      if (!refresh || !isCatalogRefusal(error)) throw error;
+      models = await refresh();
+      settings = resolve(models);
+    }
     // Notes are given after `resolve`, which may reset the caller's list.
-    const settings = resolve(models);
     if (degraded !== undefined) advise(degraded);
     return settings;
   }
@@ -190,4 +206,13 @@ export async function withCatalog(
     );
   }
   return settings;
+}
+
+// The refusals a catalog decides: the model, or its effort, is not what it lists.
+function isCatalogRefusal(error: unknown): boolean {
+  return (
+    isOneWorksError(error, ERROR_CODES.MODEL_UNAVAILABLE) ||
+    isOneWorksError(error, ERROR_CODES.EFFORT_UNSUPPORTED) ||
+    isOneWorksError(error, ERROR_CODES.EFFORT_REQUIRED)
+  );
 }

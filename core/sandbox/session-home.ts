@@ -22,15 +22,20 @@ import { HOME_DIR, sessionDir } from '../store/state-layout.js';
 export async function prepareSessionHome(stateDir: string, sessionId: string, seed: readonly SeedFile[]): Promise<string> {
   const home = path.join(sessionDir(path.resolve(stateDir), sessionId), HOME_DIR);
   await ensurePrivateDir(home);
-  await chmod(home, PRIVATE_DIR_MODE);
-  for (const relative of Object.values(SESSION_XDG_DIRS)) await ensureDirInside(home, relative);
-  for (const file of seed) {
-    const relative = seedPath(file.path);
-    await ensureDirInside(home, path.dirname(relative));
-    // Not fsynced: seed files are composed and written again before every launch (a crash loses
-    // nothing the next start does not rewrite), and these writes are on the path to the spawn.
-    await writeFileAtomic(path.join(home, relative), file.content, file.mode ?? PRIVATE_FILE_MODE, { durable: false });
-  }
+  // Every seed path is checked before any is written; a path seeded twice gets its last content.
+  const files = new Map(seed.map((file) => [seedPath(file.path), file]));
+  // These are on the path to the agent's spawn: the XDG roots and the seed files are made side by
+  // side (each with its own checks, a shared parent made by whichever comes first).
+  await Promise.all([
+    chmod(home, PRIVATE_DIR_MODE),
+    ...Object.values(SESSION_XDG_DIRS).map((relative) => ensureDirInside(home, relative)),
+    ...[...files].map(async ([relative, file]) => {
+      await ensureDirInside(home, path.dirname(relative));
+      // Not fsynced: seed files are composed and written again before every launch (a crash
+      // loses nothing the next start does not rewrite).
+      await writeFileAtomic(path.join(home, relative), file.content, file.mode ?? PRIVATE_FILE_MODE, { durable: false });
+    }),
+  ]);
   return home;
 }
 

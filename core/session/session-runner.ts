@@ -75,8 +75,8 @@ export class SessionRunner {
   #steers = 0;
   // Notes from decisions declined with nobody to decide, recorded when the turn ends.
   #attention: string[] = [];
-  // How the adapter said it ran this runner's latest turn (setTurnMode). A new run starts with it,
-  // so the adapter's call for an unchanged mode costs no second record write before the prompt.
+  // How the adapter said it runs this runner's latest turn (setTurnMode). A new run starts with it,
+  // so the adapter's call for an unchanged mode costs no second record write.
   #lastMode: string | undefined;
 
   private constructor(rt: SessionRuntime, record: SessionRecord, sink: EventSink, redactor: Redactor, home: string) {
@@ -131,12 +131,15 @@ export class SessionRunner {
           setNativeSessionId: async (nativeSessionId) => {
             await this.#update({ nativeSessionId });
           },
-          setTurnMode: async (mode) => {
+          setTurnMode: (mode) => {
             const run = this.#record.runs.at(-1);
-            if (run?.status !== 'running') return;
+            if (run?.status !== 'running' || mode === this.#lastMode) return Promise.resolve();
             this.#lastMode = mode;
-            if (run.mode === mode) return;
-            await this.#update({ runs: [...this.#record.runs.slice(0, -1), { ...run, mode }] });
+            // Written in turn with the record's other changes, but not before the prompt: the mode
+            // describes the run (sessions, the live view, MCP), no recovery reads it, and the
+            // turn's end record carries it whatever becomes of this write.
+            this.#update({ runs: [...this.#record.runs.slice(0, -1), { ...run, mode }] }).catch(() => undefined);
+            return Promise.resolve();
           },
         },
       );
@@ -253,8 +256,8 @@ export class SessionRunner {
     await this.#sink.flush();
     const ended: RunRecord = {
       ...run,
-      // The adapter may have recorded how it ran the turn (setTurnMode) while it ran.
-      ...(this.#record.runs.at(-1)?.id === run.id && this.#record.runs.at(-1)?.mode ? { mode: this.#record.runs.at(-1)!.mode } : {}),
+      // How the adapter said it ran the turn (setTurnMode), even when that write is still under way or failed.
+      ...(this.#lastMode === undefined ? {} : { mode: this.#lastMode }),
       status: safe.status,
       reason: safe.reason,
       text: safe.text,

@@ -14,8 +14,15 @@ export const PRIVATE_FILE_MODE = 0o600;
  * One Works never writes through a link it did not create.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  const info = await lstat(dir);
+  // The usual case, a directory that exists, costs one lstat; a missing one is made first.
+  let info = await lstat(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (!info) {
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    info = await lstat(dir);
+  }
   if (info.isSymbolicLink() || !info.isDirectory()) {
     throw new OneWorksError(
       ERROR_CODES.STATE_CORRUPT,
@@ -46,9 +53,9 @@ export async function writeFileAtomic(
   try {
     const handle = await open(temp, 'wx', mode);
     try {
-      await handle.writeFile(content);
-      // The umask may have narrowed the mode given to open; state files get exactly `mode`.
-      await handle.chmod(mode);
+      // The umask may have narrowed the mode given to open; state files get exactly `mode`. The
+      // two calls are independent: side by side, one thread pool round trip instead of two.
+      await Promise.all([handle.writeFile(content), handle.chmod(mode)]);
       if (durable) await handle.sync();
     } finally {
       await handle.close();

@@ -38,7 +38,10 @@ interface WrappedRig {
   rig: CliRig;
   /** While this file exists, droid's stream-jsonrpc mode exits at once (its start fails outright). */
   flag: string;
-  /** Pids of the stream-jsonrpc droids started, in order. */
+  /**
+   * Pids of the stream-jsonrpc droids started in the rig's workspace (the session's, not the
+   * catalog listing's, which runs in a throwaway directory and may start before or after it), in order.
+   */
   pids(): Promise<number[]>;
   /** The argument lists droid was invoked with, in order. */
   invocations(): Promise<string[]>;
@@ -59,7 +62,7 @@ async function wrappedRig(model: ScriptedModel, droid: Record<string, unknown> =
     `printf '%s\\n' "$*" >> '${argsFile}'`,
     'case " $* " in *" stream-jsonrpc "*)',
     `  if [ -e '${flag}' ]; then echo 'wrapper: stream-jsonrpc is off' >&2; exit 1; fi`,
-    `  echo $$ >> '${pidFile}' ;;`,
+    `  echo "$$ $PWD" >> '${pidFile}' ;;`,
     'esac',
     `exec '${binaries[version]}' "$@"`,
     '',
@@ -74,7 +77,11 @@ async function wrappedRig(model: ScriptedModel, droid: Record<string, unknown> =
   return {
     rig,
     flag,
-    pids: async () => (await lines(pidFile)).map(Number),
+    pids: async () =>
+      (await lines(pidFile)).flatMap((line) => {
+        const [pid, cwd] = line.split(' ', 2);
+        return cwd === rig.workspace ? [Number(pid)] : [];
+      }),
     invocations: () => lines(argsFile),
     catalogDir: join(cacheDir, 'catalog'),
   };

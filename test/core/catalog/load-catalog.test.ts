@@ -208,6 +208,38 @@ describe('loadTurnCatalog (the model check before a turn)', () => {
     await expect(turnLoad(fake.adapter)).rejects.toMatchObject({ code: 'protocol_error' });
   });
 
+  it('with allowStaleMs, serves an entry past its minute at once with its listing, which the caller runs', async () => {
+    const fake = flapping();
+    await turnLoad(fake.adapter);
+    clock += 60_000 + 5_000;
+    const stale = await loadTurnCatalog(
+      { adapter: fake.adapter, config: {}, cli: CLI, cacheDir, secrets: [SECRET], ttlMs: 60_000, now: () => clock },
+      { allowStaleMs: 10_000 },
+    );
+    expect(stale.catalog?.models.map((m) => m.id)).toEqual(['m1']);
+    expect(fake.listings()).toBe(1);
+    const fresh = await stale.refresh!();
+    expect(fresh).toEqual({ catalog: expect.objectContaining({ models: [expect.objectContaining({ id: 'm1' })] }) });
+    expect(fake.listings()).toBe(2);
+    // Fresh now: served without a listing and without a refresh to run.
+    expect(
+      await loadTurnCatalog(
+        { adapter: fake.adapter, config: {}, cli: CLI, cacheDir, secrets: [], ttlMs: 60_000, now: () => clock },
+        { allowStaleMs: 10_000 },
+      ),
+    ).toEqual({
+      catalog: expect.objectContaining({ models: [expect.objectContaining({ id: 'm1' })] }),
+    });
+    // Past the bound it is listed before it is served, as without the option.
+    clock += 60_000 + 10_000;
+    const waited = await loadTurnCatalog(
+      { adapter: fake.adapter, config: {}, cli: CLI, cacheDir, secrets: [], ttlMs: 60_000, now: () => clock },
+      { allowStaleMs: 10_000 },
+    );
+    expect(waited.refresh).toBeUndefined();
+    expect(fake.listings()).toBe(3);
+  });
+
   it('rejects for an adapter that does not go on without its CLI', async () => {
     const fake = fakeAdapter(async () => {
       throw new OneWorksError('process_exited', 'fake exited with code 1');

@@ -160,6 +160,46 @@ describe('createTtlCache', () => {
     expect(text).toContain('[REDACTED]');
   });
 
+  it('getAllowingStale: serves an entry past its TTL by less than the bound as stale, without refreshing', async () => {
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'k12.json'), JSON.stringify({ key: 'k12', fetchedAt: clock - 60_000 - 9_999, value: { items: ['old'] } }));
+    const { refresh, calls } = counter();
+    expect(await cache().getAllowingStale('k12', refresh, 10_000)).toEqual({
+      value: { items: ['old'] },
+      fetchedAt: clock - 69_999,
+      fromCache: true,
+      stale: true,
+    });
+    expect(calls()).toBe(0);
+    // The caller's refresh (`get`) lists it; the next call gets the fresh entry, not stale.
+    await cache().get('k12', refresh);
+    expect(await cache().getAllowingStale('k12', refresh, 10_000)).toEqual({
+      value: { items: ['a', 'call-1'] },
+      fetchedAt: clock,
+      fromCache: true,
+    });
+    expect(calls()).toBe(1);
+  });
+
+  it('getAllowingStale: refreshes (and waits) for a missing entry or one past the bound, never serving it', async () => {
+    const missing = counter(['new']);
+    expect(await cache().getAllowingStale('k13', missing.refresh, 10_000)).toEqual({
+      value: { items: ['new', 'call-1'] },
+      fetchedAt: clock,
+      fromCache: false,
+    });
+    clock += 60_000 + 10_000;
+    const old = counter(['newer']);
+    expect(await cache().getAllowingStale('k13', old.refresh, 10_000)).toEqual({
+      value: { items: ['newer', 'call-1'] },
+      fetchedAt: clock,
+      fromCache: false,
+    });
+    // A failed refresh of an entry past the bound rejects: the old one is not served.
+    clock += 60_000 + 10_000;
+    await expect(cache().getAllowingStale('k13', counter([], new Error('down')).refresh, 10_000)).rejects.toThrow('down');
+  });
+
   it('refuses keys that are not plain file names', async () => {
     const { refresh, calls } = counter();
     await expect(cache().get('../escape', refresh)).rejects.toMatchObject({ code: 'internal' });

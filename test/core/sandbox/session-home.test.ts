@@ -84,6 +84,22 @@ describe('prepareSessionHome', () => {
     expect((await lstat(path.join(home, '.factory/settings.json'))).isSymbolicLink()).toBe(false);
   });
 
+  it('writes many seeds under new shared parents, each complete, and a path seeded twice with its last content', async () => {
+    const seeds = Array.from({ length: 12 }, (_, i) => ({ path: `.factory/skills/s${i % 3}/file-${i}.md`, content: `content ${i}` }));
+    const home = await prepareSessionHome(state, 's-1', [
+      ...seeds,
+      { path: '.factory/settings.json', content: 'first' },
+      { path: '.factory/settings.json', content: 'last' },
+    ]);
+    for (const seed of seeds) expect(await readFile(path.join(home, seed.path), 'utf8')).toBe(seed.content);
+    expect(await readFile(path.join(home, '.factory/settings.json'), 'utf8')).toBe('last');
+    for (const dir of ['.factory', '.factory/skills', '.factory/skills/s0', '.factory/skills/s2'])
+      expect(await modeOf(path.join(home, dir))).toBe(0o700);
+    // No temp file is left beside any seed.
+    expect((await readdir(path.join(home, '.factory'))).sort()).toEqual(['settings.json', 'skills']);
+    expect((await readdir(path.join(home, '.factory/skills/s1'))).sort()).toEqual(['file-1.md', 'file-10.md', 'file-4.md', 'file-7.md']);
+  });
+
   it('refuses session ids that are not a single safe path segment', async () => {
     for (const bad of ['../x', 'a/b', '..', '']) {
       const error = await prepareSessionHome(state, bad, []).catch((e: unknown) => e);

@@ -1,9 +1,10 @@
-import { mkdtemp, open, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { prepareSessionHome } from '../../../core/sandbox/index.js';
-import { writeFileAtomic } from '../../../core/store/private-fs.js';
+import { ensurePrivateDir, writeFileAtomic } from '../../../core/store/private-fs.js';
+import { isOneWorksError } from '../../../core/errors.js';
 
 // writeFileAtomic: durable by default (the file and its directory fsynced), or only atomic.
 const dirs: string[] = [];
@@ -43,5 +44,32 @@ describe('writeFileAtomic', () => {
     const home = await prepareSessionHome(state, 's-0123456789', [{ path: '.factory/settings.json', content: '{"x":1}\n' }]);
     expect(syncs.count()).toBe(0);
     expect(await readFile(join(home, '.factory', 'settings.json'), 'utf8')).toBe('{"x":1}\n');
+  });
+});
+
+describe('ensurePrivateDir', () => {
+  it('makes a missing directory and its parents 0700 and leaves an existing one as it is', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ow-private-fs-'));
+    dirs.push(root);
+    await ensurePrivateDir(join(root, 'a', 'b'));
+    expect((await stat(join(root, 'a'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(root, 'a', 'b'))).mode & 0o777).toBe(0o700);
+    await mkdir(join(root, 'open'));
+    await chmod(join(root, 'open'), 0o755);
+    await ensurePrivateDir(join(root, 'open'));
+    expect((await stat(join(root, 'open'))).mode & 0o777).toBe(0o755);
+  });
+
+  it('refuses a symlink (even to a directory) and a file with state_corrupt, writing nothing', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ow-private-fs-'));
+    dirs.push(root);
+    await mkdir(join(root, 'target'));
+    await symlink(join(root, 'target'), join(root, 'link'));
+    await writeFile(join(root, 'file'), 'x');
+    for (const name of ['link', 'file']) {
+      const error = await ensurePrivateDir(join(root, name)).catch((e: unknown) => e);
+      expect(isOneWorksError(error, 'state_corrupt')).toBe(true);
+    }
+    expect(await readdir(join(root, 'target'))).toEqual([]);
   });
 });
