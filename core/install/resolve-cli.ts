@@ -188,7 +188,8 @@ async function locateBinary(
     version: packageVersion,
     targetDir,
     binPath: descriptor.binPath(target.platform, target.arch),
-    registry: ctx.registry ?? (await ctx.services.readNpmConfig({ projectDir: process.cwd(), env })),
+    // Read only for a download: a cache hit (nearly every session start) reads no .npmrc.
+    registry: ctx.registry ?? (() => ctx.services.readNpmConfig({ projectDir: process.cwd(), env })),
     ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(ctx.fetchOptions ? { fetchOptions: ctx.fetchOptions } : {}),
