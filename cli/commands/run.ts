@@ -145,7 +145,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   try {
     // A server to start is started first: the checks' module loads would hold its spawn back.
     await pending?.attempted;
-    local = await checkTurn(ctx, target, prompt, fleet?.store ?? (await opening!), fleet);
+    local = await checkTurn(ctx, target, prompt, fleet?.store ?? opening!, fleet);
   } catch (error) {
     await pending?.abandon();
     throw error;
@@ -175,6 +175,9 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   }
 }
 
+/** The state `run` and `send` read: the session's record (`send`) and its event log (the live view). */
+type StateStore = Pick<Store, 'readEvents' | 'readSession' | 'hasSession'>;
+
 /** What `run` and `send` found out before submitting: the turn, and what the live view says. */
 interface LocalTurn {
   store: Pick<Store, 'readEvents'>;
@@ -193,10 +196,12 @@ async function checkTurn(
   ctx: CliContext,
   target: Target,
   prompt: string,
-  store: Pick<Store, 'readEvents' | 'readSession' | 'hasSession'>,
+  opening: StateStore | Promise<StateStore>,
   fleet: OpenFleet | undefined,
 ): Promise<LocalTurn> {
   const early = target.kind === 'new' ? startChecks(ctx, target, fleet, target.flags.adapter ?? ctx.defaultAdapter, undefined) : undefined;
+  // Taken first, as before the checks started: a state directory that cannot be opened still fails the command first.
+  const store = await opening;
   // In a fleet, a session may still be a queued create (no record before a worker takes it).
   const queued =
     fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
@@ -358,8 +363,8 @@ async function resolveWorkspace(ctx: CliContext, dir: string, resuming: boolean)
   if (ctx.implicitApproval && !resuming) {
     ctx.out.info(`no one-works.yaml found: approving the current directory alone (${ctx.cwd})`);
   }
-  const canonical = await canonicalWorkspace(dir);
-  return checkApproved(canonical, ctx.approvedRoots, {
+  // checkApproved makes the workspace canonical itself (a symlink is named with its real path).
+  return checkApproved(dir, ctx.approvedRoots, {
     configKey: 'workspaces.approved',
     ...(ctx.configPath ? { configPath: ctx.configPath } : {}),
   });
