@@ -151,7 +151,17 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
     throw error;
   }
   const { store, turn, cli, adapterName, workspace, limitations } = local;
-  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  // Rules of this session's policy that the agent can escape are said before the turn starts (the
+  // turn's log gets the same warnings as `log` events; the live view then leaves out its copies).
+  const sayLimitations = (): boolean => {
+    const notes = limitations();
+    for (const note of notes) ctx.out.info(`warning: ${note}`);
+    return notes.length > 0;
+  };
+  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
+    sayLimitations();
+    return submitToFleet(ctx, fleet.client, turn.request);
+  }
   if (fleet) {
     fleet.client.onWaiting = (id) =>
       ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
@@ -159,6 +169,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   const client = fleet?.client ?? (await pending!.client);
   try {
     if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
+      sayLimitations();
       const handle = await client.createSession(turn.request);
       ctx.out.result(handle, () => handle.sessionId);
       return EXIT.ok;
@@ -166,7 +177,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
     const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
     return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
       hint: target.flags.hint !== false,
-      limitationsSaid: limitations.length > 0,
+      sayLimitations,
       ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
       ...(subscription ? { subscription } : {}),
     });
@@ -186,7 +197,8 @@ interface LocalTurn {
   cli: ResolvedCli | undefined;
   adapterName: string;
   workspace: string;
-  limitations: string[];
+  /** Works out the warnings about the session's policy (after the request went out: they only inform). */
+  limitations: () => string[];
 }
 
 // The command's own checks (flags, workspace approval, the CLI prepared) and the turn they make.
@@ -274,12 +286,8 @@ async function checkTurn(
           },
         };
 
-  // Rules of this session's policy that the agent can escape are said before the turn starts
-  // (the turn's log gets the same warnings as `log` events).
   const autonomy = (target.flags.autonomy as Autonomy | undefined) ?? existing?.runs.at(-1)?.autonomy ?? adapterAutonomy(adapterConfig);
-  // (the live view then leaves out the turn's copies, so each is said once).
-  const limitations = adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : [];
-  for (const note of limitations) ctx.out.info(`warning: ${note}`);
+  const limitations = (): string[] => (adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : []);
   return { store, turn, cli, adapterName, workspace, limitations };
 }
 
