@@ -38,7 +38,13 @@ export async function followTurn(
   banner: string,
   options: {
     hint?: boolean;
-    limitationsSaid?: boolean;
+    /**
+     * Says the warnings about this session's policy (stderr) and returns whether there were any
+     * (the live view then leaves out the turn's copies). Called once the turn's request went out,
+     * before its answer is awaited: said before the session line (or the refusal), without
+     * holding the request back.
+     */
+    sayLimitations?: () => boolean;
     /** Where the session's record and events are (default: its folder in the state directory). */
     location?: (sessionId: string) => { record: string; events: string };
     /** `resume`: the session's live events, subscribed already (see {@link subscribeEarly}). */
@@ -52,14 +58,30 @@ export async function followTurn(
     ? createTtyEscalator({ ...terminal, redact: (text) => out.redact(text), signal: prompts.signal })
     : undefined;
   let sessionId = target.kind === 'resume' ? target.request.sessionId : undefined;
+  let limitationsSaid = false;
   const feed = new TurnFeed({
-    render: createLiveRenderer(out, { limitationsSaid: options.limitationsSaid === true }),
+    // A getter: the warnings are said once the request went out, before any event is rendered.
+    render: createLiveRenderer(out, {
+      get limitationsSaid() {
+        return limitationsSaid;
+      },
+    }),
     readLog: () => store.readEvents(sessionId!),
   });
   // Never unsubscribed: the caller closes the client next, which ends the subscription on both
   // sides without a round trip more before the command exits.
   const subscribe = async (id: string): Promise<void> => {
     await client.subscribe(id, (event) => feed.push(event));
+  };
+  // The request is on its way (its write runs in this turn of the event loop's microtasks) before
+  // the warnings are worked out and said; its answer is taken after them.
+  const submit = async (request: Promise<TurnHandle>): Promise<TurnHandle> => {
+    request.catch(() => undefined);
+    if (options.sayLimitations) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      limitationsSaid = options.sayLimitations();
+    }
+    return request;
   };
   // Asks of this run only: another client may be following the session's other turns. An ask
   // cannot come before the turn's agent started, which takes far longer than this round trip.
@@ -93,11 +115,11 @@ export async function followTurn(
       } else {
         await subscribe(target.request.sessionId);
       }
-      handle = await client.sendMessage(target.request);
+      handle = await submit(client.sendMessage(target.request));
       feed.start(handle.runId, undefined, { queued: handle.state === 'queued' });
     } else {
       // The session exists only now; what it sent before the subscription comes from the log.
-      handle = target.kind === 'fork' ? await client.forkSession(target.request) : await client.createSession(target.request);
+      handle = await submit(target.kind === 'fork' ? client.forkSession(target.request) : client.createSession(target.request));
       sessionId = handle.sessionId;
       await subscribe(handle.sessionId);
       feed.start(handle.runId, 1);

@@ -145,13 +145,23 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   try {
     // A server to start is started first: the checks' module loads would hold its spawn back.
     await pending?.attempted;
-    local = await checkTurn(ctx, target, prompt, fleet?.store ?? (await opening!), fleet);
+    local = await checkTurn(ctx, target, prompt, fleet?.store ?? opening!, fleet);
   } catch (error) {
     await pending?.abandon();
     throw error;
   }
   const { store, turn, cli, adapterName, workspace, limitations } = local;
-  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') return submitToFleet(ctx, fleet.client, turn.request);
+  // Rules of this session's policy that the agent can escape are said before the turn starts (the
+  // turn's log gets the same warnings as `log` events; the live view then leaves out its copies).
+  const sayLimitations = (): boolean => {
+    const notes = limitations();
+    for (const note of notes) ctx.out.info(`warning: ${note}`);
+    return notes.length > 0;
+  };
+  if (fleet && target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
+    sayLimitations();
+    return submitToFleet(ctx, fleet.client, turn.request);
+  }
   if (fleet) {
     fleet.client.onWaiting = (id) =>
       ctx.out.info(`session ${id}: queued in the fleet, waiting for a worker (\`one-works fleet\` shows the workers and the queue)`);
@@ -159,6 +169,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   const client = fleet?.client ?? (await pending!.client);
   try {
     if (target.kind === 'new' && target.flags.detach && turn.kind === 'new') {
+      sayLimitations();
       const handle = await client.createSession(turn.request);
       ctx.out.result(handle, () => handle.sessionId);
       return EXIT.ok;
@@ -166,7 +177,7 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
     const where = cli ? `${adapterName} ${cli.version} (${cli.source})` : `${adapterName} on the fleet ${fleet?.store.where}`;
     return await followTurn(ctx, client, store, turn, `${where} · ${workspace}`, {
       hint: target.flags.hint !== false,
-      limitationsSaid: limitations.length > 0,
+      sayLimitations,
       ...(fleet ? { location: fleetLocation(fleet.store.where) } : {}),
       ...(subscription ? { subscription } : {}),
     });
@@ -174,6 +185,9 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
     await client.close();
   }
 }
+
+/** The state `run` and `send` read: the session's record (`send`) and its event log (the live view). */
+type StateStore = Pick<Store, 'readEvents' | 'readSession' | 'hasSession'>;
 
 /** What `run` and `send` found out before submitting: the turn, and what the live view says. */
 interface LocalTurn {
@@ -183,7 +197,8 @@ interface LocalTurn {
   cli: ResolvedCli | undefined;
   adapterName: string;
   workspace: string;
-  limitations: string[];
+  /** Works out the warnings about the session's policy (after the request went out: they only inform). */
+  limitations: () => string[];
 }
 
 // The command's own checks (flags, workspace approval, the CLI prepared) and the turn they make.
@@ -193,10 +208,12 @@ async function checkTurn(
   ctx: CliContext,
   target: Target,
   prompt: string,
-  store: Pick<Store, 'readEvents' | 'readSession' | 'hasSession'>,
+  opening: StateStore | Promise<StateStore>,
   fleet: OpenFleet | undefined,
 ): Promise<LocalTurn> {
   const early = target.kind === 'new' ? startChecks(ctx, target, fleet, target.flags.adapter ?? ctx.defaultAdapter, undefined) : undefined;
+  // Taken first, as before the checks started: a state directory that cannot be opened still fails the command first.
+  const store = await opening;
   // In a fleet, a session may still be a queued create (no record before a worker takes it).
   const queued =
     fleet && target.kind === 'resume' && !(await store.hasSession(target.sessionId))
@@ -269,12 +286,8 @@ async function checkTurn(
           },
         };
 
-  // Rules of this session's policy that the agent can escape are said before the turn starts
-  // (the turn's log gets the same warnings as `log` events).
   const autonomy = (target.flags.autonomy as Autonomy | undefined) ?? existing?.runs.at(-1)?.autonomy ?? adapterAutonomy(adapterConfig);
-  // (the live view then leaves out the turn's copies, so each is said once).
-  const limitations = adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : [];
-  for (const note of limitations) ctx.out.info(`warning: ${note}`);
+  const limitations = (): string[] => (adapter ? limitationNotes(adapter, adapterConfig, [existing?.policy, policy], autonomy) : []);
   return { store, turn, cli, adapterName, workspace, limitations };
 }
 
@@ -358,8 +371,8 @@ async function resolveWorkspace(ctx: CliContext, dir: string, resuming: boolean)
   if (ctx.implicitApproval && !resuming) {
     ctx.out.info(`no one-works.yaml found: approving the current directory alone (${ctx.cwd})`);
   }
-  const canonical = await canonicalWorkspace(dir);
-  return checkApproved(canonical, ctx.approvedRoots, {
+  // checkApproved makes the workspace canonical itself (a symlink is named with its real path).
+  return checkApproved(dir, ctx.approvedRoots, {
     configKey: 'workspaces.approved',
     ...(ctx.configPath ? { configPath: ctx.configPath } : {}),
   });

@@ -29,8 +29,12 @@ export interface InstallPackageOptions {
   targetDir: string;
   /** The binary inside the package, relative to its root, e.g. `bin/tool`. */
   binPath: string;
-  /** Registry settings; read from the environment and `.npmrc` files of the cwd and home when absent. */
-  registry?: RegistryConfig;
+  /**
+   * Registry settings, or how to read them (called only when the package is not installed yet, so
+   * that a cache hit reads no npm config); read from the environment and `.npmrc` files of the cwd
+   * and home when absent.
+   */
+  registry?: RegistryConfig | (() => Promise<RegistryConfig>);
   onProgress?: (report: ProgressReport) => void;
   /** Cancels the install; the temporary directory is removed and the call rejects with `request_cancelled`. */
   signal?: AbortSignal;
@@ -88,7 +92,10 @@ export async function installPackage(options: InstallPackageOptions): Promise<In
   // The registry client (npm-registry-fetch, tar, ssri) is loaded only for a real install: every
   // session start passes through here, and nearly all find the package installed.
   const [{ default: npmFetch }, { fetchTarball }] = await Promise.all([import('npm-registry-fetch'), import('./fetch-tarball.js')]);
-  const registry = options.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: process.env }));
+  const registry =
+    typeof options.registry === 'function'
+      ? await options.registry()
+      : (options.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: process.env })));
   const fetchOptions = toFetchOptions(registry, options.fetchOptions);
   const url = packumentUrl(registry, packageName);
   progress.phase({ phase: 'resolve', message: `resolving ${target} on ${displayHost(url)}` });

@@ -34,8 +34,9 @@ export async function resolveCli(selection: CliSelection, descriptor: CliDescrip
   const pinnedBy = range === defaultCliRange(selection.version) ? `${key}.version ${selection.version}` : `${key}.range ${range}`;
   const env = ctx.env ?? process.env;
   const located = await locateBinary(selection, descriptor, ctx, env);
-  const identity = ctx.reuseVersionCheck ? await fileIdentity(located.binaryPath) : undefined;
-  const remembered = ctx.reuseVersionCheck ? await rememberedVersion(ctx.cacheDir, located.binaryPath) : undefined;
+  // Looked up once, for the remembered version and for remembering a new one.
+  const identity = ctx.reuseVersionCheck ? fileIdentity(located.binaryPath) : undefined;
+  const remembered = identity ? await rememberedVersion(ctx.cacheDir, located.binaryPath, identity) : undefined;
   let version: string;
   if (remembered !== undefined && semver.satisfies(remembered, range)) {
     version = remembered;
@@ -49,7 +50,7 @@ export async function resolveCli(selection: CliSelection, descriptor: CliDescrip
       env,
       signal: ctx.signal,
     });
-    if (ctx.reuseVersionCheck) await rememberVersion(ctx.cacheDir, located.binaryPath, version, identity);
+    if (identity) await rememberVersion(ctx.cacheDir, located.binaryPath, version, await identity);
   }
   return {
     source: selection.source,
@@ -188,7 +189,8 @@ async function locateBinary(
     version: packageVersion,
     targetDir,
     binPath: descriptor.binPath(target.platform, target.arch),
-    registry: ctx.registry ?? (await ctx.services.readNpmConfig({ projectDir: process.cwd(), env })),
+    // Read only for a download: a cache hit (nearly every session start) reads no .npmrc.
+    registry: ctx.registry ?? (() => ctx.services.readNpmConfig({ projectDir: process.cwd(), env })),
     ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(ctx.fetchOptions ? { fetchOptions: ctx.fetchOptions } : {}),

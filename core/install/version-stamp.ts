@@ -18,13 +18,22 @@ interface Stamp {
   version: string;
 }
 
-/** The version recorded for `binaryPath` when the file is still the one that answered; else undefined. */
-export async function rememberedVersion(cacheDir: string, binaryPath: string): Promise<string | undefined> {
-  const identity = await fileIdentity(binaryPath);
-  if (identity === undefined) return undefined;
+/**
+ * The version recorded for `binaryPath` when the file is still the one that answered; else
+ * undefined. `identity`: the file's identity when the caller looks it up already (its
+ * {@link fileIdentity}), so that the file is looked at once.
+ */
+export async function rememberedVersion(
+  cacheDir: string,
+  binaryPath: string,
+  identity: Promise<string | undefined> = fileIdentity(binaryPath),
+): Promise<string | undefined> {
+  // The stamp is read while the file is looked at: neither waits for the other.
+  const [current, text] = await Promise.all([identity, readFile(stampPath(cacheDir, binaryPath), 'utf8').catch(() => undefined)]);
+  if (current === undefined || text === undefined) return undefined;
   try {
-    const stamp = JSON.parse(await readFile(stampPath(cacheDir, binaryPath), 'utf8')) as Partial<Stamp>;
-    return stamp.binaryPath === binaryPath && stamp.identity === identity && typeof stamp.version === 'string' ? stamp.version : undefined;
+    const stamp = JSON.parse(text) as Partial<Stamp>;
+    return stamp.binaryPath === binaryPath && stamp.identity === current && typeof stamp.version === 'string' ? stamp.version : undefined;
   } catch {
     return undefined;
   }

@@ -24,8 +24,8 @@ export async function checkApproved(
   approvedRoots: readonly string[],
   source: ApprovalSource = { configKey: 'workspaces.approved' },
 ): Promise<string> {
-  const canonical = await canonicalWorkspace(workspace);
-  const roots = await canonicalRoots(approvedRoots);
+  // Side by side: the roots' real paths do not depend on the workspace's (a failure is the workspace's alone).
+  const [canonical, roots] = await Promise.all([canonicalWorkspace(workspace), canonicalRoots(approvedRoots)]);
   if (roots.some((root) => isWithin(canonical, root))) return canonical;
   const shown = canonical === path.resolve(workspace) ? canonical : `${path.resolve(workspace)} (really ${canonical})`;
   const where = source.configPath ? `${source.configKey} in ${source.configPath}` : source.configKey;

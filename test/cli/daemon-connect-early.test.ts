@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -153,6 +153,19 @@ describe('run refused by its own checks', () => {
     // Whether or not the command had started a server before its check failed, none is left.
     expect(await waitForNoProcesses(() => findProcesses(root), 15_000)).toEqual([]);
     expect(existsSync(socketPath(join(root, 'state')))).toBe(false);
+  }, 60_000);
+
+  it('names a symlinked workspace and its real path when the real path is outside the approved roots', async () => {
+    const { root, workspace, config, env } = await makeRoot();
+    const outside = join(root, 'elsewhere');
+    await mkdir(outside);
+    // Inside the approved workspace by its name, outside it by its real path.
+    const link = join(workspace, 'link');
+    await symlink(outside, link);
+    const refused = await runCli(['--config', config, 'run', '--workspace', link, 'hello'], { cwd: root, env });
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stderr).toContain(`workspace ${link} (really ${outside}) is not inside an approved root`);
+    expect(await waitForNoProcesses(() => findProcesses(root), 15_000)).toEqual([]);
   }, 60_000);
 
   it('checks -m/-e/-a with the adapter schema, naming the flag', async () => {

@@ -92,6 +92,8 @@ const droid: PolicyConformanceAdapter = {
     expect(result.stderr).toContain('warning: droid runs Task (subagent) calls without asking One Works');
     expect(`${result.stdout}${result.stderr}`.split('runs Task (subagent) calls').length - 1).toBe(1);
     expect(result.stderr).toContain('deny, writeBoundary rules do not hold for them');
+    // Said before the session line, as the turn starts (it is worked out once the request went out).
+    expect(result.stderr.indexOf('warning: droid runs Task')).toBeLessThan(result.stderr.search(/^session s-/m));
     const warned = events.filter((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('runs Task (subagent) calls'));
     expect(warned).toHaveLength(1);
   },

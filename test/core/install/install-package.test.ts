@@ -65,6 +65,19 @@ describe('installPackage', () => {
     expect(seen.map((r) => r.phase)).toEqual(['done']);
   });
 
+  it('reads registry settings given as a function only when it downloads', async () => {
+    let reads = 0;
+    const registry = async () => {
+      reads += 1;
+      return stubRegistry(stub);
+    };
+    expect((await install('1.2.3', { registry })).fromCache).toBe(false);
+    expect(reads).toBe(1);
+    // A cache hit (every session start of an installed CLI) reads no .npmrc.
+    expect((await install('1.2.3', { registry })).fromCache).toBe(true);
+    expect(reads).toBe(1);
+  });
+
   it('reports resolve, download, verify, extract and done in order, with byte counts', async () => {
     const seen: ProgressReport[] = [];
     await install('1.2.3', { onProgress: (report) => seen.push(report) });

@@ -134,6 +134,35 @@ describe('resolveCli with a package version of its own (Codex: `@openai/codex@0.
     expect(resolved).toMatchObject({ version: '0.171.0', binaryPath: '/cache/cli/tool/0.171.0/vendor/bin/tool' });
   });
 
+  it('reads the npm config only when the installer downloads, not on a cache hit', async () => {
+    let reads = 0;
+    const run = async (download: boolean): Promise<void> => {
+      const { registry: _given, ...base } = recordingContext([]);
+      const services: PrepareServices = {
+        ...base.services,
+        readNpmConfig: async () => {
+          reads += 1;
+          return { registry: 'https://registry.example/', scopes: {}, authTokens: {} };
+        },
+        // As the real installer: the registry settings are needed for a download only.
+        installPackage: async (options) => {
+          if (download && typeof options.registry === 'function') await options.registry();
+          return {
+            dir: options.targetDir,
+            binaryPath: `${options.targetDir}/${options.binPath}`,
+            integrity: 'sha512-x',
+            fromCache: !download,
+          };
+        },
+      };
+      await resolveCli(selection, tool, { ...base, services });
+    };
+    await run(false);
+    expect(reads).toBe(0);
+    await run(true);
+    expect(reads).toBe(1);
+  });
+
   it('without packageVersion the package version is the CLI version', async () => {
     const installed: InstallPackageOptions[] = [];
     await resolveCli(selection, tool, recordingContext(installed));
