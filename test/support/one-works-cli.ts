@@ -245,7 +245,8 @@ export class CliRigs {
 
   // Once per test: when it fails, its rigs' reports go into its first error's message (vitest
   // runs onTestFailed after afterEach, so dispose has taken them by then; a rig left undisposed
-  // is reported live). Rigs made outside a test (beforeAll) are reported by the test that fails.
+  // is reported live). A rig made outside a test (beforeAll) registers nothing: it is reported only
+  // along with a rig that the failing test made itself.
   #reportOnFailure(): void {
     const test = TestRunner.getCurrentTest();
     if (!test || this.#watched.has(test)) return;
