@@ -141,10 +141,10 @@ export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 
 
 /**
  * How long {@link connectOrchestrator} waits for a server it started that runs but does not serve
- * yet. Its start is mostly loading code, which a loaded machine slows many times over: a server
- * that listens in 0.4 s on an idle 2-core machine took up to 9 s under CI-like load (and 5-7 s
- * starting from the TypeScript sources, as an edited checkout does). A server that exits is
- * noticed at once, so this bounds only one that hangs.
+ * yet. On a 2-core machine, `run` to a listening socket took 0.2-1 s idle and up to 14 s under
+ * heavy load (the server itself listening 0.4-2.9 s after its spawn), and a CI run once saw a
+ * server not listening 10 s after its spawn, the deadline before: a server that runs is starting
+ * and is waited for. One that exits is noticed at once, so this bounds only one that hangs.
  */
 const AUTO_START_DEADLINE_MS = 60_000;
 /** How many servers one call starts at most: one that exits 0 without a server serving is replaced. */
