@@ -139,10 +139,20 @@ export interface ServerHello {
  */
 export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1, git: 300_000 } as const;
 
-/** How long {@link connectOrchestrator} keeps retrying after starting a server. */
-const AUTO_START_DEADLINE_MS = 10_000;
-/** How often it tries the socket meanwhile when the state directory reports no change, in ms. */
+/**
+ * How long {@link connectOrchestrator} waits for a server it started that runs but does not serve
+ * yet. On a 2-core machine, `run` to a listening socket took 0.2-1 s idle and up to 14 s under
+ * heavy load (the server itself listening 0.4-2.9 s after its spawn), and a CI run once saw a
+ * server not listening 10 s after its spawn, the deadline before: a server that runs is starting
+ * and is waited for. One that exits is noticed at once, so this bounds only one that hangs.
+ */
+const AUTO_START_DEADLINE_MS = 60_000;
+/** How many servers one call starts at most: one that exits 0 without a server serving is replaced. */
+const AUTO_START_SPAWNS = 3;
+/** How often it tries the socket meanwhile when the state directory reports no change, in ms (then every 100 ms). */
 const AUTO_START_POLL_MS = 10;
+/** How long it polls every AUTO_START_POLL_MS before slowing down, in ms. */
+const AUTO_START_FAST_POLL_MS = 2_000;
 
 /** Options of {@link connectOrchestrator}. */
 export interface ConnectOptions {
@@ -160,13 +170,19 @@ export interface ConnectOptions {
    * call then rejects with `request_cancelled`); a server started before is waited for as usual.
    */
   signal?: AbortSignal;
+  /** How long to wait for a started server that runs without serving, in ms (default 60 s; tests shorten it). */
+  startDeadlineMs?: number;
 }
 
 /**
  * Connects to the state directory's server (`<state>/orchestrator.sock`). Without one and with
  * `autoStart`, starts `one-works serve --auto` in the background (see auto-start.ts) and tries
- * again as soon as the socket appears, for up to 10 s; concurrent callers end up on the one
- * server that won the owner lock. Throws `connection_closed` when no server answers.
+ * again as soon as the socket appears; concurrent callers end up on the one server that won the
+ * owner lock. The started server is waited for while it runs (up to `startDeadlineMs`, 60 s); one
+ * that exits non-zero fails the call at once with `orchestrator_unavailable` and what it logged,
+ * and one that exits 0 (it left the state directory to another owner) while no server serves is
+ * replaced, twice at most. Throws `connection_closed` when no server is running and none is to be
+ * started, or the started one still does not serve at the deadline.
  */
 export async function connectOrchestrator(
   ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'> & { config?: Pick<CliContext['config'], 'state'> },
@@ -189,32 +205,57 @@ export async function connectOrchestrator(
   if (options.signal?.aborted) {
     throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `no orchestrator was started for ${ctx.stateDir}: the command gave up first`);
   }
-  const started = await spawnAutoServer(ctx).finally(() => options.onAttempted?.());
-  options.onAutoStart?.();
-  let exitCode: number | null | undefined;
-  void started.exited.then((code) => {
-    exitCode = code;
-  });
-  const deadline = Date.now() + AUTO_START_DEADLINE_MS;
+  const start = async (): Promise<{ server: AutoServer; exitCode: () => number | null | undefined }> => {
+    const server = await spawnAutoServer(ctx);
+    options.onAutoStart?.();
+    let exitCode: number | null | undefined;
+    void server.exited.then((code) => {
+      exitCode = code;
+    });
+    return { server, exitCode: () => exitCode };
+  };
+  let started = await start().finally(() => options.onAttempted?.());
+  // What the servers started here logged comes after this offset of the log.
+  const logOffset = started.server.logOffset;
+  let spawns = 1;
+  const since = Date.now();
+  const deadlineMs = options.startDeadlineMs ?? AUTO_START_DEADLINE_MS;
   // The socket is tried again the moment the state directory changes (the server binding it), and
   // every AUTO_START_POLL_MS anyway: a watch may miss events (some file systems report none), and
   // a failed connect to a missing socket costs one syscall.
   const changes = watchDirectory(ctx.stateDir);
   try {
-    while (Date.now() < deadline) {
-      await changes.next(AUTO_START_POLL_MS);
+    for (;;) {
+      await changes.next(Date.now() - since < AUTO_START_FAST_POLL_MS ? AUTO_START_POLL_MS : 100);
+      // Read before the try: a server that lost a start race exits once the winner's socket
+      // exists, so after its exit a failed try means that nobody serves.
+      const exitCode = started.exitCode();
       const client = await confirmed(await tryConnect(path));
       if (client) return client;
-      // Exit 0 is the loser of a start race: the winner serves soon. Anything else failed.
-      if (exitCode !== undefined && exitCode !== 0) throw await startFailed(ctx.stateDir, started, exitCode);
+      if (exitCode !== undefined && exitCode !== 0) throw await startFailed(ctx.stateDir, started.server.logOffset, exitCode);
+      if (exitCode === 0) {
+        // It found the state directory owned (a start race, an exiting server) and left it to that
+        // owner, which does not serve (any more): waiting would wait for nobody. Another one starts.
+        if (spawns >= AUTO_START_SPAWNS) throw await startFailed(ctx.stateDir, logOffset, 0, spawns);
+        if (options.signal?.aborted) {
+          throw new OneWorksError(
+            ERROR_CODES.REQUEST_CANCELLED,
+            `no orchestrator was started for ${ctx.stateDir}: the command gave up first`,
+          );
+        }
+        started = await start();
+        spawns += 1;
+      } else if (Date.now() - since >= deadlineMs) {
+        throw new OneWorksError(
+          ERROR_CODES.CONNECTION_CLOSED,
+          `the orchestrator (pid ${started.server.pid}) started for ${ctx.stateDir} runs but did not serve within ${deadlineMs / 1000} s; see ${logPath(ctx.stateDir)}`,
+          { data: { pid: started.server.pid, log: logPath(ctx.stateDir) } },
+        );
+      }
     }
   } finally {
     changes.close();
   }
-  throw new OneWorksError(
-    ERROR_CODES.CONNECTION_CLOSED,
-    `the orchestrator did not start within ${AUTO_START_DEADLINE_MS / 1000} s; see ${ctx.stateDir}/orchestrator.log`,
-  );
 }
 
 // Changes in a directory, as a wait: `next(ms)` resolves at the next change (or one that came
@@ -276,19 +317,21 @@ async function confirmed(client: OrchestratorClient | undefined, signal?: AbortS
   }
 }
 
-// The error of a background server that exited before serving, with what it printed.
-async function startFailed(stateDir: string, started: AutoServer, exitCode: number | null): Promise<OneWorksError> {
+// The error of a background server that exited before serving, with what was logged after
+// `logOffset` (the `spawns` servers this call started, which all exited 0 when there were several).
+async function startFailed(stateDir: string, logOffset: number, exitCode: number | null, spawns = 1): Promise<OneWorksError> {
   const log = logPath(stateDir);
   const text = await readFile(log)
-    .then((bytes) => bytes.subarray(started.logOffset).toString('utf8'))
+    .then((bytes) => bytes.subarray(logOffset).toString('utf8'))
     .catch(() => '');
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   const said = lines.slice(-6).join('\n  ');
-  return new OneWorksError(
-    ERROR_CODES.ORCHESTRATOR_UNAVAILABLE,
-    `the orchestrator for ${stateDir} exited (${exitCode === null ? 'killed' : `code ${exitCode}`}) before it served${said ? `:\n  ${said}` : ''}\nFix what it says, then run the command again (its full output is in ${log}).`,
-    { data: { exitCode, log } },
-  );
+  const how = exitCode === null ? 'killed' : `code ${exitCode}`;
+  const what =
+    exitCode === 0
+      ? `${spawns === 1 ? 'the orchestrator started' : `the ${spawns} orchestrators started one after the other`} for ${stateDir} left it to another owner (exit 0), which serves no orchestrator${said ? `:\n  ${said}` : ''}\nStop the process that owns it (see ${stateDir}/owner.json), then run the command again (the servers' output is in ${log}).`
+      : `the orchestrator for ${stateDir} exited (${how}) before it served${said ? `:\n  ${said}` : ''}\nFix what it says, then run the command again (its full output is in ${log}).`;
+  return new OneWorksError(ERROR_CODES.ORCHESTRATOR_UNAVAILABLE, what, { data: { exitCode, log } });
 }
 
 /**

@@ -1,12 +1,11 @@
 import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parse, stringify } from 'yaml';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../core/events/index.js';
-import { CliRigs, ONE_WORKS_BIN, type CliRig } from '../support/one-works-cli.js';
+import { CliRigs, ONE_WORKS_BIN, type CliRig, waitWhileRunning } from '../support/one-works-cli.js';
 import { isAlive, waitForExit } from '../support/rig-processes.js';
 import { lastUserText, type ScriptedModel, type Step } from '../support/scripted-model.js';
 
@@ -89,17 +88,6 @@ async function wrappedRig(model: ScriptedModel, droid: Record<string, unknown> =
 
 // One-shot droid: `droid exec` without stream-jsonrpc (the only such invocation One Works makes).
 const isOneShot = (args: string): boolean => args.startsWith('exec ') && !args.includes('stream-jsonrpc');
-
-/** Polls `check` every 100 ms until it returns a value; throws after `timeoutMs`. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() >= deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const warnings = (events: RuntimeEvent[]): string[] => events.flatMap((e) => (e.type === 'log' && e.level === 'warn' ? [e.message] : []));
 const steps = (model: ScriptedModel) => model.requests.filter((r) => r.kind === 'step');
@@ -208,7 +196,8 @@ for (const version of ['0.225.2', '0.215.0'] as const)
       const w = await wrappedRig(model, {}, version);
       const started = w.rig.start(['run', '--workspace', w.rig.workspace, 'count the stars']);
       // The model holds the turn's first request: droid sent it, nothing came back yet.
-      await waitFor('the first model request', async () => (steps(model).length > 0 ? true : undefined));
+      // A `run` that failed (e.g. its orchestrator did not start) ends the wait with its exit code, stderr and the orchestrator's log.
+      await waitWhileRunning(w.rig, started, 'the first model request', async () => (steps(model).length > 0 ? true : undefined));
       const [victim] = (await w.pids()).slice(-1);
       expect(isAlive(victim!)).toBe(true);
       process.kill(victim!, 'SIGKILL');
@@ -240,9 +229,11 @@ for (const version of ['0.225.2', '0.215.0'] as const)
       const model = await scripted([{ hangMs: 120_000, text: 'Half an answer, then' }, { text: 'must never be asked for' }]);
       const w = await wrappedRig(model, {}, version);
       const started = w.rig.start(['run', '--workspace', w.rig.workspace, 'tell me a story']);
-      await waitFor('the first model request', async () => (steps(model).length > 0 ? true : undefined));
+      await waitWhileRunning(w.rig, started, 'the first model request', async () => (steps(model).length > 0 ? true : undefined));
       // One Works observed the streamed text (the live view printed it) before droid is killed.
-      await waitFor('streamed assistant text', async () => (started.stdoutSoFar().includes('Half an answer') ? true : undefined));
+      await waitWhileRunning(w.rig, started, 'streamed assistant text', async () =>
+        started.stdoutSoFar().includes('Half an answer') ? true : undefined,
+      );
       const [victim] = (await w.pids()).slice(-1);
       process.kill(victim!, 'SIGKILL');
 

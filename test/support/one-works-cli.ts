@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { onTestFailed, TestRunner } from 'vitest';
 import { stringify } from 'yaml';
 import { RuntimeEventSchema, type RuntimeEvent } from '../../core/events/index.js';
 import { SessionRecordSchema, type SessionRecord } from '../../core/store/index.js';
@@ -34,6 +35,8 @@ export interface StartedCli {
   result: Promise<CliResult>;
   /** What the CLI printed on stdout so far (e.g. a live view's streamed text). */
   stdoutSoFar(): string;
+  /** What it was started with, how long it ran, how it ended (if it did) and its stderr so far. */
+  describe(): string;
 }
 
 export type { RigProcess } from './rig-processes.js';
@@ -143,6 +146,13 @@ export interface CliRig {
   processes(): RigProcess[];
   /** The rig's `one-works serve` processes (auto-started or explicit). */
   servers(): RigProcess[];
+  /**
+   * What a failure message needs: every command this rig ran or started (exit code or still
+   * running, stderr) and `<state>/orchestrator.log`. A failing test gets it appended to its error
+   * by itself (see {@link CliRigs}); a test that waits on something while its command may have
+   * exited uses it in its own error (see {@link waitWhileRunning}).
+   */
+  report(): Promise<string>;
 }
 
 /**
@@ -150,11 +160,19 @@ export interface CliRig {
  * orchestrator gracefully (SIGTERM to the owner pid in `<state>/owner.json`, then waits for it
  * to exit), SIGKILLs (by pid) any process still referring to a rig, runs the registered closers
  * (model servers) and removes every temp root.
+ *
+ * A test that fails after creating a rig gets each of its rigs' {@link CliRig.report} appended to
+ * its error message (taken before `dispose` removes the rig): the commands' exit codes and stderr
+ * and the orchestrator's log, which a failure in CI cannot otherwise show.
  */
 export class CliRigs {
   readonly #roots: string[] = [];
   readonly #stateDirs: string[] = [];
   readonly #closers: (() => Promise<void>)[] = [];
+  // Rigs of the running test, and their reports once dispose took them (the rig is gone then).
+  readonly #rigs: CliRig[] = [];
+  readonly #reports: string[] = [];
+  readonly #watched = new WeakSet<object>();
 
   /** Registers a closer run by `dispose()` (e.g. a scripted model's `close`). */
   defer(close: () => Promise<void>): void {
@@ -179,6 +197,8 @@ export class CliRigs {
     const root = await this.tempDir();
     const rig = buildRig(root);
     this.#stateDirs.push(rig.stateDir);
+    this.#rigs.push(rig);
+    this.#reportOnFailure();
     await Promise.all([mkdir(rig.workspace), mkdir(rig.userHome)]);
     const { entry } = droidCustomModel(options.baseUrl, { apiKey: RIG_API_KEY });
     const config = {
@@ -210,6 +230,7 @@ export class CliRigs {
   }
 
   async dispose(): Promise<void> {
+    for (const rig of this.#rigs.splice(0)) this.#reports.push(await rig.report());
     for (const stateDir of this.#stateDirs.splice(0)) await stopServer(stateDir);
     // A few rounds: a CLI killed mid-start may still have spawned droid just before it died.
     for (let round = 0; round < 5; round += 1) {
@@ -220,6 +241,23 @@ export class CliRigs {
     }
     for (const close of this.#closers.splice(0).reverse()) await close();
     for (const root of this.#roots.splice(0)) await rm(root, { recursive: true, force: true });
+  }
+
+  // Once per test: when it fails, its rigs' reports go into its first error's message (vitest
+  // runs onTestFailed after afterEach, so dispose has taken them by then; a rig left undisposed
+  // is reported live). A rig made outside a test (beforeAll) registers nothing: it is reported only
+  // along with a rig that the failing test made itself.
+  #reportOnFailure(): void {
+    const test = TestRunner.getCurrentTest();
+    if (!test || this.#watched.has(test)) return;
+    this.#watched.add(test);
+    // What earlier tests' rigs left (they passed) is not this test's.
+    this.#reports.length = 0;
+    onTestFailed(async ({ task }) => {
+      const reports = [...this.#reports.splice(0), ...(await Promise.all(this.#rigs.map((rig) => rig.report())))];
+      const error = task.result?.errors?.[0];
+      if (error && reports.length > 0) error.message += `\n\n${reports.join('\n\n')}`;
+    });
   }
 }
 
@@ -248,6 +286,12 @@ async function stopServer(stateDir: string): Promise<void> {
 const isServer = (configPath: string, p: RigProcess): boolean => p.args.includes(`${ONE_WORKS_BIN} --config ${configPath} serve`);
 
 function buildRig(root: string): CliRig {
+  const started: StartedCli[] = [];
+  const launch = (args: readonly string[], options: RunOptions = {}): StartedCli => {
+    const cli = startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } });
+    started.push(cli);
+    return cli;
+  };
   const stateDir = join(root, 'state');
   const userHome = join(root, 'user-home');
   const configPath = join(root, 'one-works.yaml');
@@ -260,9 +304,8 @@ function buildRig(root: string): CliRig {
     stateDir,
     workspace: join(root, 'ws'),
     userHome,
-    run: (args, options = {}) =>
-      startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }).result,
-    start: (args, options = {}) => startOneWorks(['--config', configPath, ...args], { cwd: root, env: { HOME: userHome, ...options.env } }),
+    run: (args, options) => launch(args, options).result,
+    start: launch,
     sessionIds: async () => (await readdir(join(stateDir, 'sessions')).catch(() => [] as string[])).sort(),
     readSession: async (id) => SessionRecordSchema.parse(JSON.parse(await readFile(join(sessionDir(id), 'session.json'), 'utf8'))),
     readEventLines,
@@ -277,7 +320,58 @@ function buildRig(root: string): CliRig {
     sessionHome: (id) => join(sessionDir(id), 'home'),
     processes: () => findProcesses(root).filter((p) => !(isServer(configPath, p) && p.args.endsWith(' serve --auto'))),
     servers: () => findProcesses(root).filter((p) => isServer(configPath, p)),
+    report: async () => {
+      const log = await readFile(logPath(stateDir), 'utf8').catch((error: NodeJS.ErrnoException) => `(none: ${error.code})`);
+      return [
+        `rig ${root}:`,
+        ...started.map((cli) => indent(cli.describe())),
+        indent(`${logPath(stateDir)}:\n${indent(tail(log, REPORT_LOG_CHARS))}`),
+      ].join('\n');
+    },
   };
+}
+
+/** How much of an orchestrator.log, and of a command's stderr, a report shows (the end). */
+const REPORT_LOG_CHARS = 12_000;
+const REPORT_STDERR_CHARS = 4_000;
+
+const logPath = (stateDir: string): string => join(stateDir, 'orchestrator.log');
+const indent = (text: string): string => text.replace(/^/gm, '  ');
+const tail = (text: string, chars: number): string => (text.length > chars ? `…${text.slice(-chars)}` : text);
+
+/**
+ * Polls `check` every 100 ms until it returns a value, while `cli` runs: throws when `cli` exits
+ * first (it may have failed before doing what the test waits for), with the rig's
+ * {@link CliRig.report} (its exit code, stderr and the orchestrator's log), and after `timeoutMs`
+ * with the same report.
+ */
+export async function waitWhileRunning<T>(
+  rig: Pick<CliRig, 'report'>,
+  cli: Pick<StartedCli, 'result'>,
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  let exited = false;
+  void cli.result.then(
+    () => {
+      exited = true;
+    },
+    () => {
+      exited = true;
+    },
+  );
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    // Whether it had exited is read before the check: a command that did what was waited for and
+    // then exited is no failure.
+    const gone = exited;
+    const value = await check();
+    if (value !== undefined) return value;
+    if (gone) throw new Error(`the command exited before ${what}\n${await rig.report()}`);
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${await rig.report()}`);
+    await sleep(100);
+  }
 }
 
 /**
@@ -289,6 +383,8 @@ function buildRig(root: string): CliRig {
 export function startOneWorks(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined> }): StartedCli {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries({ PATH: process.env.PATH, ...options.env })) if (value !== undefined) env[name] = value;
+  const startedAt = Date.now();
+  let ended: string | undefined;
   const child = execa(process.execPath, [ONE_WORKS_BIN, ...args], {
     cwd: options.cwd,
     env,
@@ -299,6 +395,7 @@ export function startOneWorks(args: readonly string[], options: { cwd: string; e
     forceKillAfterDelay: 5_000,
   });
   const result = child.then((done) => {
+    ended = `${done.timedOut ? 'timed out' : done.signal ? `was killed (${done.signal})` : `exited ${done.exitCode}`} after ${Date.now() - startedAt} ms`;
     if (done.exitCode === undefined || done.timedOut) {
       throw new Error(
         `one-works ${args.join(' ')} did not exit by itself (${done.signal ?? 'timeout'})\nstdout: ${done.stdout}\nstderr: ${done.stderr}`,
@@ -312,7 +409,16 @@ export function startOneWorks(args: readonly string[], options: { cwd: string; e
   child.stdout?.on('data', (chunk: Buffer) => {
     printed += chunk.toString('utf8');
   });
-  return { pid: child.pid!, kill: (signal) => child.kill(signal), result, stdoutSoFar: () => printed };
+  let complained = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    complained += chunk.toString('utf8');
+  });
+  const describe = (): string =>
+    [
+      `\`one-works ${args.join(' ')}\` (pid ${child.pid}) ${ended ?? `still running after ${Date.now() - startedAt} ms`}`,
+      complained === '' ? '  stderr: (empty)' : `  stderr:\n${indent(indent(tail(complained, REPORT_STDERR_CHARS)))}`,
+    ].join('\n');
+  return { pid: child.pid!, kill: (signal) => child.kill(signal), result, stdoutSoFar: () => printed, describe };
 }
 
 /** The Claude Code version the conformance tests drive (installed by the global setup). */

@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { connectOrchestrator, type OrchestratorClient } from '../../cli/daemon/client.js';
+import { logPath, socketPath } from '../../cli/daemon/wire.js';
+import { ownerRecordOfThisProcess } from '../../core/store/index.js';
+import { findProcesses, killQuietly } from '../support/rig-processes.js';
+
+// How a client waits for the server it auto-started (cli/daemon/client.ts), with real `serve --auto`
+// processes in the states that made CI runs fail with "the orchestrator did not start within 10 s":
+// a server slower to start than that, and one that left the state directory to an owner that
+// serves nothing (exit 0).
+
+const SLOW_START = fileURLToPath(new URL('../peers/slow-serve-start.cjs', import.meta.url));
+
+const roots: string[] = [];
+const clients: OrchestratorClient[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+  for (const root of roots.splice(0)) {
+    for (const left of findProcesses(root)) killQuietly(left.pid);
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+type Ctx = Parameters<typeof connectOrchestrator>[0];
+
+async function makeRoot(env: Record<string, string> = {}): Promise<{ root: string; ctx: Ctx }> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-daemon-wait-')));
+  roots.push(root);
+  const [stateDir, workspace, home] = ['state', 'ws', 'home'].map((name) => join(root, name)) as [string, string, string];
+  await Promise.all([mkdir(workspace), mkdir(home), mkdir(stateDir, { mode: 0o700 })]);
+  const configPath = join(root, 'one-works.yaml');
+  await writeFile(
+    configPath,
+    stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs: 500 } }),
+  );
+  return { root, ctx: { stateDir, configPath, cwd: root, env: { PATH: process.env.PATH ?? '', HOME: home, ...env } } };
+}
+
+const serverPids = (root: string): number[] =>
+  findProcesses(root)
+    .filter((p) => / serve --auto$/.test(p.args))
+    .map((p) => p.pid);
+
+const logOf = (ctx: Ctx): Promise<string> => readFile(logPath(ctx.stateDir), 'utf8').catch(() => '');
+
+describe('a client waiting for the server it started', () => {
+  it('waits for a server that takes longer than 10 s to start while it runs', async () => {
+    const { ctx } = await makeRoot({ NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '11000' });
+    const client = await connectOrchestrator(ctx, { autoStart: true });
+    clients.push(client);
+    expect(await client.list()).toEqual([]);
+    expect(await logOf(ctx)).toMatch(/^orchestrator serving /m);
+  }, 60_000);
+
+  it('fails, naming the server and its log, when a started server runs without serving past startDeadlineMs', async () => {
+    const { root, ctx } = await makeRoot({ NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '30000' });
+    const error = await connectOrchestrator(ctx, { autoStart: true, startDeadlineMs: 1_000 }).catch((e: unknown) => e);
+    const [pid] = serverPids(root);
+    expect(pid).toBeTypeOf('number');
+    expect(error).toMatchObject({ code: 'connection_closed' });
+    expect((error as Error).message).toBe(
+      `the orchestrator (pid ${pid}) started for ${ctx.stateDir} runs but did not serve within 1 s; see ${logPath(ctx.stateDir)}`,
+    );
+  }, 60_000);
+
+  it('starts another server when the one it started left the state directory to an owner that serves nothing', async () => {
+    const { root, ctx } = await makeRoot();
+    // An owner that serves no socket (a command owning the state directory, an idle server between
+    // removing its socket and releasing its lock): the started server waits for it, then exits 0.
+    const owner = join(ctx.stateDir, 'owner.json');
+    await writeFile(owner, JSON.stringify(ownerRecordOfThisProcess()), { mode: 0o600 });
+    const connecting = connectOrchestrator(ctx, { autoStart: true });
+    const [first] = await untilValue(
+      () => serverPids(root),
+      (pids) => pids.length > 0,
+    );
+    await untilValue(logOf.bind(undefined, ctx), (log) => log.includes('another orchestrator owns this state directory'));
+    // That owner goes away after the server it started exited: only a new server can serve now.
+    await untilValue(
+      async () => existsSync(`/proc/${first}`),
+      (alive) => !alive,
+    );
+    await rm(owner);
+    const client = await connecting;
+    clients.push(client);
+    expect(await client.list()).toEqual([]);
+    const hello = await client.hello();
+    expect(hello.pid).not.toBe(first);
+    const log = await logOf(ctx);
+    expect(log.indexOf('another orchestrator owns this state directory')).toBeLessThan(log.indexOf('orchestrator serving'));
+  }, 60_000);
+
+  it('gives up after three servers that each left the state directory to an owner that serves nothing, naming them', async () => {
+    const { ctx } = await makeRoot();
+    await writeFile(join(ctx.stateDir, 'owner.json'), JSON.stringify(ownerRecordOfThisProcess()), { mode: 0o600 });
+    const error = await connectOrchestrator(ctx, { autoStart: true }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'orchestrator_unavailable', data: { exitCode: 0 } });
+    expect((error as Error).message).toContain(
+      `the 3 orchestrators started one after the other for ${ctx.stateDir} left it to another owner`,
+    );
+    expect((error as Error).message).toContain('another orchestrator owns this state directory; leaving it to that one');
+    expect((await logOf(ctx)).match(/another orchestrator owns this state directory/g)).toHaveLength(3);
+    expect(existsSync(socketPath(ctx.stateDir))).toBe(false);
+  }, 90_000);
+});
+
+// Polls `read` every 20 ms until `done` holds for its value; returns that value (a test timeout ends it).
+async function untilValue<T>(read: () => T | Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    await sleep(20);
+  }
+}
