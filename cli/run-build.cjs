@@ -5,7 +5,7 @@
 // module's), per bundle (bin.cjs puts the bundle's hash in the name), Node version, architecture
 // and Node options, in dist/cli/code-cache/, made at the end of a run that had none (or whose
 // cache V8 refused: another V8, other V8 flags), so it holds every function that command
-// compiled. A build removes the caches of other bundles. A file starts with the SHA-1 of the rest: V8 checks
+// compiled. A build removes every cache. A file starts with the SHA-1 of the rest: V8 checks
 // versions, flags and the source's length but no checksum, and would crash on damaged data;
 // anything that does not match is ignored. Where dist/ is not writable (an install owned by
 // another user) commands run without a cache.

@@ -113,18 +113,15 @@ writeFileSync(
   `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, lean, sources }, null, 1)}\n`,
 );
 for (const file of [...written, buildJson]) renameSync(`${file}.tmp`, file);
-pruneDist([bundleHash, ...Object.values(lean).map((entry) => entry.bundleHash)]);
+pruneDist();
 
-// Removes from dist/ what this build did not write: files of earlier builds, and code caches named
-// after another bundle (cli/run-build.cjs names each cache after its bundle's hash).
-function pruneDist(hashes) {
+// Removes from dist/ what this build did not write: files of earlier builds, and every code cache
+// (the commands' own runs make them again; `npm pack` builds first, and packs none).
+function pruneDist() {
   const kept = new Set([...written, buildJson]);
   for (const entry of readdirSync(join(root, 'dist'), { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
     const path = join(entry.parentPath ?? entry.path, entry.name);
-    const cache = relative(join(root, 'dist', 'cli', 'code-cache'), path);
-    const isCache = !cache.startsWith('..');
-    if (isCache ? !hashes.some((hash) => entry.name.includes(hash)) : !kept.has(path)) rmSync(path, { force: true });
+    if (entry.isFile() && !kept.has(path)) rmSync(path, { force: true });
   }
 }
 
