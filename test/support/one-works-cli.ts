@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -271,9 +271,12 @@ async function stopServer(stateDir: string): Promise<void> {
     return;
   }
   if (pid === undefined || pid === process.pid) return;
-  // Only a live `one-works … serve` (a stale owner file's pid may be reused by anything).
-  const args = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '');
-  if (!args.split('\0').includes('serve')) return;
+  // Only a live `one-works --config <this rig's config> serve`: a stale owner file's pid (its
+  // server was killed) may be reused by anything, another rig's server included, which a SIGTERM
+  // would stop quietly (exit 0) under its own test.
+  const args = (await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '')).split('\0');
+  const config = join(dirname(stateDir), 'one-works.yaml');
+  if (!args.includes('serve') || args[args.indexOf('--config') + 1] !== config) return;
   try {
     process.kill(pid, 'SIGTERM');
   } catch {
