@@ -6,6 +6,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
+import { adapterModules, ROOT } from '../support/module-log.js';
 
 // Issue 15: `run` loads only the adapter of its turn, and the orchestrator loads an adapter with
 // its first session, not at start. Both processes run from the sources with module hooks that
@@ -14,7 +15,6 @@ import { TSX_LOADER } from '../peers/fake-droid-binary.js';
 // adapters (and the ACP SDK) unloaded in both, apart from their config schemas (one-works.yaml
 // is validated whole).
 const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FAKE_RUNNER = fileURLToPath(new URL('../peers/fake-runner.ts', import.meta.url));
 const READY_MS = 60_000;
 /** Deadline of the `run` client (sources through tsx, a loaded CI machine). */
@@ -31,15 +31,6 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-// The adapter modules (not config schemas) among the logged URLs, as paths below adapters/.
-function adapterModules(urls: readonly string[]): string[] {
-  return urls
-    .filter((url) => url.startsWith('file:'))
-    .map((url) => fileURLToPath(url))
-    .filter((path) => path.startsWith(join(ROOT, 'adapters/')) && !path.endsWith('/config.ts'))
-    .map((path) => path.slice(join(ROOT, 'adapters/').length));
-}
 
 async function readLog(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8')).split('\n').filter(Boolean);

@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { adapterModules, ROOT } from '../support/module-log.js';
 
 // Issue 15: an auto-started server (`serve --auto`, started by a command about to use it) loads
 // the default adapter's code while that command connects, not once its first request arrived; no
 // other adapter's. (A server started by hand loads none at start: run-modules.test.ts.)
 const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const READY_MS = 60_000;
 
 let dir: string | undefined;
@@ -24,15 +24,6 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-// The adapter modules (not config schemas) among the logged URLs, as paths below adapters/.
-function adapterModules(urls: readonly string[]): string[] {
-  return urls
-    .filter((url) => url.startsWith('file:'))
-    .map((url) => fileURLToPath(url))
-    .filter((path) => path.startsWith(join(ROOT, 'adapters/')) && !path.endsWith('/config.ts'))
-    .map((path) => path.slice(join(ROOT, 'adapters/').length));
-}
 
 describe('one-works serve --auto', () => {
   it('loads the default adapter (and no other) before any session needs it', async () => {

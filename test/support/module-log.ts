@@ -33,3 +33,12 @@ export async function loggedModules(
   const loaded = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').filter((url) => url.startsWith('file:'));
   return { dir, result: { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) }, loaded };
 }
+
+/** The adapter modules (not config schemas) among logged module URLs, as paths below adapters/. */
+export function adapterModules(urls: readonly string[]): string[] {
+  return urls
+    .filter((url) => url.startsWith('file:'))
+    .map((url) => fileURLToPath(url))
+    .filter((path) => path.startsWith(join(ROOT, 'adapters/')) && !path.endsWith('/config.ts'))
+    .map((path) => path.slice(join(ROOT, 'adapters/').length));
+}
