@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import type { PermissionAsk } from '../../core/adapter.js';
 import { AnswerChannelSchema } from '../../core/events/index.js';
-import { type AskBoard, declineEscalator, type EscalationAnswer, type Escalator } from '../../core/permissions/index.js';
+import {
+  type AskBoard,
+  AskQuestionSchema,
+  askToolShape,
+  declineEscalator,
+  type EscalationAnswer,
+  type Escalator,
+} from '../../core/permissions/index.js';
 import type { Connection } from '../../core/protocol/index.js';
 
 /**
@@ -19,18 +26,7 @@ import type { Connection } from '../../core/protocol/index.js';
 /** The server → client request that asks the attached client's person. */
 export const ESCALATION_REQUEST = 'escalation.ask';
 
-const ToolSchema = lazySchema(() =>
-  z.looseObject({
-    toolUseId: z.string(),
-    name: z.string(),
-    kind: z.string(),
-    label: z.string(),
-    command: z.string().optional(),
-    paths: z.array(z.string()).optional(),
-    impact: z.enum(['low', 'medium', 'high']).optional(),
-    input: z.unknown(),
-  }),
-);
+const ToolSchema = lazySchema(() => z.looseObject({ toolUseId: z.string(), ...askToolShape(), input: z.unknown() }));
 
 /** Params of {@link ESCALATION_REQUEST}, as the client checks them. */
 export const EscalationAskParamsSchema = lazySchema(() =>
@@ -42,17 +38,7 @@ export const EscalationAskParamsSchema = lazySchema(() =>
       kind: z.enum(['tool', 'question']),
       tools: z.array(ToolSchema),
       options: z.array(z.string()),
-      questions: z
-        .array(
-          z.looseObject({
-            index: z.number().int(),
-            topic: z.string().optional(),
-            question: z.string(),
-            options: z.array(z.string()),
-            multiSelect: z.boolean(),
-          }),
-        )
-        .optional(),
+      questions: z.array(AskQuestionSchema.loose()).optional(),
     }),
     /** The ask's id on the board (`escalation.settled` names it). */
     askId: z.string().optional(),
