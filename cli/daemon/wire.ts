@@ -28,13 +28,17 @@ export const MAX_WAIT_MS = 60_000;
 export const ONE_WORKS_WIRE_ERROR = -32000;
 export const EVENT_NOTIFICATION = 'events.event';
 
-const settingsShape = () => ({
+// What every request that starts a turn carries first: the turn's settings and its idempotency key.
+const turnRequestShape = () => ({
   model: z.string().min(1).optional(),
   effort: z.string().min(1).optional(),
   autonomy: AutonomySchema.optional(),
+  requestKey: RequestKeySchema.optional(),
 });
-const RequestKey = lazySchema(() => RequestKeySchema.optional());
 const SessionId = lazySchema(() => z.string().min(1).max(200));
+const RunId = lazySchema(() => z.string().min(1));
+// A person's note on a session (resolving its attention, reconciling a run).
+const Note = lazySchema(() => z.string().max(2000).optional());
 /** The client's presentation variables (core/process PRESENTATION_ENV_VARS), given to the agent of its turn. */
 const Presentation = lazySchema(() =>
   z.strictObject({ TERM: z.string().optional(), COLORTERM: z.string().optional(), NO_COLOR: z.string().optional() }).optional(),
@@ -42,8 +46,7 @@ const Presentation = lazySchema(() =>
 
 export const CreateSessionParamsSchema = lazySchema(() =>
   z.strictObject({
-    ...settingsShape(),
-    requestKey: RequestKey,
+    ...turnRequestShape(),
     adapter: z.string().min(1),
     workspace: z.string().min(1),
     // Checked by the orchestrator (checkPrompt), whose usage error names the rule.
@@ -67,8 +70,7 @@ export const CreateSessionParamsSchema = lazySchema(() =>
 );
 export const SendMessageParamsSchema = lazySchema(() =>
   z.strictObject({
-    ...settingsShape(),
-    requestKey: RequestKey,
+    ...turnRequestShape(),
     sessionId: SessionId,
     prompt: z.string(),
     interrupt: z.boolean().optional(),
@@ -78,9 +80,7 @@ export const SendMessageParamsSchema = lazySchema(() =>
 );
 export const ListAsksParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId.optional() }));
 export const AnswerAskParamsSchema = AskAnswerSchema;
-export const ResolveAttentionParamsSchema = lazySchema(() =>
-  z.strictObject({ sessionId: SessionId, note: z.string().max(2000).optional() }),
-);
+export const ResolveAttentionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, note: Note }));
 export const SessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId }));
 /**
  * Why a client asks an idle auto-started server to exit (`exitIfIdle`): it runs with another config
@@ -88,11 +88,11 @@ export const SessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: 
  */
 export const ExitIfIdleParamsSchema = lazySchema(() => z.strictObject({ reason: z.enum(['mismatch', 'unused']).optional() }));
 export type ExitReason = NonNullable<z.infer<typeof ExitIfIdleParamsSchema>['reason']>;
-export const CancelParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() }));
+export const CancelParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: RunId.optional() }));
 export const WaitParamsSchema = lazySchema(() =>
   z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) }),
 );
-export const WaitForRunParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1) }));
+export const WaitForRunParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: RunId }));
 // The label alphabet is checked by the orchestrator, whose message says what is allowed.
 export const UpdateSessionParamsSchema = lazySchema(() =>
   z.strictObject({
@@ -112,19 +112,18 @@ export const ReadSessionParamsSchema = lazySchema(() =>
 export const ReconcileParamsSchema = lazySchema(() =>
   z.strictObject({
     sessionId: SessionId,
-    runId: z.string().min(1),
+    runId: RunId,
     status: z.enum(RECONCILED_STATUSES),
-    note: z.string().max(2000).optional(),
+    note: Note,
   }),
 );
 export const UsageParamsSchema = lazySchema(() => z.strictObject({ sessionIds: z.array(SessionId).optional() }));
 export const AdapterParamsSchema = lazySchema(() => z.strictObject({ adapter: z.string().min(1) }));
 export const ForkSessionParamsSchema = lazySchema(() =>
   z.strictObject({
-    ...settingsShape(),
-    requestKey: RequestKey,
+    ...turnRequestShape(),
     sessionId: SessionId,
-    runId: z.string().min(1).optional(),
+    runId: RunId.optional(),
     prompt: z.string(),
     title: z.string().optional(),
   }),
