@@ -11,6 +11,7 @@ import {
   type Escalator,
 } from '../../core/permissions/index.js';
 import type { Connection } from '../../core/protocol/index.js';
+import { paramsSchema } from './wire.js';
 
 /**
  * Permission asks and questions that a policy escalates. Each one opens on the orchestrator's
@@ -29,30 +30,29 @@ export const ESCALATION_REQUEST = 'escalation.ask';
 const ToolSchema = lazySchema(() => z.looseObject({ toolUseId: z.string(), ...askToolShape(), input: z.unknown() }));
 
 /** Params of {@link ESCALATION_REQUEST}, as the client checks them. */
-export const EscalationAskParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: z.string().min(1),
-    reason: z.string(),
-    ask: z.looseObject({
-      requestId: z.string(),
-      kind: z.enum(['tool', 'question']),
-      tools: z.array(ToolSchema),
-      options: z.array(z.string()),
-      questions: z.array(AskQuestionSchema.loose()).optional(),
-    }),
-    /** The ask's id on the board (`escalation.settled` names it). */
-    askId: z.string().optional(),
+export const EscalationAskParamsSchema = paramsSchema(() => ({
+  sessionId: z.string().min(1),
+  reason: z.string(),
+  ask: z.looseObject({
+    requestId: z.string(),
+    kind: z.enum(['tool', 'question']),
+    tools: z.array(ToolSchema),
+    options: z.array(z.string()),
+    questions: z.array(AskQuestionSchema.loose()).optional(),
   }),
-);
+  /** The ask's id on the board (`escalation.settled` names it). */
+  askId: z.string().optional(),
+}));
 
 /** Server → client notification: an ask sent to this client was answered elsewhere (or timed out). */
 export const ESCALATION_SETTLED = 'escalation.settled';
 export const EscalationSettledParamsSchema = lazySchema(() => z.looseObject({ askId: z.string(), by: z.string() }));
 
 /** Params of `escalations.attach`: the session, and the run whose asks this client answers (all runs without it). */
-export const EscalationAttachParamsSchema = lazySchema(() =>
-  z.strictObject({ sessionId: z.string().min(1).max(200), runId: z.string().min(1).optional() }),
-);
+export const EscalationAttachParamsSchema = paramsSchema(() => ({
+  sessionId: z.string().min(1).max(200),
+  runId: z.string().min(1).optional(),
+}));
 
 /** The client's answer. `abandoned`: the person interrupted the turn, so nobody needs to attend to it. */
 export const EscalationReplySchema = lazySchema(() =>
