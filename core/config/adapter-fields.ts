@@ -13,8 +13,8 @@ import { z } from 'zod';
 /** An environment variable name: what a shell accepts in an assignment. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** An environment variable name; anything else fails with "expected an environment variable name". */
-export function envNameSchema(): z.ZodString {
+// An environment variable name; anything else fails with "expected an environment variable name".
+function envNameSchema(): z.ZodString {
   return z.string().regex(ENV_NAME, 'expected an environment variable name');
 }
 
