@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
+import { credentialsField, envField, envNamesField, secretEnvSchema, secretSchema } from '../../core/config/adapter-fields.js';
 
 // The YAML blocks of the ACP adapters, apart from their code so that loading the configuration
 // does not load the ACP SDK (cli/context.ts imports this module alone).
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A server name: what the agent calls the server (and prefixes its tools with). */
 export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -20,10 +19,7 @@ export const AcpMcpServerSchema = lazySchema(() =>
       type: z.enum(['stdio', 'http', 'sse']).default('stdio').describe('stdio: a local command; http / sse: a remote server at url.'),
       command: z.string().min(1).optional().describe('stdio: the executable (an absolute path, or a name the agent looks up).'),
       args: z.array(z.string()).default([]).describe('stdio: its arguments.'),
-      env: z
-        .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string().meta({ secret: true }))
-        .default({})
-        .describe('stdio: its environment variables; the values are secrets.'),
+      env: secretEnvSchema().default({}).describe('stdio: its environment variables; the values are secrets.'),
       url: z.url().optional().describe('http / sse: the server URL.'),
       headers: z
         .record(z.string().min(1), z.string().meta({ secret: true }))
@@ -48,14 +44,8 @@ export const AcpAgentSchema = lazySchema(() =>
   z.strictObject({
     command: z.string().min(1).describe('The executable: an absolute path, or a name looked up on PATH.'),
     args: z.array(z.string()).default([]).describe('Its arguments (e.g. [acp]).'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-      .default({})
-      .describe('Extra environment variables (not secrets; use credentials for keys).'),
-    credentials: z
-      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-      .default([])
-      .describe('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
+    env: envField('Extra environment variables (not secrets; use credentials for keys).'),
+    credentials: envNamesField('Host variables passed to the agent when set; their values are secrets (redacted everywhere).'),
     authMethod: z.string().min(1).optional().describe('An ACP authenticate method id to call when the agent advertises it.'),
     mcpServers: mcpServers('the agent'),
   }),
@@ -100,8 +90,6 @@ export const GEMINI_BUNDLE = 'bundle/gemini.js';
 /** The auth method for an API key (and a BYOK endpoint), called with ACP `authenticate`. */
 export const GEMINI_API_KEY_AUTH = 'gemini-api-key';
 
-const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
-
 export const GeminiConfigSchema = lazySchema(() =>
   z.strictObject({
     enabled: z.boolean().default(false).describe('Use this adapter; a disabled adapter is never probed, installed or reported.'),
@@ -114,25 +102,16 @@ export const GeminiConfigSchema = lazySchema(() =>
       .describe('Which Gemini CLI to run.'),
     model: z.string().min(1).default('inherit').describe('Default model (gemini -m); "inherit" keeps the CLI default.'),
     autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-      .default({})
-      .describe('Extra variables for the gemini process.'),
-    passEnv: z
-      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-      .default([])
-      .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-    credentials: z
-      .strictObject({
-        GEMINI_API_KEY: secret('Gemini API key; default: $GEMINI_API_KEY.').meta({ env: 'GEMINI_API_KEY' }).optional(),
-        GOOGLE_API_KEY: secret('Google API key; default: $GOOGLE_API_KEY.').meta({ env: 'GOOGLE_API_KEY' }).optional(),
-      })
-      .prefault({})
-      .describe('Credentials passed to gemini, only those set; nothing else from the environment is.'),
+    env: envField('Extra variables for the gemini process.'),
+    passEnv: envNamesField('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
+    credentials: credentialsField('Credentials passed to gemini, only those set; nothing else from the environment is.', {
+      GEMINI_API_KEY: 'Gemini API key',
+      GOOGLE_API_KEY: 'Google API key',
+    }),
     endpoint: z
       .strictObject({
         baseUrl: endpointUrlSchema('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),
-        apiKey: secret('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
+        apiKey: secretSchema('Key for that endpoint (sent as GEMINI_API_KEY; a secret).'),
       })
       .optional()
       .describe('Bring your own endpoint.'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
+import { credentialsField, ENV_NAME, envField, envNamesField, secretSchema } from '../../core/config/adapter-fields.js';
 
 /**
  * The `adapters.claude-code` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -17,9 +18,6 @@ export const CLAUDE_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const
 /** The model aliases the CLI resolves itself (`claude --help`, 2.1.333). */
 export const CLAUDE_MODEL_ALIASES = ['sonnet', 'opus', 'haiku', 'fable'] as const;
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
-
 export const ClaudeCliSchema = lazySchema(() => cliSelectionSchema({ binary: 'claude', pin: CLAUDE_DEFAULT_PIN }));
 
 /** An MCP server given to Claude Code with --mcp-config (and --strict-mcp-config: the only ones it starts). */
@@ -28,9 +26,10 @@ export const ClaudeMcpServerSchema = lazySchema(() =>
     type: z.enum(['stdio', 'http', 'sse']).describe('stdio: a local command; http / sse: a remote server at url.'),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).optional(),
+    // A bad name fails with zod's own message, which names the pattern.
     env: z.record(z.string().regex(ENV_NAME), z.string().meta({ secret: true })).optional(),
     url: z.url().optional(),
-    headers: z.record(z.string().min(1), secret('Header value (a secret).')).optional(),
+    headers: z.record(z.string().min(1), secretSchema('Header value (a secret).')).optional(),
   }),
 );
 
@@ -41,28 +40,17 @@ export const ClaudeConfigSchema = lazySchema(() =>
     model: z.string().min(1).default('inherit').describe('Default model (a name or alias); "inherit" keeps the CLI default.'),
     effort: z.enum(CLAUDE_EFFORTS).optional().describe('Default effort (claude --effort).'),
     autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-      .default({})
-      .describe('Extra variables for the claude process.'),
-    passEnv: z
-      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-      .default([])
-      .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-    credentials: z
-      .strictObject({
-        ANTHROPIC_API_KEY: secret('Anthropic API key; default: $ANTHROPIC_API_KEY.').meta({ env: 'ANTHROPIC_API_KEY' }).optional(),
-        ANTHROPIC_AUTH_TOKEN: secret('Bearer token; default: $ANTHROPIC_AUTH_TOKEN.').meta({ env: 'ANTHROPIC_AUTH_TOKEN' }).optional(),
-        CLAUDE_CODE_OAUTH_TOKEN: secret('OAuth token; default: $CLAUDE_CODE_OAUTH_TOKEN.')
-          .meta({ env: 'CLAUDE_CODE_OAUTH_TOKEN' })
-          .optional(),
-      })
-      .prefault({})
-      .describe('Credentials passed to claude, only those set; nothing else from the environment is.'),
+    env: envField('Extra variables for the claude process.'),
+    passEnv: envNamesField('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
+    credentials: credentialsField('Credentials passed to claude, only those set; nothing else from the environment is.', {
+      ANTHROPIC_API_KEY: 'Anthropic API key',
+      ANTHROPIC_AUTH_TOKEN: 'Bearer token',
+      CLAUDE_CODE_OAUTH_TOKEN: 'OAuth token',
+    }),
     endpoint: z
       .strictObject({
         baseUrl: endpointUrlSchema('Anthropic Messages API base URL (ANTHROPIC_BASE_URL).'),
-        apiKey: secret('Key for that endpoint (sent as ANTHROPIC_API_KEY; a secret).'),
+        apiKey: secretSchema('Key for that endpoint (sent as ANTHROPIC_API_KEY; a secret).'),
       })
       .optional()
       .describe('Bring your own endpoint.'),

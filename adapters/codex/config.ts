@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
+import { credentialsField, envField, envNamesField, secretSchema } from '../../core/config/adapter-fields.js';
 
 /**
  * The `adapters.codex` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -17,9 +18,6 @@ export const CODEX_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh
 /** Codex's own command sandbox (`thread/start` `sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
-
 export const CodexCliSchema = lazySchema(() =>
   cliSelectionSchema({
     binary: 'codex',
@@ -35,25 +33,16 @@ export const CodexConfigSchema = lazySchema(() =>
     model: z.string().min(1).default('inherit').describe('Default model; "inherit" keeps the CLI default.'),
     effort: z.enum(CODEX_EFFORTS).optional().describe('Default reasoning effort.'),
     autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-      .default({})
-      .describe('Extra variables for the codex process.'),
-    passEnv: z
-      .array(z.string().regex(ENV_NAME, 'expected an environment variable name'))
-      .default([])
-      .describe('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE).'),
-    credentials: z
-      .strictObject({
-        OPENAI_API_KEY: secret('OpenAI API key; default: $OPENAI_API_KEY.').meta({ env: 'OPENAI_API_KEY' }).optional(),
-        CODEX_API_KEY: secret('Codex API key; default: $CODEX_API_KEY.').meta({ env: 'CODEX_API_KEY' }).optional(),
-      })
-      .prefault({})
-      .describe('Credentials passed to codex, only those set; nothing else from the environment is.'),
+    env: envField('Extra variables for the codex process.'),
+    passEnv: envNamesField('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE).'),
+    credentials: credentialsField('Credentials passed to codex, only those set; nothing else from the environment is.', {
+      OPENAI_API_KEY: 'OpenAI API key',
+      CODEX_API_KEY: 'Codex API key',
+    }),
     endpoint: z
       .strictObject({
         baseUrl: endpointUrlSchema('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),
-        apiKey: secret('Key for that endpoint (reaches codex through its environment only; a secret).'),
+        apiKey: secretSchema('Key for that endpoint (reaches codex through its environment only; a secret).'),
       })
       .optional()
       .describe('Bring your own endpoint: declared to Codex as a model provider with the Responses wire API.'),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { hasUrlUserinfo } from '../../core/config/secrets.js';
 import { cliSelectionSchema } from '../../core/adapter.js';
+import { credentialsField, envField, secretEnvSchema, secretSchema } from '../../core/config/adapter-fields.js';
 
 /**
  * The `adapters.droid` block of one-works.yaml. Secret fields carry `.meta({ secret: true })`
@@ -38,8 +39,6 @@ const noUserinfo =
       });
   };
 
-const secret = (description: string) => z.string().min(1).meta({ secret: true, description });
-
 const absolutePath = lazySchema(() =>
   z.string().superRefine((value, ctx) => {
     if (!isAbsolute(value)) ctx.addIssue({ code: 'custom', message: `expected an absolute path, got ${JSON.stringify(value)}` });
@@ -61,16 +60,17 @@ export const DroidCustomModelSchema = lazySchema(() =>
       .url()
       .superRefine(noUserinfo('.factory/settings.json', 'put the key in apiKey (or a header in extraHeaders): those never reach the disk'))
       .describe('Provider endpoint, e.g. http://127.0.0.1:8000/v1 (no user or password in it).'),
-    apiKey: secret('Provider API key (a secret).'),
+    apiKey: secretSchema('Provider API key (a secret).'),
     provider: z.enum(DROID_PROVIDERS).describe('Wire protocol of the endpoint.'),
     maxOutputTokens: z.number().int().positive().optional().describe('Output token cap per response.'),
     maxContextLimit: z.number().int().positive().optional().describe('Context window in tokens.'),
-    extraHeaders: z.record(z.string(), secret('Header value (a secret).')).optional().describe('Extra HTTP headers; values are secrets.'),
+    extraHeaders: z
+      .record(z.string(), secretSchema('Header value (a secret).'))
+      .optional()
+      .describe('Extra HTTP headers; values are secrets.'),
     reasoningEffort: z.enum(['off', 'low', 'medium', 'high']).optional().describe('Reasoning effort the model supports.'),
   }),
 );
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The hook events droid fires (droid 0.225.x); YAML `hooks` keys map 1:1 to them. */
 export const DROID_HOOK_EVENTS = [
@@ -118,20 +118,14 @@ export const DroidMcpServerSchema = lazySchema(() =>
       type: z.enum(['stdio', 'http', 'sse']).describe('stdio: a local command; http / sse: a remote server at url.'),
       command: z.string().min(1).optional().describe('stdio: the executable (no "=" in it).'),
       args: z.array(z.string()).optional().describe('stdio: its arguments.'),
-      env: z
-        .record(
-          z.string().regex(ENV_NAME, 'expected an environment variable name'),
-          z.string().meta({ secret: true, description: 'Value (a secret).' }),
-        )
-        .optional()
-        .describe('stdio: extra environment variables; the values are secrets.'),
+      env: secretEnvSchema('Value (a secret).').optional().describe('stdio: extra environment variables; the values are secrets.'),
       url: z
         .url()
         .superRefine(noUserinfo('.factory/mcp.json', 'send the credential in a headers value (a secret)'))
         .optional()
         .describe('http / sse: the server URL (no user or password in it).'),
       headers: z
-        .record(z.string().min(1), secret('Header value (a secret).'))
+        .record(z.string().min(1), secretSchema('Header value (a secret).'))
         .optional()
         .describe('http / sse: HTTP headers; the values are secrets.'),
     })
@@ -183,17 +177,11 @@ export const DroidConfigSchema = lazySchema(() =>
       .default({})
       .superRefine(rejectUserinfoUrls)
       .describe('Merged into the isolated .factory/settings.json (no URL with a user or password in it).'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-      .default({})
-      .describe('Extra environment variables for the droid process.'),
-    credentials: z
-      .strictObject({
-        FACTORY_API_KEY: secret('Factory API key; default: $FACTORY_API_KEY.').meta({ env: 'FACTORY_API_KEY' }).optional(),
-        FACTORY_TOKEN: secret('Factory token; default: $FACTORY_TOKEN.').meta({ env: 'FACTORY_TOKEN' }).optional(),
-      })
-      .prefault({})
-      .describe('Credentials passed to the droid process; nothing else from the environment is.'),
+    env: envField('Extra environment variables for the droid process.'),
+    credentials: credentialsField('Credentials passed to the droid process; nothing else from the environment is.', {
+      FACTORY_API_KEY: 'Factory API key',
+      FACTORY_TOKEN: 'Factory token',
+    }),
     startupTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline for the first handshake, in ms.'),
     requestTimeoutMs: z.number().int().positive().default(30_000).describe('Default deadline of a protocol request, in ms.'),
     drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),

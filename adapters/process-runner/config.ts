@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
+import { envField, secretEnvSchema } from '../../core/config/adapter-fields.js';
 
 /**
  * The `adapters.process` block of one-works.yaml: harnesses by name, each a command that speaks
@@ -7,7 +8,6 @@ import { lazySchema } from '../../core/lazy-schema.js';
  * adapter's config (core adds `policy` to it).
  */
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HARNESS_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** The built-in tool sets a harness may name under `tools`. */
@@ -21,11 +21,7 @@ export const HarnessMcpServerSchema = lazySchema(() =>
   z.strictObject({
     command: z.string().min(1).describe('The server: an absolute path, or a name found on PATH.'),
     args: z.array(z.string()).default([]).describe('Its arguments.'),
-    env: z
-      .record(
-        z.string().regex(ENV_NAME, 'expected an environment variable name'),
-        z.string().meta({ secret: true, description: 'Value (a secret).' }),
-      )
+    env: secretEnvSchema('Value (a secret).')
       .default({})
       .describe('Extra environment variables of the server; the values are secrets (registered with the redactor).'),
     kind: z
@@ -60,10 +56,7 @@ export const HarnessSchema = lazySchema(() =>
       .default({})
       .describe('Credentials, given to the runner in its open frame only (never through its environment).'),
     tools: z.array(z.enum(TOOL_SETS)).default(['workspace']).describe('Built-in tool sets One Works executes for the runner.'),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), z.string())
-      .default({})
-      .describe('Extra variables for the runner (never credentials: those go in provider).'),
+    env: envField('Extra variables for the runner (never credentials: those go in provider).'),
     mcpServers: z
       .record(z.string().regex(MCP_SERVER_NAME, 'expected a server name of letters, digits and "-"'), HarnessMcpServerSchema)
       .default({})

@@ -2,8 +2,16 @@ import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import type { PermissionAsk } from '../../core/adapter.js';
 import { AnswerChannelSchema } from '../../core/events/index.js';
-import { type AskBoard, declineEscalator, type EscalationAnswer, type Escalator } from '../../core/permissions/index.js';
+import {
+  type AskBoard,
+  AskQuestionSchema,
+  askToolShape,
+  declineEscalator,
+  type EscalationAnswer,
+  type Escalator,
+} from '../../core/permissions/index.js';
 import type { Connection } from '../../core/protocol/index.js';
+import { paramsSchema } from './wire.js';
 
 /**
  * Permission asks and questions that a policy escalates. Each one opens on the orchestrator's
@@ -19,54 +27,32 @@ import type { Connection } from '../../core/protocol/index.js';
 /** The server → client request that asks the attached client's person. */
 export const ESCALATION_REQUEST = 'escalation.ask';
 
-const ToolSchema = lazySchema(() =>
-  z.looseObject({
-    toolUseId: z.string(),
-    name: z.string(),
-    kind: z.string(),
-    label: z.string(),
-    command: z.string().optional(),
-    paths: z.array(z.string()).optional(),
-    impact: z.enum(['low', 'medium', 'high']).optional(),
-    input: z.unknown(),
-  }),
-);
+const ToolSchema = lazySchema(() => z.looseObject({ toolUseId: z.string(), ...askToolShape(), input: z.unknown() }));
 
 /** Params of {@link ESCALATION_REQUEST}, as the client checks them. */
-export const EscalationAskParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: z.string().min(1),
-    reason: z.string(),
-    ask: z.looseObject({
-      requestId: z.string(),
-      kind: z.enum(['tool', 'question']),
-      tools: z.array(ToolSchema),
-      options: z.array(z.string()),
-      questions: z
-        .array(
-          z.looseObject({
-            index: z.number().int(),
-            topic: z.string().optional(),
-            question: z.string(),
-            options: z.array(z.string()),
-            multiSelect: z.boolean(),
-          }),
-        )
-        .optional(),
-    }),
-    /** The ask's id on the board (`escalation.settled` names it). */
-    askId: z.string().optional(),
+export const EscalationAskParamsSchema = paramsSchema(() => ({
+  sessionId: z.string().min(1),
+  reason: z.string(),
+  ask: z.looseObject({
+    requestId: z.string(),
+    kind: z.enum(['tool', 'question']),
+    tools: z.array(ToolSchema),
+    options: z.array(z.string()),
+    questions: z.array(AskQuestionSchema.loose()).optional(),
   }),
-);
+  /** The ask's id on the board (`escalation.settled` names it). */
+  askId: z.string().optional(),
+}));
 
 /** Server → client notification: an ask sent to this client was answered elsewhere (or timed out). */
 export const ESCALATION_SETTLED = 'escalation.settled';
 export const EscalationSettledParamsSchema = lazySchema(() => z.looseObject({ askId: z.string(), by: z.string() }));
 
 /** Params of `escalations.attach`: the session, and the run whose asks this client answers (all runs without it). */
-export const EscalationAttachParamsSchema = lazySchema(() =>
-  z.strictObject({ sessionId: z.string().min(1).max(200), runId: z.string().min(1).optional() }),
-);
+export const EscalationAttachParamsSchema = paramsSchema(() => ({
+  sessionId: z.string().min(1).max(200),
+  runId: z.string().min(1).optional(),
+}));
 
 /** The client's answer. `abandoned`: the person interrupted the turn, so nobody needs to attend to it. */
 export const EscalationReplySchema = lazySchema(() =>

@@ -28,129 +28,117 @@ export const MAX_WAIT_MS = 60_000;
 export const ONE_WORKS_WIRE_ERROR = -32000;
 export const EVENT_NOTIFICATION = 'events.event';
 
-const settingsShape = () => ({
+// What every request that starts a turn carries first: the turn's settings and its idempotency key.
+const turnRequestShape = () => ({
   model: z.string().min(1).optional(),
   effort: z.string().min(1).optional(),
   autonomy: AutonomySchema.optional(),
+  requestKey: RequestKeySchema.optional(),
 });
-const RequestKey = lazySchema(() => RequestKeySchema.optional());
 const SessionId = lazySchema(() => z.string().min(1).max(200));
+const RunId = lazySchema(() => z.string().min(1));
+// A person's note on a session (resolving its attention, reconciling a run).
+const Note = lazySchema(() => z.string().max(2000).optional());
 /** The client's presentation variables (core/process PRESENTATION_ENV_VARS), given to the agent of its turn. */
 const Presentation = lazySchema(() =>
   z.strictObject({ TERM: z.string().optional(), COLORTERM: z.string().optional(), NO_COLOR: z.string().optional() }).optional(),
 );
 
-export const CreateSessionParamsSchema = lazySchema(() =>
-  z.strictObject({
-    ...settingsShape(),
-    requestKey: RequestKey,
-    adapter: z.string().min(1),
-    workspace: z.string().min(1),
-    // Checked by the orchestrator (checkPrompt), whose usage error names the rule.
-    prompt: z.string(),
-    title: z.string().optional(),
-    labels: z.array(z.string()).optional(),
-    policy: PermissionPolicySchema.optional(),
-    presentation: Presentation,
-    worktree: z
-      .union([
-        z.strictObject({
-          base: z.string().min(1).optional(),
-          at: z.string().min(1).optional(),
-          branch: z.string().min(1).optional(),
-          includeUncommitted: z.boolean().optional(),
-        }),
-        z.literal(false),
-      ])
-      .optional(),
-  }),
-);
-export const SendMessageParamsSchema = lazySchema(() =>
-  z.strictObject({
-    ...settingsShape(),
-    requestKey: RequestKey,
-    sessionId: SessionId,
-    prompt: z.string(),
-    interrupt: z.boolean().optional(),
-    presentation: Presentation,
-    policy: PermissionPolicySchema.optional(),
-  }),
-);
-export const ListAsksParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId.optional() }));
+/** A method's params: a strict object (an unknown key is refused), built on first use (core/lazy-schema.ts). */
+export function paramsSchema<Shape extends z.core.$ZodLooseShape>(shape: () => Shape): z.ZodLazy<z.ZodObject<Shape, z.core.$strict>> {
+  return lazySchema(() => z.strictObject(shape()));
+}
+
+export const CreateSessionParamsSchema = paramsSchema(() => ({
+  ...turnRequestShape(),
+  adapter: z.string().min(1),
+  workspace: z.string().min(1),
+  // Checked by the orchestrator (checkPrompt), whose usage error names the rule.
+  prompt: z.string(),
+  title: z.string().optional(),
+  labels: z.array(z.string()).optional(),
+  policy: PermissionPolicySchema.optional(),
+  presentation: Presentation,
+  worktree: z
+    .union([
+      z.strictObject({
+        base: z.string().min(1).optional(),
+        at: z.string().min(1).optional(),
+        branch: z.string().min(1).optional(),
+        includeUncommitted: z.boolean().optional(),
+      }),
+      z.literal(false),
+    ])
+    .optional(),
+}));
+export const SendMessageParamsSchema = paramsSchema(() => ({
+  ...turnRequestShape(),
+  sessionId: SessionId,
+  prompt: z.string(),
+  interrupt: z.boolean().optional(),
+  presentation: Presentation,
+  policy: PermissionPolicySchema.optional(),
+}));
+export const ListAsksParamsSchema = paramsSchema(() => ({ sessionId: SessionId.optional() }));
 export const AnswerAskParamsSchema = AskAnswerSchema;
-export const ResolveAttentionParamsSchema = lazySchema(() =>
-  z.strictObject({ sessionId: SessionId, note: z.string().max(2000).optional() }),
-);
-export const SessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId }));
+export const ResolveAttentionParamsSchema = paramsSchema(() => ({ sessionId: SessionId, note: Note }));
+export const SessionParamsSchema = paramsSchema(() => ({ sessionId: SessionId }));
 /**
  * Why a client asks an idle auto-started server to exit (`exitIfIdle`): it runs with another config
  * or environment (`mismatch`), or it started the server and no longer needs it (`unused`).
  */
-export const ExitIfIdleParamsSchema = lazySchema(() => z.strictObject({ reason: z.enum(['mismatch', 'unused']).optional() }));
+export const ExitIfIdleParamsSchema = paramsSchema(() => ({ reason: z.enum(['mismatch', 'unused']).optional() }));
 export type ExitReason = NonNullable<z.infer<typeof ExitIfIdleParamsSchema>['reason']>;
-export const CancelParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1).optional() }));
-export const WaitParamsSchema = lazySchema(() =>
-  z.strictObject({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) }),
-);
-export const WaitForRunParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, runId: z.string().min(1) }));
+export const CancelParamsSchema = paramsSchema(() => ({ sessionId: SessionId, runId: RunId.optional() }));
+export const WaitParamsSchema = paramsSchema(() => ({ sessionIds: z.array(SessionId).min(1), timeoutMs: z.number().int().min(0) }));
+export const WaitForRunParamsSchema = paramsSchema(() => ({ sessionId: SessionId, runId: RunId }));
 // The label alphabet is checked by the orchestrator, whose message says what is allowed.
-export const UpdateSessionParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: SessionId,
-    title: z.string().max(MAX_TITLE_LENGTH).optional(),
-    labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
-    archived: z.boolean().optional(),
-  }),
-);
-export const ReadSessionParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: SessionId,
-    maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional(),
-    maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
-  }),
-);
-export const ReconcileParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: SessionId,
-    runId: z.string().min(1),
-    status: z.enum(RECONCILED_STATUSES),
-    note: z.string().max(2000).optional(),
-  }),
-);
-export const UsageParamsSchema = lazySchema(() => z.strictObject({ sessionIds: z.array(SessionId).optional() }));
-export const AdapterParamsSchema = lazySchema(() => z.strictObject({ adapter: z.string().min(1) }));
-export const ForkSessionParamsSchema = lazySchema(() =>
-  z.strictObject({
-    ...settingsShape(),
-    requestKey: RequestKey,
-    sessionId: SessionId,
-    runId: z.string().min(1).optional(),
-    prompt: z.string(),
-    title: z.string().optional(),
-  }),
-);
-export const ImportSessionParamsSchema = lazySchema(() =>
-  z.strictObject({ adapter: z.string().min(1), sourcePath: z.string().min(1), content: z.string() }),
-);
-export const DiffSessionParamsSchema = lazySchema(() => z.strictObject({ sessionId: SessionId, stat: z.boolean().optional() }));
-export const MergeSessionParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: SessionId,
-    squash: z.boolean().optional(),
-    into: z.string().min(1).optional(),
-  }),
-);
-export const CheckSessionParamsSchema = lazySchema(() =>
-  z.strictObject({
-    sessionId: SessionId,
-    command: z.string().min(1),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(2 ** 31 - 1),
-  }),
-);
+export const UpdateSessionParamsSchema = paramsSchema(() => ({
+  sessionId: SessionId,
+  title: z.string().max(MAX_TITLE_LENGTH).optional(),
+  labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
+  archived: z.boolean().optional(),
+}));
+export const ReadSessionParamsSchema = paramsSchema(() => ({
+  sessionId: SessionId,
+  maxEvents: z.number().int().min(1).max(MAX_READ_EVENTS).optional(),
+  maxBytes: z.number().int().min(1).max(MAX_READ_BYTES).optional(),
+}));
+export const ReconcileParamsSchema = paramsSchema(() => ({
+  sessionId: SessionId,
+  runId: RunId,
+  status: z.enum(RECONCILED_STATUSES),
+  note: Note,
+}));
+export const UsageParamsSchema = paramsSchema(() => ({ sessionIds: z.array(SessionId).optional() }));
+export const AdapterParamsSchema = paramsSchema(() => ({ adapter: z.string().min(1) }));
+export const ForkSessionParamsSchema = paramsSchema(() => ({
+  ...turnRequestShape(),
+  sessionId: SessionId,
+  runId: RunId.optional(),
+  prompt: z.string(),
+  title: z.string().optional(),
+}));
+export const ImportSessionParamsSchema = paramsSchema(() => ({
+  adapter: z.string().min(1),
+  sourcePath: z.string().min(1),
+  content: z.string(),
+}));
+export const DiffSessionParamsSchema = paramsSchema(() => ({ sessionId: SessionId, stat: z.boolean().optional() }));
+export const MergeSessionParamsSchema = paramsSchema(() => ({
+  sessionId: SessionId,
+  squash: z.boolean().optional(),
+  into: z.string().min(1).optional(),
+}));
+export const CheckSessionParamsSchema = paramsSchema(() => ({
+  sessionId: SessionId,
+  command: z.string().min(1),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1),
+}));
 /** Handles are the orchestrator's own schema (core/orchestrator/turn-handle-schema.ts). */
 export { TurnHandleSchema } from '../../core/orchestrator/turn-handle-schema.js';
 

@@ -26,6 +26,20 @@ export const AskQuestionSchema = z.strictObject({
   multiSelect: z.boolean(),
 });
 
+/**
+ * The fields of one tool call of a permission ask ({@link PermissionAsk} `tools`) that channels
+ * show a person: every list of asks (strict) and the terminal's `escalation.ask` (which adds the
+ * call's id and input) build on them.
+ */
+export const askToolShape = () => ({
+  name: z.string(),
+  kind: z.string(),
+  label: z.string(),
+  command: z.string().optional(),
+  paths: z.array(z.string()).optional(),
+  impact: z.enum(['low', 'medium', 'high']).optional(),
+});
+
 /** An open ask as every channel lists it (`one-works asks`, MCP `list_asks`). */
 export const OpenAskSchema = lazySchema(() =>
   z.strictObject({
@@ -35,16 +49,7 @@ export const OpenAskSchema = lazySchema(() =>
     /** The agent's own request id (the `requestId` of the `permission.requested` / `question.asked` event). */
     requestId: z.string(),
     kind: z.enum(['tool', 'question']).describe('tool: a permission ask; question: the agent asks the person something.'),
-    tools: z.array(
-      z.strictObject({
-        name: z.string(),
-        kind: z.string(),
-        label: z.string(),
-        command: z.string().optional(),
-        paths: z.array(z.string()).optional(),
-        impact: z.enum(['low', 'medium', 'high']).optional(),
-      }),
-    ),
+    tools: z.array(z.strictObject(askToolShape())),
     questions: z.array(AskQuestionSchema).optional(),
     reason: z.string().describe('Why the policy escalated it.'),
     openedAt: z.string(),

@@ -12,6 +12,15 @@ export type {
 } from './escalation.js';
 export { describeLimitation, limitationsInEffect, rulesInEffect } from './limitations.js';
 export type { LimitationInEffect } from './limitations.js';
-export { AskAnswerSchema, AskBoard, AskQuestionSchema, AskChoiceSchema, OpenAskSchema, answerText, describeChannel } from './ask-board.js';
+export {
+  AskAnswerSchema,
+  AskBoard,
+  AskQuestionSchema,
+  AskChoiceSchema,
+  OpenAskSchema,
+  answerText,
+  askToolShape,
+  describeChannel,
+} from './ask-board.js';
 export type { AnsweredAsk, AskAnswer, AskChoice, OpenAsk } from './ask-board.js';
 export { mergePolicies } from './merge-policies.js';

@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { connectOrchestrator, type OrchestratorClient } from '../../cli/daemon/client.js';
+import { describe, expect, it } from 'vitest';
+import { connectOrchestrator } from '../../cli/daemon/client.js';
 import { logPath, socketPath } from '../../cli/daemon/wire.js';
 import { ownerRecordOfThisProcess } from '../../core/store/index.js';
-import { findProcesses, killQuietly } from '../support/rig-processes.js';
+import { type DaemonCtx as Ctx, type DaemonRoot, useDaemonRoots } from '../support/daemon-roots.js';
+import { findProcesses } from '../support/rig-processes.js';
 
 // How a client waits for the server it auto-started (cli/daemon/client.ts), with real `serve --auto`
 // processes in the states that made CI runs fail with "the orchestrator did not start within 10 s":
@@ -18,29 +17,13 @@ import { findProcesses, killQuietly } from '../support/rig-processes.js';
 
 const SLOW_START = fileURLToPath(new URL('../peers/slow-serve-start.cjs', import.meta.url));
 
-const roots: string[] = [];
-const clients: OrchestratorClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close();
-  for (const root of roots.splice(0)) {
-    for (const left of findProcesses(root)) killQuietly(left.pid);
-    await rm(root, { recursive: true, force: true });
-  }
-});
+const { clients, makeRoot: makeDaemonRoot } = useDaemonRoots('ow-daemon-wait-');
 
-type Ctx = Parameters<typeof connectOrchestrator>[0];
-
-async function makeRoot(env: Record<string, string> = {}): Promise<{ root: string; ctx: Ctx }> {
-  const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-daemon-wait-')));
-  roots.push(root);
-  const [stateDir, workspace, home] = ['state', 'ws', 'home'].map((name) => join(root, name)) as [string, string, string];
-  await Promise.all([mkdir(workspace), mkdir(home), mkdir(stateDir, { mode: 0o700 })]);
-  const configPath = join(root, 'one-works.yaml');
-  await writeFile(
-    configPath,
-    stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs: 500 } }),
-  );
-  return { root, ctx: { stateDir, configPath, cwd: root, env: { PATH: process.env.PATH ?? '', HOME: home, ...env } } };
+// A root whose state directory exists already (a test puts an owner.json in it before a server starts).
+async function makeRoot(env: Record<string, string> = {}): Promise<DaemonRoot> {
+  const made = await makeDaemonRoot({ idleExitMs: 500, env });
+  await mkdir(made.ctx.stateDir, { mode: 0o700 });
+  return made;
 }
 
 const serverPids = (root: string): number[] =>

@@ -1,40 +1,19 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { connectOrchestrator, type OrchestratorClient } from '../../cli/daemon/client.js';
+import { describe, expect, it } from 'vitest';
+import { connectOrchestrator } from '../../cli/daemon/client.js';
 import { logPath, socketPath } from '../../cli/daemon/wire.js';
-import { findProcesses, killQuietly, waitForExit } from '../support/rig-processes.js';
+import { type DaemonRoot, useDaemonRoots } from '../support/daemon-roots.js';
+import { findProcesses, waitForExit } from '../support/rig-processes.js';
 import { startOneWorks } from '../support/one-works-cli.js';
 
 // Real `one-works serve --auto` processes, started by the client as users get them. No session
 // runs here (no adapter is prepared), so no droid is needed.
 
-const roots: string[] = [];
-const clients: OrchestratorClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close();
-  for (const root of roots.splice(0)) {
-    for (const left of findProcesses(root)) killQuietly(left.pid);
-    await rm(root, { recursive: true, force: true });
-  }
-});
-
-async function makeRoot(idleExitMs: number): Promise<{ root: string; ctx: Parameters<typeof connectOrchestrator>[0] }> {
-  const root = await realpath(await mkdtemp(join(tmpdir(), 'ow-daemon-')));
-  roots.push(root);
-  const [stateDir, workspace, home] = ['state', 'ws', 'home'].map((name) => join(root, name)) as [string, string, string];
-  await Promise.all([mkdir(workspace), mkdir(home)]);
-  const configPath = join(root, 'one-works.yaml');
-  await writeFile(
-    configPath,
-    stringify({ state: { directory: stateDir }, workspaces: { approved: [workspace] }, orchestrator: { idleExitMs } }),
-  );
-  return { root, ctx: { stateDir, configPath, cwd: root, env: { PATH: process.env.PATH ?? '', HOME: home } } };
-}
+const { clients, makeRoot: makeDaemonRoot } = useDaemonRoots('ow-daemon-');
+const makeRoot = (idleExitMs: number): Promise<DaemonRoot> => makeDaemonRoot({ idleExitMs });
 
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await sleep(50);

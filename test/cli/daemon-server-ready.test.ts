@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tryConnect, type OrchestratorClient } from '../../cli/daemon/client.js';
-import { startOrchestratorServer, type OrchestratorServer } from '../../cli/daemon/server.js';
+import { startOrchestratorServer, type OrchestratorServer, type OrchestratorServerOptions } from '../../cli/daemon/server.js';
 import { socketPath } from '../../cli/daemon/wire.js';
 import { OneWorksError } from '../../core/errors.js';
 import type { Orchestrator } from '../../core/orchestrator/index.js';
@@ -28,6 +28,21 @@ function pendingOrchestrator(): { promise: Promise<Orchestrator>; resolve: (o: O
   return { promise, resolve, reject };
 }
 
+// A server started over an orchestrator whose creation is under way (`creating`, settled by the
+// test into the harness's orchestrator `h.orchestrator`); `options` adds to its options.
+async function startServerWhileCreating(options: Partial<OrchestratorServerOptions> = {}) {
+  const h = await harnesses({ fake: {} });
+  const creating = pendingOrchestrator();
+  const server = await startOrchestratorServer({
+    orchestrator: creating.promise,
+    socketPath: socketPath(h.deps.stateDir),
+    redact: (text) => text,
+    ...options,
+  });
+  opened.push(server);
+  return { h, creating, server };
+}
+
 async function connect(path: string): Promise<OrchestratorClient> {
   const client = await tryConnect(path);
   if (!client) throw new Error('the server did not accept a connection');
@@ -37,15 +52,7 @@ async function connect(path: string): Promise<OrchestratorClient> {
 
 describe('orchestrator control socket before the orchestrator exists', () => {
   it('answers hello at once and holds every other request until the orchestrator is created', async () => {
-    const h = await harnesses({ fake: {} });
-    const creating = pendingOrchestrator();
-    const server = await startOrchestratorServer({
-      orchestrator: creating.promise,
-      socketPath: socketPath(h.deps.stateDir),
-      redact: (text) => text,
-      fingerprint: 'f1',
-    });
-    opened.push(server);
+    const { h, creating, server } = await startServerWhileCreating({ fingerprint: 'f1' });
     const client = await connect(server.socketPath);
     expect(await client.hello()).toMatchObject({ fingerprint: 'f1', live: 0, queued: 0, clients: 1 });
     let listed: unknown;
@@ -64,14 +71,7 @@ describe('orchestrator control socket before the orchestrator exists', () => {
   });
 
   it('fails the waiting requests with the error of a creation that failed', async () => {
-    const h = await harnesses({ fake: {} });
-    const creating = pendingOrchestrator();
-    const server = await startOrchestratorServer({
-      orchestrator: creating.promise,
-      socketPath: socketPath(h.deps.stateDir),
-      redact: (text) => text,
-    });
-    opened.push(server);
+    const { creating, server } = await startServerWhileCreating();
     const client = await connect(server.socketPath);
     const list = client.list();
     await client.hello();
@@ -80,19 +80,13 @@ describe('orchestrator control socket before the orchestrator exists', () => {
   });
 
   it('counts no idle time before the orchestrator exists', async () => {
-    const h = await harnesses({ fake: {} });
-    const creating = pendingOrchestrator();
     let idled = false;
-    const server = await startOrchestratorServer({
-      orchestrator: creating.promise,
-      socketPath: socketPath(h.deps.stateDir),
-      redact: (text) => text,
+    const { h, creating, server } = await startServerWhileCreating({
       idleExitMs: 20,
       onIdle: () => {
         idled = true;
       },
     });
-    opened.push(server);
     // Reached once (no first-client grace), then left alone while the creation goes on.
     await (await connect(server.socketPath)).close();
     await sleep(300);
