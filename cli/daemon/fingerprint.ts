@@ -37,7 +37,8 @@ const HOST_VARIABLE_LISTS = [/^adapters\.[^.]+\.passEnv$/, /^adapters\.acp\.agen
  * `config <key path>` per leaf of the resolved configuration (so every `${VAR}` value and
  * credential counts), and one `env <NAME>` per variable children inherit (INHERITED_ENV_VARS)
  * except the presentation ones (PRESENTATION_ENV_VARS: TERM, COLORTERM, NO_COLOR), which travel
- * with each turn instead, and per variable a `passEnv` (or an ACP agent's `credentials`) names.
+ * with each turn instead, and per variable a `passEnv` (or an ACP agent's `credentials`) names
+ * (a presentation variable too: the agent's launch reads those from the server's environment).
  *
  * An adapter block the file leaves out counts by the keys it takes from the environment alone
  * ({@link BLOCK_ENV_DEFAULTS}, e.g. `config adapters.droid.credentials.FACTORY_API_KEY` from an
@@ -73,9 +74,9 @@ export function environmentParts(source: FingerprintSource): Map<string, string>
     }
   }
   const presentation = new Set<string>(PRESENTATION_ENV_VARS);
-  for (const name of [...INHERITED_ENV_VARS, ...hostVariables]) {
-    if (!presentation.has(name)) parts.set(`env ${name}`, stableJson(source.env[name] ?? null));
-  }
+  // A presentation variable a passEnv names still counts: the launch reads it from the server's environment.
+  const counted = [...INHERITED_ENV_VARS.filter((name) => !presentation.has(name)), ...hostVariables];
+  for (const name of counted) parts.set(`env ${name}`, stableJson(source.env[name] ?? null));
   return parts;
 }
 

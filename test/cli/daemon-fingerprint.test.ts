@@ -119,6 +119,9 @@ describe('environment fingerprint', () => {
     );
     expect(await differing(passing, { HTTPS_PROXY: 'http://proxy:3128' })).toEqual(['env HTTPS_PROXY']);
     expect(await differing(passing, { LOCAL_AGENT_KEY: 'lk-1' })).toEqual(['env LOCAL_AGENT_KEY']);
+    // TERM travels with each turn, but one a passEnv lets through is read from the server's environment.
+    const term = await configFile('workspaces: { approved: [/tmp] }\nadapters: { codex: { enabled: true, passEnv: [TERM] } }\n');
+    expect(await differing(term, { TERM: 'screen-256color' })).toEqual(['env TERM']);
     const plain = await configFile('workspaces: { approved: [/tmp] }\nadapters: { claude-code: { enabled: true } }\n');
     expect(await differing(plain, { HTTPS_PROXY: 'http://proxy:3128', LOCAL_AGENT_KEY: 'lk-1' })).toEqual([]);
   });
