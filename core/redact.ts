@@ -15,6 +15,9 @@ const MIN_SECRET_LENGTH = 4;
 // What may sit between two characters of a wrapped base64 form: one line break, raw or as it
 // reads inside a JSON string.
 const LINE_BREAK = String.raw`(?:\r?\n|\\r\\n|\\n)?`;
+// The characters a line break between two characters of a base64 form is made of (`\r\n`, `\n`, and
+// their JSON-escaped forms, which start with a backslash).
+const LINE_BREAK_CHARS = /[\r\n\\]/;
 // The start of a line break, as the last characters of a piece of a stream.
 const PARTIAL_LINE_BREAK = String.raw`(?:\r?\n?|\\(?:r(?:\\n?)?|n)?)`;
 
@@ -57,6 +60,10 @@ export class Redactor {
     // Most strings hold no secret: one scan for a place where a form could start decides that
     // without running the pattern (its alternation of every form is the costly part).
     if (this.#candidates.firstIn(text, 0) === -1) return text;
+    // Without a line break (raw, or JSON-escaped: no `\r`, `\n` nor backslash), a form can only
+    // be there verbatim: a text holding none needs no pattern, whose first compile and run costs
+    // a short command milliseconds (a warning that says "asks" starts like `sk-…`).
+    if (!LINE_BREAK_CHARS.test(text) && !this.needles.some((needle) => text.includes(needle))) return text;
     this.#pattern ??= new RegExp(this.needles.map((needle) => this.#source(needle)).join('|'), 'g');
     return text.replace(this.#pattern, REDACTED);
   }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { z } from 'zod';
 import type { Adapter, Autonomy, LockedVersion, ResolvedCli } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
@@ -78,6 +79,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--include-uncommitted', "copy the checkout's uncommitted changes and untracked files into the worktree; implies --worktree")
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
+        withoutSchemaCompilation();
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'new', flags }, prompt);
       }),
@@ -110,10 +112,19 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .option('--request-key <key>', 'idempotency key: repeating the same send returns (and follows) the original turn')
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
+        withoutSchemaCompilation();
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'resume', sessionId, flags }, prompt);
       }),
     );
+}
+
+// A `run` or `send` parses each of its schemas once or a few times (the config, a session record,
+// a turn handle, the events it missed): zod's JIT, which compiles a parser for each object schema
+// on its first parse and pays off over many parses, costs such a process more than it saves. Set
+// before the command builds its (lazy) schemas; the orchestrator, a long-lived process, keeps it.
+function withoutSchemaCompilation(): void {
+  z.config({ jitless: true });
 }
 
 type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: string; flags: TurnFlags };

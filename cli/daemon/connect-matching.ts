@@ -9,7 +9,7 @@ const CONNECT_ATTEMPTS = 5;
 /** How long to wait for an idle auto-started server to exit after agreeing to. */
 const EXIT_DEADLINE_MS = 15_000;
 
-type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env' | 'config' | 'approvedRoots' | 'out'>;
+type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env' | 'config' | 'explicitKeys' | 'approvedRoots' | 'out'>;
 
 /**
  * Connects to the state directory's orchestrator (starting one when none runs) and makes sure
@@ -131,11 +131,13 @@ export function describeDifference(ctx: MatchingContext, hello: Pick<ServerHello
   const names = differingParts(ctx, { key: hello.digestKey, digests: hello.digests });
   const env = names.filter((n) => n.startsWith('env ')).map((n) => n.slice(4));
   const keys = names.filter((n) => n.startsWith('config ') && n !== 'config file').map((n) => n.slice(7));
-  const other = names.filter((n) => n === 'config file' || n === 'approved roots');
+  const other = names.filter((n) => n === 'config file' || n === 'approved roots' || n === 'one-works version');
   const said = [
     ...(env.length > 0 ? [`environment ${env.length === 1 ? 'variable' : 'variables'} ${env.join(', ')}`] : []),
     ...(keys.length > 0 ? [`config ${keys.length === 1 ? 'key' : 'keys'} ${keys.join(', ')}`] : []),
-    ...other.map((n) => (n === 'config file' && keys.length === 0 ? 'config file (its path or text)' : n)),
+    ...other.map((n) =>
+      n === 'config file' && keys.length === 0 ? 'config file (its path or text)' : n === 'one-works version' ? 'One Works version' : n,
+    ),
   ].filter((part) => part !== 'config file');
   return said.length > 0 ? said.join('; ') : 'config or environment';
 }

@@ -1,17 +1,49 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { INHERITED_ENV_VARS, PRESENTATION_ENV_VARS } from '../../core/process/env.js';
 import type { CliContext } from '../context.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 
 /** What the fingerprint is computed from. */
-export type FingerprintSource = Pick<CliContext, 'config' | 'configPath' | 'approvedRoots' | 'env'>;
+export type FingerprintSource = Pick<CliContext, 'config' | 'configPath' | 'explicitKeys' | 'approvedRoots' | 'env'>;
+
+/**
+ * The keys of each adapter block that the loader fills from an environment variable when the
+ * config leaves them unset (`.meta({ env })` in the block's schema), by block: key path inside the
+ * block → variable. A block the config file leaves out is built only when a command first reads it,
+ * so the fingerprint takes these from here instead of building every block;
+ * test/cli/daemon-fingerprint-blocks.test.ts checks this table against the schemas.
+ */
+export const BLOCK_ENV_DEFAULTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  droid: { 'credentials.FACTORY_API_KEY': 'FACTORY_API_KEY', 'credentials.FACTORY_TOKEN': 'FACTORY_TOKEN' },
+  'claude-code': {
+    'credentials.ANTHROPIC_API_KEY': 'ANTHROPIC_API_KEY',
+    'credentials.ANTHROPIC_AUTH_TOKEN': 'ANTHROPIC_AUTH_TOKEN',
+    'credentials.CLAUDE_CODE_OAUTH_TOKEN': 'CLAUDE_CODE_OAUTH_TOKEN',
+  },
+  codex: { 'credentials.OPENAI_API_KEY': 'OPENAI_API_KEY', 'credentials.CODEX_API_KEY': 'CODEX_API_KEY' },
+  gemini: { 'credentials.GEMINI_API_KEY': 'GEMINI_API_KEY', 'credentials.GOOGLE_API_KEY': 'GOOGLE_API_KEY' },
+};
+
+// Config keys whose value is a list of host variables an agent's launch reads from the server's own
+// environment when a session starts (`passEnv` of claude-code, codex and gemini; the `credentials`
+// of an ACP agent declared by command).
+const HOST_VARIABLE_LISTS = [/^adapters\.[^.]+\.passEnv$/, /^adapters\.acp\.agents\.[^.]+\.credentials$/];
 
 /**
  * The parts of an environment's identity, by name: `config file` (the file's path and bytes),
- * `approved roots` (the current directory when no config file exists), one `config <key path>`
- * per leaf of the resolved configuration (so every `${VAR}` value and credential counts), and
- * one `env <NAME>` per variable children inherit (INHERITED_ENV_VARS) except the presentation
- * ones (PRESENTATION_ENV_VARS: TERM, COLORTERM, NO_COLOR), which travel with each turn instead.
+ * `approved roots` (the current directory when no config file exists), `one-works version`, one
+ * `config <key path>` per leaf of the resolved configuration (so every `${VAR}` value and
+ * credential counts), and one `env <NAME>` per variable children inherit (INHERITED_ENV_VARS)
+ * except the presentation ones (PRESENTATION_ENV_VARS: TERM, COLORTERM, NO_COLOR), which travel
+ * with each turn instead, and per variable a `passEnv` (or an ACP agent's `credentials`) names
+ * (a presentation variable too: the agent's launch reads those from the server's environment).
+ *
+ * An adapter block the file leaves out counts by the keys it takes from the environment alone
+ * ({@link BLOCK_ENV_DEFAULTS}, e.g. `config adapters.droid.credentials.FACTORY_API_KEY` from an
+ * exported FACTORY_API_KEY), each named as the leaf it becomes: its other values are the schema's
+ * defaults, the same in every process of this version, so the block is not built for this.
  * Values are canonical JSON, and stay in this process: only digests cross the control socket.
  */
 export function environmentParts(source: FingerprintSource): Map<string, string> {
@@ -19,11 +51,32 @@ export function environmentParts(source: FingerprintSource): Map<string, string>
   const file = source.configPath ? `${source.configPath}\0${readConfigBytes(source.configPath)}` : '(no config file)';
   parts.set('config file', file);
   parts.set('approved roots', stableJson(source.approvedRoots));
-  for (const [path, value] of leaves(source.config, [])) parts.set(`config ${path}`, stableJson(value));
-  const presentation = new Set<string>(PRESENTATION_ENV_VARS);
-  for (const name of INHERITED_ENV_VARS) {
-    if (!presentation.has(name)) parts.set(`env ${name}`, stableJson(source.env[name] ?? null));
+  parts.set('one-works version', packageVersion());
+  const { adapters, ...rest } = source.config as Record<string, unknown> & { adapters?: Record<string, unknown> };
+  const hostVariables = new Set<string>();
+  const addLeaf = (path: string, value: unknown): void => {
+    parts.set(`config ${path}`, stableJson(value));
+    if (Array.isArray(value) && HOST_VARIABLE_LISTS.some((pattern) => pattern.test(path))) {
+      for (const name of value) if (typeof name === 'string') hostVariables.add(name);
+    }
+  };
+  for (const [path, value] of leaves(rest, [])) addLeaf(path, value);
+  for (const name of Object.keys(adapters ?? {})) {
+    if (source.explicitKeys.has(`adapters.${name}`)) {
+      // Named by the file: built already (the config was parsed with it).
+      for (const [path, value] of leaves(adapters![name], ['adapters', name])) addLeaf(path, value);
+      continue;
+    }
+    for (const [path, variable] of Object.entries(BLOCK_ENV_DEFAULTS[name] ?? {})) {
+      // As the loader fills it: only a variable that is set and not empty.
+      const value = source.env[variable];
+      if (value !== undefined && value !== '') addLeaf(`adapters.${name}.${path}`, value);
+    }
   }
+  const presentation = new Set<string>(PRESENTATION_ENV_VARS);
+  // A presentation variable a passEnv names still counts: the launch reads it from the server's environment.
+  const counted = [...INHERITED_ENV_VARS.filter((name) => !presentation.has(name)), ...hostVariables];
+  for (const name of counted) parts.set(`env ${name}`, stableJson(source.env[name] ?? null));
   return parts;
 }
 
@@ -39,7 +92,7 @@ export function environmentFingerprint(source: FingerprintSource): string {
 
 function fingerprintOf(parts: Map<string, string>): string {
   const hash = createHash('sha256');
-  hash.update('one-works-fingerprint-2\0');
+  hash.update('one-works-fingerprint-3\0');
   for (const name of [...parts.keys()].sort()) hash.update(`${name}\0${parts.get(name)}\0`);
   return hash.digest('hex');
 }
@@ -88,6 +141,16 @@ function* leaves(value: unknown, path: string[]): Generator<[string, unknown]> {
     return;
   }
   if (path.length > 0) yield [path.join('.'), value];
+}
+
+// The version of this installation (package.json): a server of another version runs turns with
+// its own code and defaults.
+function packageVersion(): string {
+  try {
+    return String((JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version);
+  } catch {
+    return '(unknown)';
+  }
 }
 
 // A config file that vanished since it was loaded still yields a (different) fingerprint.

@@ -1,5 +1,6 @@
 export {
   RuntimeEventSchema,
+  parseRuntimeEvent,
   isValidRuntimeEvent,
   EventDraftSchema,
   UsageSchema,

@@ -177,9 +177,12 @@ function foldLegacyVersionFacts(value: unknown): unknown {
   return Object.keys(facts).length > 0 ? { ...rest, versionFacts: facts } : rest;
 }
 
+// What the session layer adds to a draft.
+const stampShape = () => ({ sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() });
+
 // The stamped members, as written today (the legacy fold below comes before them when reading).
 const StampedEventSchema: z.ZodType = lazySchema(() => {
-  const stamp = { sessionId: z.string(), seq: z.number().int().nonnegative(), at: z.string() };
+  const stamp = stampShape();
   const members = (draftMembers() as unknown as z.ZodObject[]).map((m) => m.extend(stamp));
   return z.discriminatedUnion('type', members as unknown as Members);
 });
@@ -188,6 +191,31 @@ const StampedEventSchema: z.ZodType = lazySchema(() => {
 export const RuntimeEventSchema: z.ZodType<RuntimeEvent> = lazySchema(() =>
   z.preprocess(foldLegacyVersionFacts, StampedEventSchema),
 ) as unknown as z.ZodType<RuntimeEvent>;
+
+// The stamped member of one type, built on its first use.
+const stampedMembers = new Map<string, z.ZodType>();
+function stampedMember(type: RuntimeEventType): z.ZodType {
+  let schema = stampedMembers.get(type);
+  if (!schema) {
+    // As a plain object schema: TypeScript cannot name the union of every member's extension.
+    schema = (member(type) as unknown as z.ZodObject).extend(stampShape());
+    stampedMembers.set(type, schema);
+  }
+  return schema;
+}
+
+/**
+ * Parses a recorded event as `RuntimeEventSchema.safeParse` does (the same acceptance and the same
+ * data), building only the member of the value's own `type`: a command that reads a few events (a
+ * live view filling what it missed, a title) does not build all of the union's members first. A
+ * value without a known type goes to the whole schema, which says what is wrong.
+ */
+export function parseRuntimeEvent(value: unknown): z.ZodSafeParseResult<RuntimeEvent> {
+  const folded = foldLegacyVersionFacts(value);
+  const type = typeof folded === 'object' && folded !== null ? (folded as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string' || !Object.hasOwn(payloads(), type)) return RuntimeEventSchema.safeParse(value);
+  return stampedMember(type as RuntimeEventType).safeParse(folded) as z.ZodSafeParseResult<RuntimeEvent>;
+}
 
 /**
  * A quick check of an event about to be recorded (see core/schema-check.ts): `true` only for

@@ -1,6 +1,6 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
-import { RuntimeEventSchema, type RuntimeEvent } from '../events/index.js';
+import { parseRuntimeEvent, type RuntimeEvent } from '../events/index.js';
 import { PRIVATE_FILE_MODE } from './private-fs.js';
 
 /**
@@ -38,7 +38,8 @@ export function parseEventLine(text: string, file: string, line: number): Runtim
   } catch (error) {
     throw corruptLine(file, line, error);
   }
-  const parsed = RuntimeEventSchema.safeParse(json);
+  // Only the member of the line's type is built: reading a few lines builds a few members.
+  const parsed = parseRuntimeEvent(json);
   if (!parsed.success) throw corruptLine(file, line, parsed.error);
   return parsed.data as RuntimeEvent;
 }
@@ -89,8 +90,8 @@ async function endsAtLineBoundary(handle: FileHandle): Promise<boolean> {
 // A fragment that happens to be a whole event (only its newline was lost) is kept.
 function tryParseEvent(text: string): RuntimeEvent | undefined {
   try {
-    const parsed = RuntimeEventSchema.safeParse(JSON.parse(text));
-    return parsed.success ? (parsed.data as RuntimeEvent) : undefined;
+    const parsed = parseRuntimeEvent(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }

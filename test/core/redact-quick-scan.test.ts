@@ -82,15 +82,24 @@ describe('Redactor: the quick scan changes nothing', () => {
 
   it('redacts exactly what the full pattern redacts', () => {
     let redacted = 0;
+    // Texts without any line break character, where only a verbatim form can match (checked without the pattern).
+    let unbroken = 0;
+    let unbrokenRedacted = 0;
     for (let seed = 1; seed <= 3000; seed++) {
       const sample = text(random(seed), redactor.needles);
       const expected = ref.redact(sample);
       expect(redactor.redact(sample), JSON.stringify(sample)).toBe(expected);
       if (expected !== sample) redacted += 1;
+      if (!/[\r\n\\]/.test(sample)) {
+        unbroken += 1;
+        if (expected !== sample) unbrokenRedacted += 1;
+      }
     }
-    // The samples do hold secrets (and also texts without any).
+    // The samples do hold secrets (and also texts without any), with and without line breaks.
     expect(redacted).toBeGreaterThan(300);
     expect(redacted).toBeLessThan(3000);
+    expect(unbrokenRedacted).toBeGreaterThan(50);
+    expect(unbroken - unbrokenRedacted).toBeGreaterThan(50);
   });
 
   it('streams release and hold back exactly what the full hold computation does', () => {
