@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm run build` (also npm's `prepare`: run on `npm ci`, on install from git and on `npm pack`):
 // bundles the `one-works` command into dist/cli/main.cjs with esbuild, then writes dist/build.json:
-// when the build started, which sources it covers, and which command names share a code cache.
-// cli/bin.cjs runs dist/ only while no source is newer than that, so an edited checkout never runs
-// a stale build.
+// when the build started, which sources each bundle was made from, and which command names share
+// a code cache. cli/bin.cjs runs a bundle only while none of its sources is newer than that, so an
+// edited checkout never runs a stale build.
 //
 // One CommonJS file, not ESM chunks: Node 20 keeps no compiled code for ES modules between runs,
 // while a script compiled through node:vm can be given V8's code cache of an earlier run
@@ -85,7 +85,10 @@ const LEAN_BUNDLES = [
 
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
-const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
+// The package's sources: each bundle's are those of them esbuild read (its metafile's inputs).
+const packageSources = new Set(['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir))));
+// Bundle path (as build.json names it) → the sources it was made from.
+const sources = {};
 // dist/ is never removed nor left half-written while this runs: commands started meanwhile (an
 // orchestrator of this checkout, the tests while `npm pack` builds) keep running the previous
 // build until the new one is moved into place, files first, dist/build.json last (each through a
@@ -105,12 +108,12 @@ for (const spec of LEAN_BUNDLES) {
   if (!names) fail(`LEAN_BUNDLES names ${spec.name}, which is no command of the table`);
   const file = join(root, 'dist', 'cli', `${spec.name}.cjs`);
   const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, leaveOut(spec)]);
-  for (const name of names) lean[name] = { bundle: relative(root, file).split('\\').join('/'), bundleHash: hash };
+  for (const name of names) lean[name] = { bundle: bundleName(file), bundleHash: hash };
 }
 const buildJson = join(root, 'dist', 'build.json');
 writeFileSync(
   `${buildJson}.tmp`,
-  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, lean, sources }, null, 1)}\n`,
+  `${JSON.stringify({ builtAt, bundle: bundleName(BUNDLE), bundleHash, commands, lean, sources }, null, 1)}\n`,
 );
 for (const file of [...written, buildJson]) renameSync(`${file}.tmp`, file);
 pruneDist();
@@ -125,12 +128,16 @@ function pruneDist() {
   }
 }
 
-// Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches.
+// Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches, and
+// records the sources it read in `sources`.
 async function bundle(file, plugins) {
   let bundled;
   try {
     const result = await build({
       entryPoints: [join(root, 'cli', 'main.ts')],
+      // The metafile names the inputs relative to the package root.
+      absWorkingDir: root,
+      metafile: true,
       outfile: file,
       // Written below, once, whole.
       write: false,
@@ -152,6 +159,10 @@ async function bundle(file, plugins) {
       logLevel: 'warning',
     });
     bundled = Buffer.from(result.outputFiles[0].contents).toString('latin1');
+    // A left-out module is read from another namespace ("left-out:…"): only the package's own files count.
+    sources[bundleName(file)] = Object.keys(result.metafile.inputs)
+      .filter((input) => packageSources.has(input))
+      .sort();
     // In a lean bundle a warning such as "import will always be undefined" means a left-out module
     // is imported statically, i.e. loaded (and throwing) whatever the command does.
     if (plugins.some((plugin) => plugin.name.startsWith('lean-')) && result.warnings.length > 0) {
@@ -203,6 +214,11 @@ function leaveOut(spec) {
       pluginBuild.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({ contents: leftOut(args.path), loader: 'js' }));
     },
   };
+}
+
+// How build.json names a file of the package: relative to its root, `/`-separated.
+function bundleName(file) {
+  return relative(root, file).split('\\').join('/');
 }
 
 function fail(message) {
