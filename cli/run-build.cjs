@@ -33,7 +33,8 @@ const DIGEST_BYTES = 4;
 function loadBundle(bundle, cacheName) {
   let source;
   try {
-    // ASCII (the build checks it) read as latin1: Node hands V8 a string that stays outside its heap.
+    // ASCII (the build checks it) read as latin1: one byte a character, no UTF-8 decoding; for a file
+    // over ~1 MB (main.cjs, not sessions.cjs) Node hands V8 a string that stays outside its heap.
     source = readFileSync(bundle, 'latin1');
   } catch (error) {
     if (error?.code === 'ENOENT') return undefined;
