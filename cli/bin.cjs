@@ -2,9 +2,9 @@
 // Entry point of the `one-works` command. It runs the JavaScript that `npm run build` bundled
 // into dist/ (npm runs the build on `npm ci`, on install from git and on `npm pack`, so a
 // checkout, a global install and a packed tarball all have it), with a V8 code cache per command
-// (cli/run-build.cjs). When there is no build, or a source file is newer than the build (a
-// checkout being edited, e.g. while its tests run), it loads the TypeScript sources through tsx
-// instead, which is slower to start but never stale.
+// (cli/run-build.cjs). When there is no build, or a source file of the bundle the command runs is
+// newer than the build (a checkout being edited, e.g. while its tests run), it loads the
+// TypeScript sources through tsx instead, which is slower to start but never stale.
 //
 // CommonJS, not an ES module: Node loads its ESM loader for an ES module entry, some 6 ms of every
 // command's start (cli/bin.js, the entry of earlier versions, runs this file).
@@ -21,21 +21,27 @@ const root = join(__dirname, '..', '/');
 // the install, later than the build: only a checkout's sources are compared with its build.
 const installed = /[\\/]node_modules[\\/]/.test(root);
 
-// dist/build.json when dist/ holds a build that no source file is newer than (one stat per source
-// file in a checkout), else undefined.
-function currentBuild() {
-  let build;
+// dist/build.json, or undefined when dist/ holds no build.
+function readBuild() {
   try {
-    build = JSON.parse(readFileSync(`${root}dist/build.json`, 'utf8'));
+    return JSON.parse(readFileSync(`${root}dist/build.json`, 'utf8'));
   } catch {
     return undefined;
   }
-  if (installed) return build;
-  for (const file of build.sources) {
+}
+
+// True when no source `bundle` was made from is newer than the build (one stat per source file in
+// a checkout): an edit elsewhere (e.g. to an adapter, for the sessions bundle) leaves it current.
+function isCurrent(build, bundle) {
+  if (installed) return true;
+  const sources = build.sources?.[bundle];
+  // A build.json of an earlier format lists no sources per bundle: treated as stale.
+  if (!Array.isArray(sources)) return false;
+  for (const file of sources) {
     const stats = statSync(root + file, { throwIfNoEntry: false });
-    if (stats === undefined || stats.mtimeMs > build.builtAt) return undefined;
+    if (stats === undefined || stats.mtimeMs > build.builtAt) return false;
   }
-  return build;
+  return true;
 }
 
 // The command named on the command line (the first argument that is not an option or the value of
@@ -51,13 +57,13 @@ function commandName(argv) {
 
 // The `main` of the build when it is current, else of the sources (through tsx).
 async function loadMain(args) {
-  const build = currentBuild();
-  if (build) {
+  const build = readBuild();
+  const command = commandName(args);
+  // A command with a lean bundle of its own (scripts/build.js, LEAN_BUNDLES) runs that one.
+  const lean = build && command !== undefined && Object.hasOwn(build.lean ?? {}, command) ? build.lean[command] : undefined;
+  const { bundle, bundleHash } = lean ?? build ?? {};
+  if (build && isCurrent(build, bundle)) {
     const { loadBundle } = require('./run-build.cjs');
-    const command = commandName(args);
-    // A command with a lean bundle of its own (scripts/build.js, LEAN_BUNDLES) runs that one.
-    const lean = command !== undefined && Object.hasOwn(build.lean ?? {}, command) ? build.lean[command] : undefined;
-    const { bundle, bundleHash } = lean ?? build;
     // Only a command of the table has a cache (help and unknown commands run without one), named
     // after its module and this very bundle.
     const cacheName =

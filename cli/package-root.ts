@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,8 +14,12 @@ export const PACKAGE_ROOT = fileURLToPath(
 /** `cli/bin.cjs` of this installation: the command's entry point (it picks the build or the sources). */
 export const BIN_PATH = join(PACKAGE_ROOT, 'cli', 'bin.cjs');
 
-/** The package version from package.json. */
+/**
+ * The package version from package.json. Read at once (a local file of a few KB): every command
+ * reads it as it starts, and the thread pool's round trips of an asynchronous read (open, stat,
+ * read, close) would wait on each other there.
+ */
 export async function packageVersion(): Promise<string> {
-  const pkg = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }

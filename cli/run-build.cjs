@@ -5,21 +5,23 @@
 // module's), per bundle (bin.cjs puts the bundle's hash in the name), Node version, architecture
 // and Node options, in dist/cli/code-cache/, made at the end of a run that had none (or whose
 // cache V8 refused: another V8, other V8 flags), so it holds every function that command
-// compiled. A build removes every cache. A file starts with the SHA-1 of the rest: V8 checks
-// versions, flags and the source's length but no checksum, and would crash on damaged data;
-// anything that does not match is ignored. Where dist/ is not writable (an install owned by
-// another user) commands run without a cache.
+// compiled. A build removes every cache. A file starts with the CRC-32 of the rest (4 bytes,
+// little-endian): V8 checks versions, flags and the source's length but no checksum, and would
+// crash on damaged data; anything that does not match is ignored. The CRC is node:zlib's, not a
+// hash of node:crypto, which would cost every command some 3 ms of CPU to load; a Node without
+// zlib.crc32 (before 20.15) runs commands without a cache. Where dist/ is not writable (an install
+// owned by another user) commands run without a cache.
 //
 // CommonJS, as cli/bin.cjs that requires it: an ES module entry costs Node its ESM loader at each start.
 'use strict';
 
-const { createHash } = require('node:crypto');
 const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
+const { crc32 } = require('node:zlib');
 
-const DIGEST_BYTES = 20;
+const DIGEST_BYTES = 4;
 
 /**
  * Evaluates `bundle` (a CommonJS module inside the wrapper of Node's loader, scripts/build.js) and
@@ -31,13 +33,14 @@ const DIGEST_BYTES = 20;
 function loadBundle(bundle, cacheName) {
   let source;
   try {
-    // ASCII (the build checks it) read as latin1: Node hands V8 a string that stays outside its heap.
+    // ASCII (the build checks it) read as latin1: one byte a character, no UTF-8 decoding; for a file
+    // over ~1 MB (main.cjs, not sessions.cjs) Node hands V8 a string that stays outside its heap.
     source = readFileSync(bundle, 'latin1');
   } catch (error) {
     if (error?.code === 'ENOENT') return undefined;
     throw error;
   }
-  const cacheFile = cacheName === undefined ? undefined : cachePath(bundle, cacheName);
+  const cacheFile = cacheName === undefined || crc32 === undefined ? undefined : cachePath(bundle, cacheName);
   const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
   const script = new Script(source, { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) });
   if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
@@ -55,7 +58,7 @@ function loadBundle(bundle, cacheName) {
  */
 function cachePath(bundle, cacheName) {
   const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0');
-  const tag = options === '' ? '' : `-${createHash('sha1').update(options).digest('hex').slice(0, 8)}`;
+  const tag = options === '' ? '' : `-${crc32(options).toString(16).padStart(8, '0')}`;
   return join(dirname(bundle), 'code-cache', `${cacheName}-${process.version}-${process.arch}${tag}.bin`);
 }
 
@@ -69,7 +72,7 @@ function readCache(file) {
   }
   if (data.length <= DIGEST_BYTES) return undefined;
   const payload = data.subarray(DIGEST_BYTES);
-  return createHash('sha1').update(payload).digest().equals(data.subarray(0, DIGEST_BYTES)) ? payload : undefined;
+  return crc32(payload) === data.readUInt32LE(0) ? payload : undefined;
 }
 
 // Writes the script's code cache (digest first) through a temporary file and a rename, so that a
@@ -78,8 +81,10 @@ function writeCache(file, script) {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     const payload = script.createCachedData();
+    const digest = Buffer.alloc(DIGEST_BYTES);
+    digest.writeUInt32LE(crc32(payload));
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(temporary, Buffer.concat([createHash('sha1').update(payload).digest(), payload]));
+    writeFileSync(temporary, Buffer.concat([digest, payload]));
     renameSync(temporary, file);
   } catch {
     try {

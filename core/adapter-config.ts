@@ -1,5 +1,10 @@
 import { isAbsolute } from 'node:path';
-import semver from 'semver';
+// semver's functions one by one, not its index: the index loads all of semver, and some of its
+// modules (ranges/subset.js) parse versions as they load, at every command's start.
+import parseVersion from 'semver/functions/parse.js';
+import satisfies from 'semver/functions/satisfies.js';
+import validVersion from 'semver/functions/valid.js';
+import validRange from 'semver/ranges/valid.js';
 import { z } from 'zod';
 import { hasUrlUserinfo } from './config/secrets.js';
 import { OneWorksError } from './errors.js';
@@ -29,7 +34,7 @@ export function endpointUrlSchema(description: string) {
  * Throws OneWorksError('config_invalid') when `pin` is not an exact semver version.
  */
 export function defaultCliRange(pin: string): string {
-  const parsed = semver.parse(pin);
+  const parsed = parseVersion(pin);
   if (!parsed) throw new OneWorksError('config_invalid', `not an exact semver version: ${JSON.stringify(pin)}`);
   return `>=${parsed.major}.${parsed.minor}.0 <${parsed.major}.${parsed.minor + 1}.0`;
 }
@@ -46,12 +51,12 @@ export interface CliSelectionOptions {
 /** The zod schema of an adapter's `cli` block; its output always carries a `range`. */
 export function cliSelectionSchema({ binary, pin, pathDescription }: CliSelectionOptions) {
   const pinSchema = z.string().superRefine((value, ctx) => {
-    if (semver.valid(value) === value) return;
-    const hint = semver.validRange(value) ? ' (a range belongs in cli.range)' : '';
+    if (validVersion(value) === value) return;
+    const hint = validRange(value) ? ' (a range belongs in cli.range)' : '';
     ctx.addIssue({ code: 'custom', message: `expected an exact semver version such as ${pin}, got ${JSON.stringify(value)}${hint}` });
   });
   const rangeSchema = z.string().superRefine((value, ctx) => {
-    if (semver.validRange(value) !== null) return;
+    if (validRange(value) !== null) return;
     ctx.addIssue({
       code: 'custom',
       message: `expected a valid semver range such as "${defaultCliRange(pin)}", got ${JSON.stringify(value)}`,
@@ -85,12 +90,7 @@ export function cliSelectionSchema({ binary, pin, pathDescription }: CliSelectio
           message: `only allowed when source is "path" (source is "${cli.source}"); set source: path or remove this key`,
         });
       }
-      if (
-        cli.source === 'managed' &&
-        cli.range !== undefined &&
-        semver.validRange(cli.range) &&
-        !semver.satisfies(cli.version, cli.range)
-      ) {
+      if (cli.source === 'managed' && cli.range !== undefined && validRange(cli.range) && !satisfies(cli.version, cli.range)) {
         ctx.addIssue({
           code: 'custom',
           path: ['range'],

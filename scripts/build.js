@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm run build` (also npm's `prepare`: run on `npm ci`, on install from git and on `npm pack`):
 // bundles the `one-works` command into dist/cli/main.cjs with esbuild, then writes dist/build.json:
-// when the build started, which sources it covers, and which command names share a code cache.
-// cli/bin.cjs runs dist/ only while no source is newer than that, so an edited checkout never runs
-// a stale build.
+// when the build started, which sources each bundle was made from, and which command names share
+// a code cache. cli/bin.cjs runs a bundle only while none of its sources is newer than that, so an
+// edited checkout never runs a stale build.
 //
 // One CommonJS file, not ESM chunks: Node 20 keeps no compiled code for ES modules between runs,
 // while a script compiled through node:vm can be given V8's code cache of an earlier run
@@ -14,6 +14,7 @@
 // `npm run typecheck`'s job (tsc); esbuild only strips the types.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -57,6 +58,61 @@ const commanderLazyChildProcess = {
     });
   },
 };
+// semver makes its regular expressions as it loads (internal/re.js): some forty patterns put
+// together from each other, each rewritten into a "safe" variant by string splits and joins, a few
+// ms of every command that validates a pinned CLI version (the config does, at each start). The
+// strings depend on nothing at run time, so the bundle gets them as the build computed them with
+// semver's own module, and makes the same RegExps from them as it loads. An internal/re.js whose
+// exports differ from what this writes fails the build, so that a semver update is seen (the
+// lockfile pins semver).
+const SEMVER_RE_EXPORTS = ['re', 'safeRe', 'src', 'safeSrc', 't', 'tildeTrimReplace', 'caretTrimReplace', 'comparatorTrimReplace'];
+const semverPrebuiltPatterns = {
+  name: 'semver-prebuilt-patterns',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]node_modules[\\/]semver[\\/]internal[\\/]re\.js$/ }, (args) => ({
+      contents: prebuiltSemverPatterns(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
+// The source of a module with the exports of semver's internal/re.js at `path`, its strings
+// written out; checked by running it against the module itself.
+function prebuiltSemverPatterns(path) {
+  const require = createRequire(path);
+  const built = require(path);
+  if (JSON.stringify(Object.keys(built)) !== JSON.stringify(SEMVER_RE_EXPORTS)) {
+    fail(`${path} no longer exports ${SEMVER_RE_EXPORTS.join(', ')} (see semverPrebuiltPatterns in scripts/build.js)`);
+  }
+  const json = (value) => JSON.stringify(value);
+  const contents = `'use strict'
+const debug = require('./debug')
+const src = ${json(built.src)}
+const safeSrc = ${json(built.safeSrc)}
+const t = ${json(built.t)}
+const flags = ${json(built.re.map((regExp) => regExp.flags))}
+for (const [name, index] of Object.entries(t)) debug(name, index, src[index])
+module.exports = {
+  re: src.map((source, i) => new RegExp(source, flags[i])),
+  safeRe: safeSrc.map((source, i) => new RegExp(source, flags[i])),
+  src,
+  safeSrc,
+  t,
+${SEMVER_RE_EXPORTS.slice(5)
+  .map((name) => `  ${name}: ${json(built[name])},`)
+  .join('\n')}
+}
+`;
+  const module = { exports: {} };
+  new Function('require', 'module', contents)(require, module);
+  // Every export as plain data: a RegExp as its source and flags.
+  const plain = (exports) => JSON.stringify(exports, (_key, value) => (value instanceof RegExp ? [value.source, value.flags] : value));
+  if (plain(module.exports) !== plain(built)) {
+    fail(`the prebuilt patterns of ${path} differ from its own (see semverPrebuiltPatterns in scripts/build.js)`);
+  }
+  return contents;
+}
+
 /**
  * Command modules with a bundle of their own (dist/cli/<name>.cjs), for the commands of their entry
  * in the command table: `keep`, the command modules the entry loads; `without`, modules their
@@ -85,14 +141,17 @@ const LEAN_BUNDLES = [
 
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
 const builtAt = Date.now();
-const sources = ['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir)));
+// The package's sources: each bundle's are those of them esbuild read (its metafile's inputs).
+const packageSources = new Set(['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir))));
+// Bundle path (as build.json names it) → the sources it was made from.
+const sources = {};
 // dist/ is never removed nor left half-written while this runs: commands started meanwhile (an
 // orchestrator of this checkout, the tests while `npm pack` builds) keep running the previous
 // build until the new one is moved into place, files first, dist/build.json last (each through a
 // rename), and only then is what the new build does not use removed. Without a build a command
 // runs the TypeScript sources through tsx, seconds slower to start on a loaded machine.
 const written = [];
-const bundleHash = await bundle(BUNDLE, [zodEnglishOnly, commanderLazyChildProcess]);
+const bundleHash = await bundle(BUNDLE, [zodEnglishOnly, commanderLazyChildProcess, semverPrebuiltPatterns]);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
 const { loadBundle } = await import('../cli/run-build.cjs');
@@ -104,13 +163,13 @@ for (const spec of LEAN_BUNDLES) {
   const names = table.find((entry) => entry[0] === spec.name);
   if (!names) fail(`LEAN_BUNDLES names ${spec.name}, which is no command of the table`);
   const file = join(root, 'dist', 'cli', `${spec.name}.cjs`);
-  const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, leaveOut(spec)]);
-  for (const name of names) lean[name] = { bundle: relative(root, file).split('\\').join('/'), bundleHash: hash };
+  const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, semverPrebuiltPatterns, leaveOut(spec)]);
+  for (const name of names) lean[name] = { bundle: bundleName(file), bundleHash: hash };
 }
 const buildJson = join(root, 'dist', 'build.json');
 writeFileSync(
   `${buildJson}.tmp`,
-  `${JSON.stringify({ builtAt, bundle: 'dist/cli/main.cjs', bundleHash, commands, lean, sources }, null, 1)}\n`,
+  `${JSON.stringify({ builtAt, bundle: bundleName(BUNDLE), bundleHash, commands, lean, sources }, null, 1)}\n`,
 );
 for (const file of [...written, buildJson]) renameSync(`${file}.tmp`, file);
 pruneDist();
@@ -125,12 +184,16 @@ function pruneDist() {
   }
 }
 
-// Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches.
+// Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches, and
+// records the sources it read in `sources`.
 async function bundle(file, plugins) {
   let bundled;
   try {
     const result = await build({
       entryPoints: [join(root, 'cli', 'main.ts')],
+      // The metafile names the inputs relative to the package root.
+      absWorkingDir: root,
+      metafile: true,
       outfile: file,
       // Written below, once, whole.
       write: false,
@@ -152,6 +215,10 @@ async function bundle(file, plugins) {
       logLevel: 'warning',
     });
     bundled = Buffer.from(result.outputFiles[0].contents).toString('latin1');
+    // A left-out module is read from another namespace ("left-out:…"): only the package's own files count.
+    sources[bundleName(file)] = Object.keys(result.metafile.inputs)
+      .filter((input) => packageSources.has(input))
+      .sort();
     // In a lean bundle a warning such as "import will always be undefined" means a left-out module
     // is imported statically, i.e. loaded (and throwing) whatever the command does.
     if (plugins.some((plugin) => plugin.name.startsWith('lean-')) && result.warnings.length > 0) {
@@ -203,6 +270,11 @@ function leaveOut(spec) {
       pluginBuild.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({ contents: leftOut(args.path), loader: 'js' }));
     },
   };
+}
+
+// How build.json names a file of the package: relative to its root, `/`-separated.
+function bundleName(file) {
+  return relative(root, file).split('\\').join('/');
 }
 
 function fail(message) {

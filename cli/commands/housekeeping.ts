@@ -1,7 +1,8 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import semver from 'semver';
+import compareVersions from 'semver/functions/compare.js';
+import validVersion from 'semver/functions/valid.js';
 import { directorySize, formatBytes } from '../../core/store/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { socketPath } from '../daemon/wire.js';
@@ -127,9 +128,9 @@ async function prune(ctx: CliContext, dryRun: boolean): Promise<number> {
   for (const adapter of ctx.enabledAdapters()) {
     const dir = join(ctx.cacheDir, 'cli', adapter);
     const versions = (await readdir(dir, { withFileTypes: true }).catch(() => []))
-      .filter((e) => e.isDirectory() && semver.valid(e.name) === e.name)
+      .filter((e) => e.isDirectory() && validVersion(e.name) === e.name)
       .map((e) => e.name)
-      .sort(semver.compare);
+      .sort(compareVersions);
     const pinned = (ctx.adapterConfig(adapter) as { cli?: { version?: string } }).cli?.version;
     const locked = await ctx.lockEntries(adapter);
     for (const version of versions) {

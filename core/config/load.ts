@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { type Document, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -211,23 +211,25 @@ function resolveDefaults<A extends AdapterSchemas>(
 }
 
 // A missing implicit candidate is skipped; anything else unreadable is an error. Reads at most
-// MAX_CONFIG_BYTES + 1 bytes: a larger file is refused before it is parsed.
+// MAX_CONFIG_BYTES + 1 bytes: a larger file is refused before it is parsed. Read at once (a local
+// file of a page or so): every command reads it as it starts, where the thread pool's round trips
+// of an asynchronous read (open, read until the end, close) would wait on each other.
 async function readText(path: string, explicit: boolean, file: string): Promise<string | undefined> {
   let bytes: Buffer;
   try {
-    const handle = await open(path, 'r');
+    const fd = openSync(path, 'r');
     try {
       const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
       let length = 0;
       for (;;) {
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+        const bytesRead = readSync(fd, buffer, length, buffer.length - length, null);
         if (bytesRead === 0) break;
         length += bytesRead;
         if (length === buffer.length) break;
       }
       bytes = buffer.subarray(0, length);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

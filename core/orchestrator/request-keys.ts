@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash } from '../lazy-crypto.js';
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../lazy-crypto.js';
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema.js';
 import type { AskQuestion, PermissionAsk, QuestionAnswer } from '../adapter.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../lazy-crypto.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { EventDraft } from '../events/index.js';
 import type { RunRecord, SessionRecord, Store } from '../store/index.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../lazy-crypto.js';
 import { link, readFile, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';

@@ -68,7 +68,8 @@ describe('global install', () => {
       expect((await stat(cacheFile)).mtimeMs).toBe(written.mtimeMs);
 
       // The build loads node:child_process only to spawn (commander's executable subcommands,
-      // agents, the orchestrator): listing sessions loads none of it. Node's own list of the
+      // agents, the orchestrator), and node:crypto only for random names and hashes (the code
+      // cache's check is zlib's CRC-32): listing sessions loads neither. Node's own list of the
       // built-in modules it loaded, written at exit by a preloaded script.
       const hook = join(root, 'builtins-at-exit.cjs');
       await writeFile(
@@ -93,6 +94,7 @@ describe('global install', () => {
       const builtins = (await readFile(builtinsFile, 'utf8')).split('\n');
       expect(builtins).toContain('NativeModule vm');
       expect(builtins.filter((line) => /^NativeModule (child_process|internal\/child_process)$/.test(line))).toEqual([]);
+      expect(builtins.filter((line) => /^NativeModule (crypto|internal\/crypto\/.*)$/.test(line))).toEqual([]);
     },
     PACK_TIMEOUT_MS + INSTALL_TIMEOUT_MS + 120_000,
   );

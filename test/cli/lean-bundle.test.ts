@@ -61,8 +61,8 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function oneWorks(args: string[]) {
-  const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), '--config', config, ...args], {
+async function oneWorks(args: string[], configFile = config) {
+  const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), '--config', configFile, ...args], {
     cwd: work,
     reject: false,
     stdin: 'ignore',
@@ -108,6 +108,24 @@ describe('the sessions commands’ own bundle', () => {
     const caches = await readdir(join(pkg, 'dist', 'cli', 'code-cache'));
     expect(caches.length).toBeGreaterThan(0);
     expect(caches.every((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`))).toBe(true);
+  });
+
+  it('validates pinned CLI versions and ranges as semver does (the build writes the patterns of semver out)', async () => {
+    const withCli = async (cli: string) => {
+      const file = join(work, 'pinned.yaml');
+      await writeFile(file, `state: { directory: ${stateDir} }\nadapters:\n  droid:\n    cli: ${cli}\n`);
+      return oneWorks(['sessions'], file);
+    };
+    const pinned = await withCli('{ source: managed, version: 0.225.2, range: ">=0.225.0 <0.226.0" }');
+    expect(pinned.exitCode, pinned.stderr).toBe(0);
+    const notExact = await withCli('{ version: "0.225" }');
+    expect(notExact.exitCode).toBe(EXIT.usage);
+    expect(notExact.stderr).toContain('adapters.droid.cli.version: expected an exact semver version such as');
+    expect(notExact.stderr).toContain('got "0.225" (a range belongs in cli.range)');
+    const outside = await withCli('{ version: 0.225.2, range: "^1.2.0" }');
+    expect(outside.stderr).toContain('expected a range that includes the pinned version 0.225.2, got "^1.2.0"');
+    const noRange = await withCli('{ version: 0.225.2, range: "one or two" }');
+    expect(noRange.stderr).toContain('expected a valid semver range such as ">=');
   });
 
   it('fails loudly, naming the module, when a command outside it is run from it', async () => {
