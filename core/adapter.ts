@@ -164,6 +164,12 @@ export interface PrepareContext {
    * for doctor or probes. A replaced or upgraded binary is always checked again.
    */
   reuseVersionCheck?: boolean;
+  /**
+   * When false, a binary whose version this machine has not recorded (see `reuseVersionCheck`)
+   * is a `probe_failed` error instead of a `--version` run: preparing it then starts nothing
+   * (the orchestrator's preparation in idle time).
+   */
+  versionCheck?: boolean;
 }
 
 /** A launch description: core/process spawns it, with an allowlisted environment. */

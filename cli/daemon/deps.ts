@@ -1,6 +1,7 @@
 import type { Autonomy, ResolvedCli } from '../../core/adapter.js';
-import { loadCatalog, loadTurnCatalog, TURN_CATALOG_STALE_MS } from '../../core/catalog/index.js';
+import { loadCatalog, loadTurnCatalog, readCatalogEntry, TURN_CATALOG_STALE_MS } from '../../core/catalog/index.js';
 import { collectSecrets } from '../../core/config/index.js';
+import { fileIdentity } from '../../core/install/version-stamp.js';
 import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
 import type { SessionRuntime } from '../../core/session/index.js';
@@ -19,6 +20,28 @@ interface AdapterBlock {
   drainFallbackMs?: number;
 }
 
+/** The orchestrator deps of `serve`, with the preparation of an adapter in idle time. */
+export interface ServerDeps extends OrchestratorDeps {
+  /**
+   * Does in idle time what the first session of `adapterName` would otherwise do on its way to
+   * the agent's spawn (serve calls it for the default adapter once it listens): loads the
+   * adapter's code, prepares its CLI when that needs neither an install nor a `--version` run (a
+   * version this machine recorded for the same file), and reads its catalog entry from the
+   * cache. Starts no process, downloads and lists nothing, never rejects. Sessions still check
+   * at use: the CLI prepared here serves them only while its binary is the same file, and the
+   * catalog is read again for each turn.
+   */
+  warmAdapter(adapterName: string): Promise<void>;
+}
+
+// One adapter's CLI preparation, with the identity of the binary it resolved (core/install/version-stamp.ts).
+interface PreparedCli {
+  cli: Promise<ResolvedCli>;
+  identity: Promise<string | undefined>;
+  /** Made in idle time (no install, no `--version` run): a session that finds it failed prepares again. */
+  idle: boolean;
+}
+
 /**
  * The orchestrator deps of `one-works serve`, from the CLI context: limits and approved roots
  * from the config, adapter defaults from `adapters.<name>`, and per-session runtimes assembled
@@ -29,32 +52,68 @@ interface AdapterBlock {
  * as `one-works models` lists it (cached for a minute under `<cache>/catalog/`, a cold cache
  * lists it once in a throwaway sandbox), which acceptance checks turn settings against.
  */
-export function serverDeps(ctx: CliContext, store: Store, out: Output, escalations?: EscalationRouter): OrchestratorDeps {
+export function serverDeps(ctx: CliContext, store: Store, out: Output, escalations?: EscalationRouter): ServerDeps {
   const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
-  const prepared = new Map<string, Promise<ResolvedCli>>();
+  const prepared = new Map<string, PreparedCli>();
   // The adapter's block (adapterConfig throws `usage` for an adapter the config does not know):
   // no adapter code is needed for it.
   const block = (adapter: string): AdapterBlock => ctx.adapterConfig(adapter) as AdapterBlock;
-  // The adapter's CLI, prepared once per adapter (a failed preparation is retried next time).
-  const cliOf = (adapterName: string): Promise<ResolvedCli> => {
-    let cli = prepared.get(adapterName);
-    if (!cli) {
-      const adapterConfig = block(adapterName);
-      cli = (async () =>
-        (await ctx.loadAdapter(adapterName)).prepare(adapterConfig, {
-          services: ctx.services,
-          cacheDir: ctx.cacheDir,
-          lock: await ctx.lockEntries(adapterName),
-          onProgress: () => undefined,
-          reuseVersionCheck: true,
-        }))();
-      prepared.set(adapterName, cli);
-      cli.catch(() => prepared.delete(adapterName));
+  // Starts preparing the adapter's CLI and keeps it for later sessions (a failed one is forgotten).
+  const prepare = (adapterName: string, idle: boolean): PreparedCli => {
+    const adapterConfig = block(adapterName);
+    const cli = (async () =>
+      (await ctx.loadAdapter(adapterName)).prepare(adapterConfig, {
+        services: ctx.services,
+        cacheDir: ctx.cacheDir,
+        lock: await ctx.lockEntries(adapterName),
+        onProgress: () => undefined,
+        reuseVersionCheck: true,
+        ...(idle ? { install: false, versionCheck: false } : {}),
+      }))();
+    const entry: PreparedCli = {
+      cli,
+      identity: cli.then(
+        (resolved) => fileIdentity(resolved.binaryPath),
+        () => undefined,
+      ),
+      idle,
+    };
+    prepared.set(adapterName, entry);
+    cli.catch(() => {
+      if (prepared.get(adapterName) === entry) prepared.delete(adapterName);
+    });
+    return entry;
+  };
+  // The adapter's CLI for a session: prepared once per adapter and reused while its binary is the
+  // same file (device, inode, size, times); a replaced binary, a failed preparation, and one made
+  // in idle time that could not finish (not installed, version not recorded) are prepared again.
+  const cliOf = async (adapterName: string): Promise<ResolvedCli> => {
+    const known = prepared.get(adapterName);
+    if (known) {
+      const cli = await known.cli.catch((error: unknown) => {
+        if (!known.idle) throw error;
+        return undefined;
+      });
+      if (cli) {
+        const [now, then] = await Promise.all([fileIdentity(cli.binaryPath), known.identity]);
+        if (now !== undefined && now === then) return cli;
+      }
+      if (prepared.get(adapterName) === known) prepared.delete(adapterName);
     }
-    return cli;
+    const next = prepared.get(adapterName);
+    return (next && !next.idle ? next : prepare(adapterName, false)).cli;
   };
   const { orchestrator } = ctx.config;
   return {
+    warmAdapter: async (adapterName) => {
+      try {
+        const adapter = await ctx.loadAdapter(adapterName);
+        const cli = await (prepared.get(adapterName) ?? prepare(adapterName, true)).cli;
+        if (adapter.catalog) await readCatalogEntry({ adapter, config: block(adapterName), cli, cacheDir: ctx.cacheDir, secrets });
+      } catch {
+        // Nothing is lost: the first session prepares what could not be prepared here, and reports its errors.
+      }
+    },
     store,
     stateDir: ctx.stateDir,
     limits: {

@@ -50,7 +50,8 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     });
     // The socket listens while the orchestrator is created (recovery of what a dead owner left,
     // the request keys): a client's hello is answered at once, its requests wait for the orchestrator.
-    const creating = createOrchestrator({ ...serverDeps(ctx, store, out, escalations), asks });
+    const { warmAdapter, ...deps } = serverDeps(ctx, store, out, escalations);
+    const creating = createOrchestrator({ ...deps, asks });
     creating.catch(() => undefined);
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
@@ -85,10 +86,10 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       await creating.then((orchestrator) => orchestrator.shutdown()).catch(() => undefined);
       throw error;
     });
-    // An auto-started server was started by a command that is about to use it: the default
-    // adapter's code loads while that command connects and checks (idle time here), not once its
-    // first request arrived. A server started by hand loads an adapter with its first session.
-    if (options.auto) setImmediate(() => void ctx.loadAdapter(ctx.defaultAdapter).catch(() => undefined));
+    // What the first session of the default adapter needs (its code, its CLI prepared, its catalog
+    // entry read) is done now, in idle time: while the command that started an auto-started
+    // server connects and checks, or before the first command reaches a server started by hand.
+    setImmediate(() => void warmAdapter(ctx.defaultAdapter));
     const orchestrator = await creating.catch(async (error: unknown) => {
       await server.close();
       throw error;

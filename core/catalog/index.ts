@@ -2,6 +2,7 @@ export {
   catalogCacheKey,
   loadCatalog,
   loadTurnCatalog,
+  readCatalogEntry,
   TURN_CATALOG_STALE_MS,
   type LoadCatalogOptions,
   type TurnCatalog,

@@ -93,6 +93,15 @@ export async function loadTurnCatalog(options: LoadCatalogOptions, turn: { allow
   }
 }
 
+/**
+ * The catalog entry cached for these options whatever its age, or undefined when there is none;
+ * never lists. For preparing in idle time (an orchestrator's): a turn reads and checks it again.
+ */
+export async function readCatalogEntry(options: LoadCatalogOptions): Promise<Catalog | undefined> {
+  const { cache, key } = catalogSource(options);
+  return (await cache.lastEntry(key))?.value;
+}
+
 // The cache, key and listing of one adapter's catalog for these options.
 function catalogSource(options: LoadCatalogOptions): { cache: TtlCache<Catalog>; key: string; list: () => Promise<Catalog> } {
   const { adapter, config, cli } = options;

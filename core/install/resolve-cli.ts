@@ -40,6 +40,12 @@ export async function resolveCli(selection: CliSelection, descriptor: CliDescrip
   let version: string;
   if (remembered !== undefined && semver.satisfies(remembered, range)) {
     version = remembered;
+  } else if (ctx.versionCheck === false) {
+    throw new OneWorksError(
+      'probe_failed',
+      `the version of ${descriptor.displayName} at ${located.binaryPath} is not recorded on this machine, and this preparation runs no --version`,
+      { data: { binaryPath: located.binaryPath } },
+    );
   } else {
     ctx.onProgress?.({ phase: 'check', message: `checking ${located.binaryPath} --version` });
     version = await checkCliVersion(located.binaryPath, range, {

@@ -8,12 +8,12 @@ import { stringify } from 'yaml';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
 import { adapterModules, ROOT } from '../support/module-log.js';
 
-// Issue 15: `run` loads only the adapter of its turn, and the orchestrator loads an adapter with
-// its first session, not at start. Both processes run from the sources with module hooks that
-// log every module each loads (one log per process id); a turn on `process:fake` (the process
-// runner driving test/peers/fake-runner.ts) must leave droid, Claude Code, Codex and the ACP
-// adapters (and the ACP SDK) unloaded in both, apart from their config schemas (one-works.yaml
-// is validated whole).
+// Issue 15: `run` loads only the adapter of its turn; the orchestrator loads the default adapter
+// (droid here) in idle time once it listens, and any other adapter with its first session. Both
+// processes run from the sources with module hooks that log every module each loads (one log per
+// process id); a turn on `process:fake` (the process runner driving test/peers/fake-runner.ts)
+// must leave Claude Code, Codex and the ACP adapters (and the ACP SDK) unloaded in both, and droid
+// in the client, apart from their config schemas (one-works.yaml is validated whole).
 const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
 const FAKE_RUNNER = fileURLToPath(new URL('../peers/fake-runner.ts', import.meta.url));
 const READY_MS = 60_000;
@@ -37,7 +37,7 @@ async function readLog(file: string): Promise<string[]> {
 }
 
 describe('one-works run', () => {
-  it('the client loads only its adapter; the orchestrator none at start, then only its session’s one', async () => {
+  it('the client loads only its adapter; the orchestrator the default one in idle time, then only its session’s one', async () => {
     dir = await mkdtemp(join(tmpdir(), 'ow-run-modules-'));
     const workspace = join(dir, 'ws');
     const logs = join(dir, 'logs');
@@ -89,10 +89,16 @@ describe('one-works run', () => {
       });
     });
     const serverLog = join(logs, `${serve.pid}.log`);
-    const atStart = await readLog(serverLog);
+    // The default adapter's code loads in idle time, before any session asks for it.
+    let atStart = await readLog(serverLog);
+    for (let waited = 0; waited < READY_MS && !adapterModules(atStart).includes('droid/index.ts'); waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      atStart = await readLog(serverLog);
+    }
     // The log sees the orchestrator's own modules load.
     expect(atStart.some((url) => url.endsWith('/cli/daemon/serve-main.ts'))).toBe(true);
-    expect(adapterModules(atStart)).toEqual([]);
+    expect(adapterModules(atStart)).toContain('droid/index.ts');
+    expect(adapterModules(atStart).filter((path) => !path.startsWith('droid/'))).toEqual([]);
     // Nor the clients' command modules (`serve` has a module of its own), nor execa (and its ~150
     // modules): the server runs no one-shot command at start (no bwrap check, no git).
     expect(atStart.filter((url) => /\/cli\/commands\/(?!serve\.ts)|\/cli\/fleet\/(?!backend\.ts)/.test(url))).toEqual([]);
@@ -124,7 +130,7 @@ describe('one-works run', () => {
 
     const served = adapterModules(await readLog(serverLog));
     expect(served).toContain('process-runner/index.ts');
-    expect(served.filter((path) => !path.startsWith('process-runner/'))).toEqual([]);
+    expect(served.filter((path) => !path.startsWith('process-runner/') && !path.startsWith('droid/'))).toEqual([]);
     expect((await readLog(serverLog)).filter((url) => /@agentclientprotocol/.test(url))).toEqual([]);
   }, 180_000);
 });

@@ -9,7 +9,7 @@ import { adapterModules, ROOT } from '../support/module-log.js';
 
 // Issue 15: an auto-started server (`serve --auto`, started by a command about to use it) loads
 // the default adapter's code while that command connects, not once its first request arrived; no
-// other adapter's. (A server started by hand loads none at start: run-modules.test.ts.)
+// other adapter's. (A server started by hand does the same: run-modules.test.ts.)
 const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
 const READY_MS = 60_000;
 

@@ -246,4 +246,20 @@ describe('resolveDroidCli with reuseVersionCheck (run, send, the orchestrator)',
     await rejection(resolveDroidCli({ source: 'path', path: droid, ...pinned }, reusing), 'unsupported_cli_version');
     expect(await asked()).toBe(3);
   });
+
+  it('with versionCheck false (the orchestrator in idle time) uses only a recorded answer and never asks the binary', async () => {
+    const marker = path.join(root, 'asked');
+    const droid = await fakeDroid(bin, '0.225.1', `echo x >> ${marker}\n`);
+    const asked = async () => (await readFile(marker, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const idle = { ...context(), reuseVersionCheck: true, versionCheck: false };
+    const refused = await rejection(resolveDroidCli({ source: 'path', path: droid, ...pinned }, idle), 'probe_failed');
+    expect(refused.message).toBe(
+      `the version of droid at ${droid} is not recorded on this machine, and this preparation runs no --version`,
+    );
+    expect(await asked()).toBe(0);
+    // Once a session's preparation asked it, the answer serves.
+    await resolveDroidCli({ source: 'path', path: droid, ...pinned }, { ...context(), reuseVersionCheck: true });
+    expect((await resolveDroidCli({ source: 'path', path: droid, ...pinned }, idle)).version).toBe('0.225.1');
+    expect(await asked()).toBe(1);
+  });
 });

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ADAPTER_CONTRACT_VERSION, type Adapter, type ResolvedCli } from '../../../core/adapter.js';
-import { catalogCacheKey, loadCatalog, loadTurnCatalog, type Catalog, type CatalogRequest } from '../../../core/catalog/index.js';
+import {
+  catalogCacheKey,
+  loadCatalog,
+  loadTurnCatalog,
+  readCatalogEntry,
+  type Catalog,
+  type CatalogRequest,
+} from '../../../core/catalog/index.js';
 import { OneWorksError } from '../../../core/errors.js';
 import { checkFakeFacts, FAKE_CLI } from '../../support/fake-adapter.js';
 
@@ -134,6 +141,19 @@ describe('loadCatalog', () => {
       throw own;
     });
     await expect(load(fake.adapter)).rejects.toBe(own);
+  });
+});
+
+describe('readCatalogEntry (an orchestrator preparing in idle time)', () => {
+  it('reads the cached entry whatever its age and never lists', async () => {
+    const fake = fakeAdapter();
+    const options = { adapter: fake.adapter, config: {}, cli: CLI, cacheDir, secrets: [SECRET] };
+    expect(await readCatalogEntry(options)).toBeUndefined();
+    expect(fake.requests).toEqual([]);
+    const listed = await load(fake.adapter);
+    // An hour later the entry is long past its freshness: still read as it is, still no listing.
+    expect(await readCatalogEntry({ ...options, now: () => listed.fetchedAt + 3_600_000 })).toEqual(listed.value);
+    expect(fake.requests).toEqual([{}]);
   });
 });
 
