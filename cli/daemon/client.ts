@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { watch, type FSWatcher } from 'node:fs';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createConnection as connectSocket, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -202,7 +202,8 @@ export async function connectOrchestrator(
   // A fleet (state.backend postgres) has no local orchestrator to reach or start.
   if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
-  const socket = await tryConnect(path);
+  // Without a socket file nothing serves here (a connect would fail): a server is started at once.
+  const socket = existsSync(path) ? await tryConnect(path) : undefined;
   if (socket) options.onAttempted?.();
   const first = await confirmed(socket, options.signal);
   if (first) return first;
