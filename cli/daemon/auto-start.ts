@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, open } from 'node:fs/promises';
+import { closeSync, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import type { CliContext } from '../context.js';
 import { BIN_PATH } from '../package-root.js';
 import { logPath } from './wire.js';
@@ -22,19 +22,23 @@ export interface AutoServer {
  * started it. It owns itself: it takes the state directory's owner lock (a loser of a start
  * race exits quietly), stops its own children on SIGTERM/SIGINT, and exits by itself after
  * `orchestrator.idleExitMs` without clients or turns.
+ *
+ * Its file system calls are synchronous: they are on the path to the server's start, and the
+ * calling command waits for that server anyway; each asynchronous call would be a thread-pool round
+ * trip (milliseconds each on a loaded machine) before the spawn.
  */
 export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>): Promise<AutoServer> {
-  await mkdir(ctx.stateDir, { recursive: true, mode: 0o700 });
-  const log = await open(logPath(ctx.stateDir), 'a', 0o600);
+  mkdirSync(ctx.stateDir, { recursive: true, mode: 0o700 });
+  const log = openSync(logPath(ctx.stateDir), 'a', 0o600);
   try {
-    const logOffset = (await log.stat()).size;
-    await chmod(logPath(ctx.stateDir), 0o600);
+    const logOffset = fstatSync(log).size;
+    fchmodSync(log, 0o600);
     const args = [BIN_PATH, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto'];
     const child = spawn(process.execPath, args, {
       cwd: ctx.cwd,
       env: ctx.env,
       detached: true,
-      stdio: ['ignore', log.fd, log.fd],
+      stdio: ['ignore', log, log],
     });
     // Listening does not keep this process alive (unref); it tells a waiting client that the
     // server exited before it served, so the client need not wait out its deadline.
@@ -45,6 +49,6 @@ export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'config
     child.unref();
     return { pid: child.pid, exited, logOffset };
   } finally {
-    await log.close();
+    closeSync(log);
   }
 }

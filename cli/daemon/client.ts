@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { watch, type FSWatcher } from 'node:fs';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createConnection as connectSocket, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -153,6 +153,12 @@ const AUTO_START_SPAWNS = 3;
 const AUTO_START_POLL_MS = 10;
 /** How long it polls every AUTO_START_POLL_MS before slowing down, in ms. */
 const AUTO_START_FAST_POLL_MS = 2_000;
+/**
+ * After how long a client still waiting for the server it started says so on stderr (a start
+ * that takes this long is one that gets little CPU), then again every AUTO_START_NOTICE_EVERY_MS.
+ */
+const AUTO_START_NOTICE_MS = 3_000;
+const AUTO_START_NOTICE_EVERY_MS = 5_000;
 
 /** Options of {@link connectOrchestrator}. */
 export interface ConnectOptions {
@@ -181,17 +187,23 @@ export interface ConnectOptions {
  * owner lock. The started server is waited for while it runs (up to `startDeadlineMs`, 60 s); one
  * that exits non-zero fails the call at once with `orchestrator_unavailable` and what it logged,
  * and one that exits 0 (it left the state directory to another owner) while no server serves is
- * replaced, twice at most. Throws `connection_closed` when no server is running and none is to be
+ * replaced, twice at most. A wait of over 3 s is said on `ctx.out` (stderr), every 5 s. Throws
+ * `connection_closed` when no server is running and none is to be
  * started, or the started one still does not serve at the deadline.
  */
 export async function connectOrchestrator(
-  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'> & { config?: Pick<CliContext['config'], 'state'> },
+  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'> & {
+    config?: Pick<CliContext['config'], 'state'>;
+    /** Where the progress of a slow start is said (stderr in the CLI); nowhere without it. */
+    out?: Pick<CliContext['out'], 'info'>;
+  },
   options: ConnectOptions,
 ): Promise<OrchestratorClient> {
   // A fleet (state.backend postgres) has no local orchestrator to reach or start.
   if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
-  const socket = await tryConnect(path);
+  // Without a socket file nothing serves here (a connect would fail): a server is started at once.
+  const socket = existsSync(path) ? await tryConnect(path) : undefined;
   if (socket) options.onAttempted?.();
   const first = await confirmed(socket, options.signal);
   if (first) return first;
@@ -224,9 +236,17 @@ export async function connectOrchestrator(
   // every AUTO_START_POLL_MS anyway: a watch may miss events (some file systems report none), and
   // a failed connect to a missing socket costs one syscall.
   const changes = watchDirectory(ctx.stateDir);
+  let noticeAt = AUTO_START_NOTICE_MS;
   try {
     for (;;) {
       await changes.next(Date.now() - since < AUTO_START_FAST_POLL_MS ? AUTO_START_POLL_MS : 100);
+      const waited = Date.now() - since;
+      if (waited >= noticeAt) {
+        noticeAt = waited + AUTO_START_NOTICE_EVERY_MS;
+        ctx.out?.info(
+          `waiting for the background orchestrator (pid ${started.server.pid}) to start, ${Math.round(waited / 1000)} s so far (its output: ${logPath(ctx.stateDir)})`,
+        );
+      }
       // Read before the try: a server that lost a start race exits once the winner's socket
       // exists, so after its exit a failed try means that nobody serves.
       const exitCode = started.exitCode();

@@ -3,11 +3,13 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { connectOrchestrator } from '../../cli/daemon/client.js';
 import { logPath, socketPath } from '../../cli/daemon/wire.js';
 import { ownerRecordOfThisProcess } from '../../core/store/index.js';
 import { type DaemonCtx as Ctx, type DaemonRoot, useDaemonRoots } from '../support/daemon-roots.js';
+import { ONE_WORKS_BIN } from '../support/one-works-cli.js';
 import { findProcesses } from '../support/rig-processes.js';
 
 // How a client waits for the server it auto-started (cli/daemon/client.ts), with real `serve --auto`
@@ -34,12 +36,41 @@ const serverPids = (root: string): number[] =>
 const logOf = (ctx: Ctx): Promise<string> => readFile(logPath(ctx.stateDir), 'utf8').catch(() => '');
 
 describe('a client waiting for the server it started', () => {
-  it('waits for a server that takes longer than 10 s to start while it runs', async () => {
-    const { ctx } = await makeRoot({ NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '11000' });
-    const client = await connectOrchestrator(ctx, { autoStart: true });
+  it('waits for a server that takes longer than 10 s to start while it runs, saying so every few seconds', async () => {
+    const { root, ctx } = await makeRoot({ NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '11000' });
+    const said: string[] = [];
+    const client = await connectOrchestrator({ ...ctx, out: { info: (text) => said.push(text) } }, { autoStart: true });
     clients.push(client);
     expect(await client.list()).toEqual([]);
     expect(await logOf(ctx)).toMatch(/^orchestrator serving /m);
+    // Held 11 s: told after 3 s, then every 5 s (3, 8 and maybe 13 s on a slow machine), naming the server it waits for.
+    const { pid } = await client.hello();
+    expect(serverPids(root)).toEqual([pid]);
+    const waiting = new RegExp(
+      `^waiting for the background orchestrator \\(pid ${pid}\\) to start, (\\d+) s so far \\(its output: ${logPath(ctx.stateDir).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`,
+    );
+    expect(said.length).toBeGreaterThanOrEqual(2);
+    const seconds = said.map((line) => Number(waiting.exec(line)?.[1]));
+    expect(seconds[0]).toBeGreaterThanOrEqual(3);
+    expect(seconds[1]).toBeGreaterThanOrEqual(8);
+    for (let i = 1; i < seconds.length; i++) expect(seconds[i]! - seconds[i - 1]!).toBeGreaterThanOrEqual(5);
+  }, 60_000);
+
+  it('a command waiting for a slow server says so on stderr, never on stdout in --json mode', async () => {
+    const { root, ctx } = await makeRoot({ NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '5000' });
+    // `sessions resolve` reaches the orchestrator (starting it) and fails on the unknown session once it serves.
+    const result = await execa(process.execPath, [ONE_WORKS_BIN, '--config', ctx.configPath!, '--json', 'sessions', 'resolve', 'nope'], {
+      cwd: root,
+      env: ctx.env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
+    const [pid] = serverPids(root);
+    expect(pid).toBeTypeOf('number');
+    expect(result.stderr).toMatch(new RegExp(`^waiting for the background orchestrator \\(pid ${pid}\\) to start, [3-9] s so far`, 'm'));
+    expect(result.stderr).toMatch(/"code":"session_not_found"/);
+    expect(result.stdout).not.toMatch(/waiting/);
   }, 60_000);
 
   it('fails, naming the server and its log, when a started server runs without serving past startDeadlineMs', async () => {
