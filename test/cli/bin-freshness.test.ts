@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, buildPackage, copyPackage } from '../support/package-copy.js';
 
 // cli/bin.cjs runs a bundle of dist/ only while none of the sources it was made from (build.json
 // lists them per bundle) is newer than the build; else the TypeScript sources through tsx. An edit
@@ -12,22 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // does not hold (an adapter, for the sessions bundle) leaves it running the build. Built here in a
 // copy of the package (the checkout's own dist/ may be stale or in use).
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const BUILD_TIMEOUT_MS = 120_000;
-
 let root: string;
 let pkg: string;
 let config: string;
 let build: { bundle: string; lean: Record<string, { bundle: string }>; sources: Record<string, string[]> };
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'ow-bin-freshness-'));
-  pkg = join(root, 'pkg');
-  await mkdir(pkg);
-  for (const part of ['cli', 'core', 'adapters', 'scripts', 'package.json'])
-    await cp(join(REPO, part), join(pkg, part), { recursive: true });
-  await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
-  const built = await execa(process.execPath, [join(pkg, 'scripts', 'build.js')], { reject: false, stdin: 'ignore' });
+  ({ root, pkg } = await copyPackage('ow-bin-freshness-'));
+  const built = await buildPackage(pkg);
   expect(built.exitCode, built.stderr).toBe(0);
   build = JSON.parse(await readFile(join(pkg, 'dist', 'build.json'), 'utf8')) as typeof build;
   config = join(root, 'one-works.yaml');

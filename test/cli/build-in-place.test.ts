@@ -1,10 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, buildPackage, copyPackage } from '../support/package-copy.js';
 
 // `npm run build` (npm's prepare, also run by `npm pack`) rebuilds dist/ while commands of the
 // same checkout may be starting: an orchestrator it auto-starts, the tests beside `npm pack`. A
@@ -13,24 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // removes dist/ first: the previous build stays whole until the new one is moved into place.
 // Built here in a copy of the package (the checkout's own dist/ may be in use).
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const BUILD_TIMEOUT_MS = 120_000;
-
 let root: string;
 let pkg: string;
 
-async function buildPackage() {
-  return execa(process.execPath, [join(pkg, 'scripts', 'build.js')], { reject: false, stdin: 'ignore' });
-}
-
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'ow-build-in-place-'));
-  pkg = join(root, 'pkg');
-  await mkdir(pkg);
-  for (const part of ['cli', 'core', 'adapters', 'scripts', 'package.json'])
-    await cp(join(REPO, part), join(pkg, part), { recursive: true });
-  await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
-  const built = await buildPackage();
+  ({ root, pkg } = await copyPackage('ow-build-in-place-'));
+  const built = await buildPackage(pkg);
   expect(built.exitCode, built.stderr).toBe(0);
 }, BUILD_TIMEOUT_MS);
 
@@ -57,7 +44,7 @@ describe('npm run build over an existing build', () => {
       // these moments must find build.json (whole) and the bundle it names.
       const missing: string[] = [];
       let looks = 0;
-      const building = buildPackage();
+      const building = buildPackage(pkg);
       let done = false;
       void building.finally(() => {
         done = true;

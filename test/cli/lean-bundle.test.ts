@@ -1,19 +1,15 @@
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../cli/exit-codes.js';
 import { createFileStore } from '../../core/store/index.js';
+import { BUILD_TIMEOUT_MS, buildPackage, copyPackage } from '../support/package-copy.js';
 
 // scripts/build.js gives the `sessions` commands (sessions, events, asks, answer) a bundle of their
 // own, without the adapters and the installer (LEAN_BUNDLES). Built here into a copy of the package
 // (the checkout's own dist/ may be stale or in use), then run as the installed command runs it:
 // cli/bin.cjs picks that bundle, and every command of the group works from it.
-
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const BUILD_TIMEOUT_MS = 120_000;
 
 let root: string;
 let pkg: string;
@@ -23,13 +19,8 @@ let stateDir: string;
 let build: { bundleHash: string; lean: Record<string, { bundle: string; bundleHash: string }> };
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'ow-lean-bundle-'));
-  pkg = join(root, 'pkg');
-  await mkdir(pkg);
-  for (const part of ['cli', 'core', 'adapters', 'scripts', 'package.json'])
-    await cp(join(REPO, part), join(pkg, part), { recursive: true });
-  await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
-  const built = await execa(process.execPath, [join(pkg, 'scripts', 'build.js')], { reject: false, stdin: 'ignore' });
+  ({ root, pkg } = await copyPackage('ow-lean-bundle-'));
+  const built = await buildPackage(pkg);
   expect(built.exitCode, built.stderr).toBe(0);
   build = JSON.parse(await readFile(join(pkg, 'dist', 'build.json'), 'utf8')) as typeof build;
   work = join(root, 'work');
