@@ -8,10 +8,10 @@ import { loadConfig } from '../core/config/load.js';
 import { approvedRootPath, createConfigSchema, DEFAULT_ADAPTER } from '../core/config/schema.js';
 import { OneWorksError } from '../core/errors.js';
 import { postgresUrlSecrets } from '../core/store/postgres-url.js';
-import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GeminiConfigSchema } from '../adapters/acp/config.js';
-import { ClaudeConfigSchema } from '../adapters/claude-code/config.js';
-import { CodexConfigSchema } from '../adapters/codex/config.js';
-import { DroidConfigSchema } from '../adapters/droid/config.js';
+import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GEMINI_CREDENTIALS, GeminiConfigSchema } from '../adapters/acp/config.js';
+import { CLAUDE_CREDENTIALS, ClaudeConfigSchema } from '../adapters/claude-code/config.js';
+import { CODEX_CREDENTIALS, CodexConfigSchema } from '../adapters/codex/config.js';
+import { DROID_CREDENTIALS, DroidConfigSchema } from '../adapters/droid/config.js';
 import { harnessName, type ProcessConfig, ProcessConfigSchema } from '../adapters/process-runner/config.js';
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
@@ -31,6 +31,17 @@ const ADAPTER_CONFIG_SCHEMAS = {
   gemini: GeminiConfigSchema,
   /** ACP agents declared by command; each runs as the adapter `acp:<name>` (there is no adapter `acp`). */
   acp: AcpConfigSchema,
+};
+
+/**
+ * The `credentials` of the adapter blocks that have them, by block: variable name → what it is;
+ * each defaults to the host variable of its name (core/config/adapter-fields.ts credentialsField).
+ */
+export const ADAPTER_CREDENTIALS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  droid: DROID_CREDENTIALS,
+  'claude-code': CLAUDE_CREDENTIALS,
+  codex: CODEX_CREDENTIALS,
+  gemini: GEMINI_CREDENTIALS,
 };
 
 /** The names of the adapters in the tree (`acp` is a block of agents, each `acp:<name>`). */

@@ -38,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'One Works: run coding-agent CLIs (droid, Claude Code, Codex, Gemini CLI, ACP agents) in isolated, pinned, observable sessions',
     )
-    .version(await packageVersion(), '-V, --version')
+    .version(packageVersion(), '-V, --version')
     .addOption(
       new Option(
         '-c, --config <file>',

@@ -17,9 +17,9 @@ export const BIN_PATH = join(PACKAGE_ROOT, 'cli', 'bin.cjs');
 /**
  * The package version from package.json. Read at once (a local file of a few KB): every command
  * reads it as it starts, and the thread pool's round trips of an asynchronous read (open, stat,
- * read, close) would wait on each other there.
+ * read, close) would wait on each other there; the orchestrator fingerprint counts it too.
  */
-export async function packageVersion(): Promise<string> {
+export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }

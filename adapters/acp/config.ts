@@ -13,6 +13,9 @@ export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
  * One MCP server given to an ACP agent in `session/new` / `session/load` (`mcpServers`): stdio
  * (command, args, env) or remote (http / sse: url, headers). Env and header values are secrets.
  */
+/** The gemini block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
+export const GEMINI_CREDENTIALS = { GEMINI_API_KEY: 'Gemini API key', GOOGLE_API_KEY: 'Google API key' };
+
 export const AcpMcpServerSchema = lazySchema(() =>
   z
     .strictObject({
@@ -104,10 +107,10 @@ export const GeminiConfigSchema = lazySchema(() =>
     autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
     env: envField('Extra variables for the gemini process.'),
     passEnv: envNamesField('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-    credentials: credentialsField('Credentials passed to gemini, only those set; nothing else from the environment is.', {
-      GEMINI_API_KEY: 'Gemini API key',
-      GOOGLE_API_KEY: 'Google API key',
-    }),
+    credentials: credentialsField(
+      'Credentials passed to gemini, only those set; nothing else from the environment is.',
+      GEMINI_CREDENTIALS,
+    ),
     endpoint: z
       .strictObject({
         baseUrl: endpointUrlSchema('Gemini API base URL without /v1beta (GOOGLE_GEMINI_BASE_URL).'),

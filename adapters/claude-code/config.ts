@@ -18,6 +18,13 @@ export const CLAUDE_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const
 /** The model aliases the CLI resolves itself (`claude --help`, 2.1.333). */
 export const CLAUDE_MODEL_ALIASES = ['sonnet', 'opus', 'haiku', 'fable'] as const;
 
+/** The block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
+export const CLAUDE_CREDENTIALS = {
+  ANTHROPIC_API_KEY: 'Anthropic API key',
+  ANTHROPIC_AUTH_TOKEN: 'Bearer token',
+  CLAUDE_CODE_OAUTH_TOKEN: 'OAuth token',
+};
+
 export const ClaudeCliSchema = lazySchema(() => cliSelectionSchema({ binary: 'claude', pin: CLAUDE_DEFAULT_PIN }));
 
 /** An MCP server given to Claude Code with --mcp-config (and --strict-mcp-config: the only ones it starts). */
@@ -42,11 +49,10 @@ export const ClaudeConfigSchema = lazySchema(() =>
     autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
     env: envField('Extra variables for the claude process.'),
     passEnv: envNamesField('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS).'),
-    credentials: credentialsField('Credentials passed to claude, only those set; nothing else from the environment is.', {
-      ANTHROPIC_API_KEY: 'Anthropic API key',
-      ANTHROPIC_AUTH_TOKEN: 'Bearer token',
-      CLAUDE_CODE_OAUTH_TOKEN: 'OAuth token',
-    }),
+    credentials: credentialsField(
+      'Credentials passed to claude, only those set; nothing else from the environment is.',
+      CLAUDE_CREDENTIALS,
+    ),
     endpoint: z
       .strictObject({
         baseUrl: endpointUrlSchema('Anthropic Messages API base URL (ANTHROPIC_BASE_URL).'),

@@ -18,6 +18,9 @@ export const CODEX_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh
 /** Codex's own command sandbox (`thread/start` `sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
 
+/** The block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
+export const CODEX_CREDENTIALS = { OPENAI_API_KEY: 'OpenAI API key', CODEX_API_KEY: 'Codex API key' };
+
 export const CodexCliSchema = lazySchema(() =>
   cliSelectionSchema({
     binary: 'codex',
@@ -35,10 +38,7 @@ export const CodexConfigSchema = lazySchema(() =>
     autonomy: z.enum(['off', 'low', 'medium', 'high']).default('low').describe('Default autonomy level of new sessions.'),
     env: envField('Extra variables for the codex process.'),
     passEnv: envNamesField('Host variables let through when set (e.g. HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE).'),
-    credentials: credentialsField('Credentials passed to codex, only those set; nothing else from the environment is.', {
-      OPENAI_API_KEY: 'OpenAI API key',
-      CODEX_API_KEY: 'Codex API key',
-    }),
+    credentials: credentialsField('Credentials passed to codex, only those set; nothing else from the environment is.', CODEX_CREDENTIALS),
     endpoint: z
       .strictObject({
         baseUrl: endpointUrlSchema('OpenAI Responses API base URL, e.g. http://127.0.0.1:8000/v1 (Codex appends /responses).'),

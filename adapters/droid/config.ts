@@ -45,6 +45,9 @@ const absolutePath = lazySchema(() =>
   }),
 );
 
+/** The block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
+export const DROID_CREDENTIALS = { FACTORY_API_KEY: 'Factory API key', FACTORY_TOKEN: 'Factory token' };
+
 export const DroidCliSchema = lazySchema(() => cliSelectionSchema({ binary: 'droid', pin: DROID_DEFAULT_PIN }));
 
 export const DroidCustomModelSchema = lazySchema(() =>
@@ -178,10 +181,7 @@ export const DroidConfigSchema = lazySchema(() =>
       .superRefine(rejectUserinfoUrls)
       .describe('Merged into the isolated .factory/settings.json (no URL with a user or password in it).'),
     env: envField('Extra environment variables for the droid process.'),
-    credentials: credentialsField('Credentials passed to the droid process; nothing else from the environment is.', {
-      FACTORY_API_KEY: 'Factory API key',
-      FACTORY_TOKEN: 'Factory token',
-    }),
+    credentials: credentialsField('Credentials passed to the droid process; nothing else from the environment is.', DROID_CREDENTIALS),
     startupTimeoutMs: z.number().int().positive().default(30_000).describe('Deadline for the first handshake, in ms.'),
     requestTimeoutMs: z.number().int().positive().default(30_000).describe('Default deadline of a protocol request, in ms.'),
     drainFallbackMs: z.number().int().positive().default(3_000).describe('Longest wait for stdout to drain after exit, in ms.'),

@@ -57,7 +57,7 @@ export function registerMcpCommand(program: Command, run: (body: CommandBody) =>
         const orchestrator = isFleet(ctx) ? await fleetAccess(ctx) : createSharedOrchestrator(() => connectMatchingOrchestrator(ctx));
         const options: McpServerOptions = {
           orchestrator,
-          version: await packageVersion(),
+          version: packageVersion(),
           redact: (text) => processRedactor.redact(text),
           log,
         };

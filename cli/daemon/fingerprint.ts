@@ -1,9 +1,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { INHERITED_ENV_VARS, PRESENTATION_ENV_VARS } from '../../core/process/env.js';
-import type { CliContext } from '../context.js';
-import { PACKAGE_ROOT } from '../package-root.js';
+import { ADAPTER_CREDENTIALS, type CliContext } from '../context.js';
+import { packageVersion } from '../package-root.js';
 
 /** What the fingerprint is computed from. */
 export type FingerprintSource = Pick<CliContext, 'config' | 'configPath' | 'explicitKeys' | 'approvedRoots' | 'env'>;
@@ -11,20 +10,17 @@ export type FingerprintSource = Pick<CliContext, 'config' | 'configPath' | 'expl
 /**
  * The keys of each adapter block that the loader fills from an environment variable when the
  * config leaves them unset (`.meta({ env })` in the block's schema), by block: key path inside the
- * block → variable. A block the config file leaves out is built only when a command first reads it,
- * so the fingerprint takes these from here instead of building every block;
+ * block → variable; made from the blocks' credentials (ADAPTER_CREDENTIALS), which their schemas
+ * are built from too. A block the config file leaves out is built only when a command first reads
+ * it, so the fingerprint takes these from here instead of building every block;
  * test/cli/daemon-fingerprint-blocks.test.ts checks this table against the schemas.
  */
-export const BLOCK_ENV_DEFAULTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  droid: { 'credentials.FACTORY_API_KEY': 'FACTORY_API_KEY', 'credentials.FACTORY_TOKEN': 'FACTORY_TOKEN' },
-  'claude-code': {
-    'credentials.ANTHROPIC_API_KEY': 'ANTHROPIC_API_KEY',
-    'credentials.ANTHROPIC_AUTH_TOKEN': 'ANTHROPIC_AUTH_TOKEN',
-    'credentials.CLAUDE_CODE_OAUTH_TOKEN': 'CLAUDE_CODE_OAUTH_TOKEN',
-  },
-  codex: { 'credentials.OPENAI_API_KEY': 'OPENAI_API_KEY', 'credentials.CODEX_API_KEY': 'CODEX_API_KEY' },
-  gemini: { 'credentials.GEMINI_API_KEY': 'GEMINI_API_KEY', 'credentials.GOOGLE_API_KEY': 'GOOGLE_API_KEY' },
-};
+export const BLOCK_ENV_DEFAULTS: Readonly<Record<string, Readonly<Record<string, string>>>> = Object.fromEntries(
+  Object.entries(ADAPTER_CREDENTIALS).map(([block, credentials]) => [
+    block,
+    Object.fromEntries(Object.keys(credentials).map((name) => [`credentials.${name}`, name])),
+  ]),
+);
 
 // Config keys whose value is a list of host variables an agent's launch reads from the server's own
 // environment when a session starts (`passEnv` of claude-code, codex and gemini; the `credentials`
@@ -141,16 +137,6 @@ function* leaves(value: unknown, path: string[]): Generator<[string, unknown]> {
     return;
   }
   if (path.length > 0) yield [path.join('.'), value];
-}
-
-// The version of this installation (package.json): a server of another version runs turns with
-// its own code and defaults.
-function packageVersion(): string {
-  try {
-    return String((JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version);
-  } catch {
-    return '(unknown)';
-  }
 }
 
 // A config file that vanished since it was loaded still yields a (different) fingerprint.
