@@ -42,7 +42,14 @@ const COMMAND_TABLE: ReadonlyArray<{ names: readonly string[]; load: LoadCommand
   { names: ['models', 'tools'], load: async () => (await import('./commands/catalog.js')).registerCatalogCommands },
   { names: ['run', 'send'], load: async () => (await import('./commands/run.js')).registerRunCommands },
   // `serve` apart from its clients: a server's start loads none of their modules and has its own code cache.
-  { names: ['serve'], load: async () => (await import('./commands/serve.js')).registerServeCommand },
+  // zod's JIT goes off before the server's modules build their schemas (see schema-compilation.ts).
+  {
+    names: ['serve'],
+    load: async () => {
+      (await import('./schema-compilation.js')).withoutSchemaCompilation();
+      return (await import('./commands/serve.js')).registerServeCommand;
+    },
+  },
   {
     names: ['submit', 'send-queued', 'wait', 'cancel'],
     load: async () => (await import('./commands/queue.js')).registerQueueCommands,

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
 import type { Adapter, Autonomy, LockedVersion, ResolvedCli } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
@@ -17,6 +16,7 @@ import { isFleet } from '../fleet/backend.js';
 import { fleetLocation, submitToFleet } from '../fleet/fleet-commands.js';
 import { openFleet, type OpenFleet } from '../fleet/open-fleet.js';
 import type { Store } from '../../core/store/index.js';
+import { withoutSchemaCompilation } from '../schema-compilation.js';
 import { openStore } from '../state.js';
 import { followTurn, subscribeEarly, type TurnTarget } from './run-follow.js';
 
@@ -117,14 +117,6 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
         return runTurn(ctx, { kind: 'resume', sessionId, flags }, prompt);
       }),
     );
-}
-
-// A `run` or `send` parses each of its schemas once or a few times (the config, a session record,
-// a turn handle, the events it missed): zod's JIT, which compiles a parser for each object schema
-// on its first parse and pays off over many parses, costs such a process more than it saves. Set
-// before the command builds its (lazy) schemas; the orchestrator, a long-lived process, keeps it.
-function withoutSchemaCompilation(): void {
-  z.config({ jitless: true });
 }
 
 type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: string; flags: TurnFlags };
