@@ -1,13 +1,13 @@
 import type { Autonomy, ResolvedCli } from '../../core/adapter.js';
 import { loadCatalog, loadTurnCatalog, readCatalogEntry, TURN_CATALOG_STALE_MS } from '../../core/catalog/index.js';
-import { collectSecrets } from '../../core/config/index.js';
 import { fileIdentity } from '../../core/install/version-stamp.js';
 import { declineEscalator } from '../../core/permissions/index.js';
 import type { OrchestratorDeps } from '../../core/orchestrator/index.js';
 import type { SessionRuntime } from '../../core/session/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { IsolationDefaults } from '../../core/workspace/index.js';
-import { CONFIG_SCHEMA, type CliContext } from '../context.js';
+import { configSecrets } from '../config-secrets.js';
+import type { CliContext } from '../context.js';
 import type { Output } from '../output.js';
 import { createDecider, limitationNotes } from '../permissions.js';
 import type { EscalationRouter } from './escalations.js';
@@ -53,7 +53,8 @@ interface PreparedCli {
  * lists it once in a throwaway sandbox), which acceptance checks turn settings against.
  */
 export function serverDeps(ctx: CliContext, store: Store, out: Output, escalations?: EscalationRouter): ServerDeps {
-  const secrets = collectSecrets(CONFIG_SCHEMA, ctx.config);
+  // Every secret of the config, for the redactor of every session and catalog listing, known before any child starts.
+  const secrets = configSecrets(ctx);
   const prepared = new Map<string, PreparedCli>();
   // The adapter's block (adapterConfig throws `usage` for an adapter the config does not know):
   // no adapter code is needed for it.

@@ -39,10 +39,14 @@ export async function approveWorkspace(
   workspace: string,
   requested: WorktreeRequest | false | undefined,
 ): Promise<{ workspace: string; repository?: string; worktree?: WorktreeRequest }> {
-  const canonical = await canonicalWorkspace(workspace);
+  // The workspace's real path is asked once, for its isolation and for its approval (on the path of
+  // every new session to its agent's spawn). Unawaited when a failure comes first: the same error.
+  const real = canonicalWorkspace(workspace);
+  real.catch(() => undefined);
   const worktree =
-    requested === undefined && deps.isolation && (await isolationFor(canonical, deps.isolation)) === 'worktree' ? {} : requested;
-  if (!worktree) return { workspace: await checkApproved(workspace, deps.approvedRoots, deps.approvalSource) };
+    requested === undefined && deps.isolation && (await isolationFor(await real, deps.isolation)) === 'worktree' ? {} : requested;
+  if (!worktree) return { workspace: await checkApproved(workspace, deps.approvedRoots, deps.approvalSource, real) };
+  const canonical = await real;
   const repository = await checkApproved(await repositoryRoot(gitOptions(deps), canonical), deps.approvedRoots, deps.approvalSource);
   return { workspace: canonical, repository, worktree };
 }

@@ -17,22 +17,24 @@ export interface ApprovalSource {
  * approve nothing. Resolves with the canonical workspace.
  *
  * Throws OneWorksError `workspace_not_approved` naming the workspace, its canonical path and
- * where to approve it (config key and file).
+ * where to approve it (config key and file). `canonical`: `canonicalWorkspace(workspace)` when the
+ * caller has asked it already (its real path is then not asked again).
  */
 export async function checkApproved(
   workspace: string,
   approvedRoots: readonly string[],
   source: ApprovalSource = { configKey: 'workspaces.approved' },
+  canonical: Promise<string> = canonicalWorkspace(workspace),
 ): Promise<string> {
   // Side by side: the roots' real paths do not depend on the workspace's (a failure is the workspace's alone).
-  const [canonical, roots] = await Promise.all([canonicalWorkspace(workspace), canonicalRoots(approvedRoots)]);
-  if (roots.some((root) => isWithin(canonical, root))) return canonical;
-  const shown = canonical === path.resolve(workspace) ? canonical : `${path.resolve(workspace)} (really ${canonical})`;
+  const [real, roots] = await Promise.all([canonical, canonicalRoots(approvedRoots)]);
+  if (roots.some((root) => isWithin(real, root))) return real;
+  const shown = real === path.resolve(workspace) ? real : `${path.resolve(workspace)} (really ${real})`;
   const where = source.configPath ? `${source.configKey} in ${source.configPath}` : source.configKey;
   throw new OneWorksError(
     ERROR_CODES.WORKSPACE_NOT_APPROVED,
     `workspace ${shown} is not inside an approved root; add it (or a parent directory) to ${where}`,
-    { data: { workspace: path.resolve(workspace), canonical, approvedRoots: [...approvedRoots], ...source } },
+    { data: { workspace: path.resolve(workspace), canonical: real, approvedRoots: [...approvedRoots], ...source } },
   );
 }
 
