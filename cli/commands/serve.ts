@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { OneWorksError } from '../../core/errors.js';
+import { restoreDeferredCaCerts } from '../../core/install/extra-ca.js';
 import { createContext } from '../context.js';
 import { runServe } from '../daemon/serve-main.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
@@ -26,6 +27,8 @@ export function registerServeCommand(program: Command, run: (body: CommandBody) 
     .addOption(new Option('--auto', 'started by a client: quiet when another server owns the state, idle exit on').hideHelp())
     .action((flags: { idleExitMs?: number; auto?: boolean; worker?: string }, cmd: Command) =>
       run(async () => {
+        // An auto-started server's NODE_EXTRA_CA_CERTS, deferred past its start, is back before anything reads the environment.
+        restoreDeferredCaCerts(process.env);
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
         if (flags.worker !== undefined) {
           if (flags.auto || flags.idleExitMs !== undefined)

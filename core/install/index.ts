@@ -4,6 +4,7 @@
  * versioned directory published with one rename, and progress reports. No install scripts run.
  */
 export { installPackage } from './install-package.js';
+export { deferCaCerts, DEFERRED_CA_CERTS_VAR, restoreDeferredCaCerts } from './extra-ca.js';
 export type { InstallPackageOptions, InstalledPackage } from './install-package.js';
 export { DEFAULT_REGISTRY, parseNpmrc, readNpmConfig } from './npm-config.js';
 export type { ReadNpmConfigOptions, RegistryConfig } from './npm-config.js';

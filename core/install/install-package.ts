@@ -3,6 +3,7 @@ import path from 'node:path';
 import semver from 'semver';
 import type { ProgressReport } from '../adapter.js';
 import { OneWorksError } from '../errors.js';
+import { deferredCaCertificates } from './extra-ca.js';
 import { readInstallMarker, writeInstallMarker } from './install-marker.js';
 import { readNpmConfig, type RegistryConfig } from './npm-config.js';
 import { selectVersion } from './packument.js';
@@ -96,7 +97,9 @@ export async function installPackage(options: InstallPackageOptions): Promise<In
     typeof options.registry === 'function'
       ? await options.registry()
       : (options.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: process.env })));
-  const fetchOptions = toFetchOptions(registry, options.fetchOptions);
+  // A process whose start deferred NODE_EXTRA_CA_CERTS (extra-ca.ts) trusts them here; a `ca` of the caller's stands.
+  const ca = options.fetchOptions?.ca === undefined ? await deferredCaCertificates() : undefined;
+  const fetchOptions = toFetchOptions(registry, ca ? { ...options.fetchOptions, ca } : options.fetchOptions);
   const url = packumentUrl(registry, packageName);
   progress.phase({ phase: 'resolve', message: `resolving ${target} on ${displayHost(url)}` });
   const packument = await abortable(

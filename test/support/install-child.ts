@@ -3,7 +3,7 @@
  * Usage: node --import tsx test/support/install-child.ts '<json InstallChildArgs>'
  * Prints each progress report as one JSON line on stdout; exits 0 on success, 1 with the error code.
  */
-import { installPackage } from '../../core/install/index.js';
+import { installPackage, restoreDeferredCaCerts } from '../../core/install/index.js';
 
 export interface InstallChildArgs {
   registryUrl: string;
@@ -11,9 +11,12 @@ export interface InstallChildArgs {
   version: string;
   targetDir: string;
   binPath: string;
+  /** Call restoreDeferredCaCerts first, as `serve` does (a child started with deferCaCerts). */
+  restoreDeferredCa?: boolean;
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as InstallChildArgs;
+if (args.restoreDeferredCa) restoreDeferredCaCerts(process.env);
 
 installPackage({
   packageName: args.packageName,

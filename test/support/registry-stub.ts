@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ export interface RegistryStubOptions {
   packages: Record<string, Record<string, StubVersion>>;
   /** When set, requests without `authorization: Bearer <token>` get 401. */
   requireToken?: string;
+  /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
+  tls?: { key: string; cert: string };
 }
 
 export interface RecordedRegistryRequest {
@@ -57,7 +60,7 @@ export async function startRegistryStub(options: RegistryStubOptions): Promise<R
     },
   };
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const urlPath = decodeURIComponent(new URL(req.url ?? '/', base).pathname);
     requests.push({ method: req.method ?? 'GET', path: urlPath, authorization: req.headers.authorization });
     if (options.requireToken !== undefined && req.headers.authorization !== `Bearer ${options.requireToken}`) {
@@ -73,10 +76,11 @@ export async function startRegistryStub(options: RegistryStubOptions): Promise<R
     const versions = options.packages[name];
     if (!versions) return sendJson(res, 404, { error: 'not found' });
     sendJson(res, 200, packument(base, name, versions));
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, handle) : createServer(handle);
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  base = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   stub.url = base;
   return stub;
 }
