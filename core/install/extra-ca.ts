@@ -1,4 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type * as NodeTls from 'node:tls';
+
+// node:tls is loaded when first needed, through `require`: the build refuses an import(), which a
+// bundle run through node:vm with a code cache cannot run (scripts/build.js).
+const requireBuiltin = createRequire(import.meta.url);
 
 /**
  * Node reads and parses the file `NODE_EXTRA_CA_CERTS` names at every process start, before any
@@ -48,6 +54,8 @@ export function restoreDeferredCaCerts(env: NodeJS.ProcessEnv = process.env): vo
  */
 export async function deferredCaCertificates(): Promise<string[] | undefined> {
   if (deferredFile === undefined) return undefined;
-  const [{ rootCertificates }, extra] = await Promise.all([import('node:tls'), readFile(deferredFile, 'utf8').catch(() => undefined)]);
-  return extra === undefined ? undefined : [...rootCertificates, extra];
+  const extra = await readFile(deferredFile, 'utf8').catch(() => undefined);
+  if (extra === undefined) return undefined;
+  const { rootCertificates } = requireBuiltin('node:tls') as typeof NodeTls;
+  return [...rootCertificates, extra];
 }
