@@ -12,6 +12,7 @@ import type {
   ForkSessionRequest,
   ImportSessionRequest,
   ImportSessionResult,
+  IntentStart,
   DiffSessionRequest,
   MergeSessionRequest,
   OrchestratorApi,
@@ -27,6 +28,7 @@ import type {
   TurnHandle,
   UpdateSessionRequest,
   UsageReport,
+  SessionIntent,
   WaitResult,
 } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
@@ -77,6 +79,11 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
   /** Who the server is: its environment fingerprint, whether it was auto-started, its pid and load. */
   hello(): Promise<ServerHello>;
+  /**
+   * Tells the server what this connection's next createSession will ask for, so that its agent
+   * starts now (see SessionIntent); an older server refuses the method (the caller ignores it).
+   */
+  intent?(intent: SessionIntent): Promise<IntentStart>;
   /**
    * The answer to the latest `hello` on this connection, undefined before any: a client from
    * {@link connectOrchestrator} has one (the hello that confirmed the connection), so a caller
@@ -178,6 +185,13 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** How long to wait for a started server that runs without serving, in ms (default 60 s; tests shorten it). */
   startDeadlineMs?: number;
+  /**
+   * A connection opened already (a `run` that told its intent on it before its config was
+   * loaded), tried first in place of a new one; undefined when none could be opened.
+   */
+  early?: Promise<OrchestratorClient | undefined> | undefined;
+  /** What a `run` is about to create: a server started here gets it with its spawn (`serve --auto --intent`). */
+  intent?: SessionIntent | undefined;
 }
 
 /**
@@ -203,7 +217,8 @@ export async function connectOrchestrator(
   if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
   // Without a socket file nothing serves here (a connect would fail): a server is started at once.
-  const socket = existsSync(path) ? await tryConnect(path) : undefined;
+  const early = options.early ? await options.early : undefined;
+  const socket = early ?? (existsSync(path) ? await tryConnect(path) : undefined);
   if (socket) options.onAttempted?.();
   const first = await confirmed(socket, options.signal);
   if (first) return first;
@@ -218,7 +233,7 @@ export async function connectOrchestrator(
     throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `no orchestrator was started for ${ctx.stateDir}: the command gave up first`);
   }
   const start = async (): Promise<{ server: AutoServer; exitCode: () => number | null | undefined }> => {
-    const server = await spawnAutoServer(ctx);
+    const server = await spawnAutoServer(ctx, options.intent);
     options.onAutoStart?.();
     let exitCode: number | null | undefined;
     void server.exited.then((code) => {
@@ -434,6 +449,10 @@ class SocketClient implements OrchestratorClient {
       const { sessionId, event } = params as { sessionId: string; event: RuntimeEvent };
       for (const listener of this.#listeners.get(sessionId) ?? []) listener(event);
     });
+  }
+
+  intent(intent: SessionIntent): Promise<IntentStart> {
+    return this.#call('intent', intent) as Promise<IntentStart>;
   }
 
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
