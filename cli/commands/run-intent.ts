@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { locateState } from '../../core/config/load.js';
 import type { Autonomy } from '../../core/adapter.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
@@ -20,6 +21,13 @@ import type { TurnFlags } from './run.js';
 export interface EarlyIntent {
   intent: SessionIntent;
   /**
+   * Settles once the intent is on its way (written to the connection, or there is none to write
+   * on), at most INTENT_CONNECT_WAIT_MS after the tell: the command awaits it before loading its
+   * config, whose synchronous work would otherwise hold the connect's callback, and the intent,
+   * until it is done.
+   */
+  ready: Promise<void>;
+  /**
    * The options of `beginMatchingOrchestrator` for a command whose loaded config has `stateDir`:
    * the connection the intent went on (when the same state directory) and the intent for a
    * server it starts. For another state directory the connection is closed (its agent is
@@ -29,6 +37,9 @@ export interface EarlyIntent {
   /** Closes the connection (the command failed before it used it, or runs without an orchestrator): the agent is discarded. */
   close(): Promise<void>;
 }
+
+/** The longest a command waits for its intent's connection before going on (a local socket connects in about a millisecond). */
+const INTENT_CONNECT_WAIT_MS = 20;
 
 /**
  * Tells the intent of `run` with `flags`, or undefined when a `run` with them gets no early agent
@@ -50,19 +61,31 @@ export function tellIntent(globals: GlobalOptions, env: NodeJS.ProcessEnv, cwd: 
   };
   const path = socketPath(located.stateDir);
   // Without a socket file nothing listens: the intent goes with the server's spawn instead.
-  const client = existsSync(path)
+  let sent: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    sent = resolve;
+  });
+  const listening = existsSync(path);
+  const client = listening
     ? tryConnect(path).then(
         (connected) => {
           // Not awaited: the answer (or an older server's refusal) changes nothing here.
           connected?.intent?.(intent).catch(() => undefined);
+          sent();
           return connected;
         },
-        () => undefined,
+        () => {
+          sent();
+          return undefined;
+        },
       )
     : Promise.resolve(undefined);
+  if (!listening) sent();
   let used = false;
   return {
     intent,
+    // Bounded: a server that does not accept at once holds the command no longer than this.
+    ready: Promise.race([ready, sleep(INTENT_CONNECT_WAIT_MS, undefined, { ref: false })]).then(() => undefined),
     connectOptions(stateDir) {
       used = true;
       if (stateDir === located.stateDir) return { early: client, intent };

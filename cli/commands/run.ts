@@ -85,6 +85,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
         // Told first: the agent starts while this process loads its config and makes its checks.
         const early = tellIntent(globals, process.env, process.cwd(), flags);
         try {
+          await early?.ready;
           const ctx = await createContext(globals, process.env, { adapters: 'lazy' });
           return await runTurn(ctx, { kind: 'new', flags, early }, prompt);
         } finally {
