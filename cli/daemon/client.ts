@@ -144,6 +144,8 @@ export interface ServerHello {
  * config may make as long as it likes: it has no deadline of its own, the connection's close
  * (the server gone) ends it.
  */
+/** How long closing a connection waits for the server to discard its intent's agent (an older server refuses at once). */
+const INTENT_DROP_DEADLINE_MS = 10_000;
 export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1, git: 300_000 } as const;
 
 /**
@@ -415,6 +417,8 @@ class SocketClient implements OrchestratorClient {
   #heartbeat: NodeJS.Timeout | undefined;
   #pinging = false;
   #greeting: ServerHello | undefined;
+  // An intent was told on this connection and no createSession followed yet.
+  #intentOpen = false;
   // Prompts open on this client by ask id: `escalation.settled` aborts them (answered elsewhere).
   readonly #prompts = new Map<string, AbortController>();
 
@@ -452,10 +456,12 @@ class SocketClient implements OrchestratorClient {
   }
 
   intent(intent: SessionIntent): Promise<IntentStart> {
+    this.#intentOpen = true;
     return this.#call('intent', intent) as Promise<IntentStart>;
   }
 
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
+    this.#intentOpen = false;
     return TurnHandleSchema.parse(await this.#call('createSession', request, CONTROL_DEADLINES_MS.accept));
   }
 
@@ -609,7 +615,13 @@ class SocketClient implements OrchestratorClient {
     await this.#call('escalations.attach', runId === undefined ? { sessionId } : { sessionId, runId });
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // An intent no createSession took: its agent is discarded first (answered once it is stopped
+    // and its session directory removed), so that a command that gives up leaves nothing behind.
+    if (this.#intentOpen && this.#connection.state === 'open') {
+      this.#intentOpen = false;
+      await this.#call('intent.drop', {}, INTENT_DROP_DEADLINE_MS).catch(() => undefined);
+    }
     this.#stopHeartbeat();
     return this.#connection.close();
   }

@@ -17,6 +17,7 @@ import {
   type ExitReason,
   ForkSessionParamsSchema,
   ImportSessionParamsSchema,
+  IntentDropParamsSchema,
   IntentParamsSchema,
   MAX_WAIT_MS,
   ListAsksParamsSchema,
@@ -157,16 +158,30 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
   // The intent told on this connection (its agent starting), until a createSession here takes or discards it.
   let intentId: string | undefined;
   let closed = false;
-  handle('intent', async (p, orchestrator) => {
+  // The `intent` being handled, if any: `intent.drop` waits for it.
+  let telling: Promise<unknown> = Promise.resolve();
+  handle('intent', (p, orchestrator) => {
     const intent = parseParams(IntentParamsSchema, p);
     const previous = intentId;
     intentId = undefined;
     if (previous !== undefined) void orchestrator.dropIntent(previous, 'its client told another intent');
-    const started = await orchestrator.startIntent(intent);
-    // The client went away meanwhile: nobody will create its session.
-    if (started.intentId !== undefined && closed) void orchestrator.dropIntent(started.intentId, 'its client went away');
-    else intentId = started.intentId;
-    return started;
+    const work = orchestrator.startIntent(intent).then((started) => {
+      // The client went away meanwhile: nobody will create its session.
+      if (started.intentId !== undefined && closed) void orchestrator.dropIntent(started.intentId, 'its client went away');
+      else intentId = started.intentId;
+      return started;
+    });
+    telling = work.catch(() => undefined);
+    return work;
+  });
+  // The client gives its intent up (its own checks failed): answered once the agent is stopped and its directory removed.
+  handle('intent.drop', async (p, orchestrator) => {
+    parseParams(IntentDropParamsSchema, p ?? {});
+    await telling;
+    const id = intentId;
+    intentId = undefined;
+    if (id !== undefined) await orchestrator.dropIntent(id, 'its client gave it up');
+    return { dropped: id !== undefined };
   });
   handle('createSession', async (p, orchestrator) => {
     const request = parseParams(CreateSessionParamsSchema, p);

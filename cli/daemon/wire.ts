@@ -86,6 +86,8 @@ export const IntentParamsSchema = paramsSchema(() => ({
   labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
   presentation: Presentation,
 }));
+/** `intent.drop`: the client gives up the intent it told on this connection; answered `{ dropped }` once its agent is gone. */
+export const IntentDropParamsSchema = paramsSchema(() => ({}));
 export const SendMessageParamsSchema = paramsSchema(() => ({
   ...turnRequestShape(),
   sessionId: SessionId,
