@@ -185,6 +185,8 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
   });
   handle('createSession', async (p, orchestrator) => {
     const request = parseParams(CreateSessionParamsSchema, p);
+    // An intent told just before is settled first: its agent is this request's to take.
+    await telling;
     // This connection's intent, else the one the server was started with (for the first createSession only).
     const taken = intentId ?? (await options.takeStartIntent?.());
     intentId = undefined;
