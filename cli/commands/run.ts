@@ -19,6 +19,7 @@ import type { Store } from '../../core/store/index.js';
 import { withoutSchemaCompilation } from '../schema-compilation.js';
 import { openStore } from '../state.js';
 import { followTurn, subscribeEarly, type TurnTarget } from './run-follow.js';
+import { type EarlyIntent, tellIntent } from './run-intent.js';
 
 export interface TurnFlags {
   workspace?: string;
@@ -80,8 +81,17 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .action((prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         withoutSchemaCompilation();
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
-        return runTurn(ctx, { kind: 'new', flags }, prompt);
+        const globals = cmd.optsWithGlobals<GlobalOptions>();
+        // Told first: the agent starts while this process loads its config and makes its checks.
+        const early = tellIntent(globals, process.env, process.cwd(), flags);
+        try {
+          await early?.ready;
+          const ctx = await createContext(globals, process.env, { adapters: 'lazy' });
+          return await runTurn(ctx, { kind: 'new', flags, early }, prompt);
+        } finally {
+          // Unused (the config failed, a fleet): its connection goes, and the agent with it.
+          await early?.close();
+        }
       }),
     );
 
@@ -119,7 +129,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     );
 }
 
-type Target = { kind: 'new'; flags: TurnFlags } | { kind: 'resume'; sessionId: string; flags: TurnFlags };
+type Target = { kind: 'new'; flags: TurnFlags; early?: EarlyIntent | undefined } | { kind: 'resume'; sessionId: string; flags: TurnFlags };
 
 // Flags, workspace and CLI are checked here, before the turn is submitted (the orchestrator is
 // reached meanwhile); the turn's settings are checked by the orchestrator at acceptance.
@@ -138,7 +148,9 @@ async function runTurnOn(ctx: CliContext, target: Target, prompt: string, fleet:
   // The orchestrator is reached (or started, when none runs) while this process makes its own
   // checks: its answer, or its start-up, overlaps them. A failed check gives the connection up
   // (a server started for it exits), and its error comes first.
-  const pending = fleet ? undefined : beginMatchingOrchestrator(ctx);
+  const pending = fleet
+    ? undefined
+    : beginMatchingOrchestrator(ctx, target.kind === 'new' ? target.early?.connectOptions(ctx.stateDir) : undefined);
   // `send` listens to the session as soon as it is connected: its turn goes out right after the checks.
   const subscription = pending && target.kind === 'resume' ? subscribeEarly(pending.client, target.sessionId) : undefined;
   // The state directory is opened meanwhile too (the checks read the session from it first).

@@ -25,7 +25,13 @@ export function registerServeCommand(program: Command, run: (body: CommandBody) 
       'run as the worker NAME of a fleet on the PostgreSQL state backend (state.backend: postgres): take turns from its queue until SIGTERM/SIGINT',
     )
     .addOption(new Option('--auto', 'started by a client: quiet when another server owns the state, idle exit on').hideHelp())
-    .action((flags: { idleExitMs?: number; auto?: boolean; worker?: string }, cmd: Command) =>
+    .addOption(
+      new Option(
+        '--intent <json>',
+        "with --auto: what the client's `run` is about to create; its agent starts as the server starts",
+      ).hideHelp(),
+    )
+    .action((flags: { idleExitMs?: number; auto?: boolean; worker?: string; intent?: string }, cmd: Command) =>
       run(async () => {
         // An auto-started server's NODE_EXTRA_CA_CERTS, deferred past its start, is back before anything reads the environment.
         restoreDeferredCaCerts(process.env);
@@ -35,7 +41,7 @@ export function registerServeCommand(program: Command, run: (body: CommandBody) 
             throw new OneWorksError('usage', '--worker takes neither --auto nor --idle-exit-ms');
           return (await import('../daemon/worker-main.js')).runWorker(ctx, flags.worker);
         }
-        return runServe(ctx, { auto: flags.auto === true, idleExitMs: flags.idleExitMs });
+        return runServe(ctx, { auto: flags.auto === true, idleExitMs: flags.idleExitMs, intent: flags.intent });
       }),
     );
 }

@@ -3,6 +3,7 @@ import { closeSync, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { deferCaCerts } from '../../core/install/extra-ca.js';
 import type { CliContext } from '../context.js';
 import { BIN_PATH } from '../package-root.js';
+import type { SessionIntent } from '../../core/orchestrator/intent.js';
 import { logPath } from './wire.js';
 
 /** A background server just started. */
@@ -15,7 +16,8 @@ export interface AutoServer {
 }
 
 /**
- * Starts `one-works [--config FILE] serve --auto` for `ctx.stateDir` in the background, with its
+ * Starts `one-works [--config FILE] serve --auto [--intent JSON]` for `ctx.stateDir` in the background
+ * (with `intent`, what the command is about to create: the server starts its agent as it starts), with its
  * stdout and stderr appended to `<state>/orchestrator.log` (mode 0600).
  *
  * This is the one place where One Works starts a process it does not supervise: the server is
@@ -28,13 +30,18 @@ export interface AutoServer {
  * calling command waits for that server anyway; each asynchronous call would be a thread-pool round
  * trip (milliseconds each on a loaded machine) before the spawn.
  */
-export async function spawnAutoServer(ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>): Promise<AutoServer> {
+export async function spawnAutoServer(
+  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>,
+  intent?: SessionIntent,
+): Promise<AutoServer> {
   mkdirSync(ctx.stateDir, { recursive: true, mode: 0o700 });
   const log = openSync(logPath(ctx.stateDir), 'a', 0o600);
   try {
     const logOffset = fstatSync(log).size;
     fchmodSync(log, 0o600);
-    const args = [BIN_PATH, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto'];
+    // The intent (no secret in it: adapter, workspace, settings, title, TERM/COLORTERM/NO_COLOR) goes as an argument.
+    const told = intent ? ['--intent', JSON.stringify(intent)] : [];
+    const args = [BIN_PATH, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto', ...told];
     const child = spawn(process.execPath, args, {
       cwd: ctx.cwd,
       // Its start skips parsing NODE_EXTRA_CA_CERTS (~60 ms of CPU on the path to the first turn);

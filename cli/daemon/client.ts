@@ -12,6 +12,7 @@ import type {
   ForkSessionRequest,
   ImportSessionRequest,
   ImportSessionResult,
+  IntentStart,
   DiffSessionRequest,
   MergeSessionRequest,
   OrchestratorApi,
@@ -27,6 +28,7 @@ import type {
   TurnHandle,
   UpdateSessionRequest,
   UsageReport,
+  SessionIntent,
   WaitResult,
 } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection } from '../../core/protocol/index.js';
@@ -77,6 +79,11 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
   subscribe(sessionId: string, listener: (event: RuntimeEvent) => void): Promise<() => Promise<void>>;
   /** Who the server is: its environment fingerprint, whether it was auto-started, its pid and load. */
   hello(): Promise<ServerHello>;
+  /**
+   * Tells the server what this connection's next createSession will ask for, so that its agent
+   * starts now (see SessionIntent); an older server refuses the method (the caller ignores it).
+   */
+  intent?(intent: SessionIntent): Promise<IntentStart>;
   /**
    * The answer to the latest `hello` on this connection, undefined before any: a client from
    * {@link connectOrchestrator} has one (the hello that confirmed the connection), so a caller
@@ -137,6 +144,8 @@ export interface ServerHello {
  * config may make as long as it likes: it has no deadline of its own, the connection's close
  * (the server gone) ends it.
  */
+/** How long closing a connection waits for the server to discard its intent's agent (an older server refuses at once). */
+const INTENT_DROP_DEADLINE_MS = 10_000;
 export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1, git: 300_000 } as const;
 
 /**
@@ -178,6 +187,13 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** How long to wait for a started server that runs without serving, in ms (default 60 s; tests shorten it). */
   startDeadlineMs?: number;
+  /**
+   * A connection opened already (a `run` that told its intent on it before its config was
+   * loaded), tried first in place of a new one; undefined when none could be opened.
+   */
+  early?: Promise<OrchestratorClient | undefined> | undefined;
+  /** What a `run` is about to create: a server started here gets it with its spawn (`serve --auto --intent`). */
+  intent?: SessionIntent | undefined;
 }
 
 /**
@@ -203,7 +219,8 @@ export async function connectOrchestrator(
   if (ctx.config) assertFileBackend({ config: ctx.config as CliContext['config'] });
   const path = socketPath(ctx.stateDir);
   // Without a socket file nothing serves here (a connect would fail): a server is started at once.
-  const socket = existsSync(path) ? await tryConnect(path) : undefined;
+  const early = options.early ? await options.early : undefined;
+  const socket = early ?? (existsSync(path) ? await tryConnect(path) : undefined);
   if (socket) options.onAttempted?.();
   const first = await confirmed(socket, options.signal);
   if (first) return first;
@@ -218,7 +235,7 @@ export async function connectOrchestrator(
     throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `no orchestrator was started for ${ctx.stateDir}: the command gave up first`);
   }
   const start = async (): Promise<{ server: AutoServer; exitCode: () => number | null | undefined }> => {
-    const server = await spawnAutoServer(ctx);
+    const server = await spawnAutoServer(ctx, options.intent);
     options.onAutoStart?.();
     let exitCode: number | null | undefined;
     void server.exited.then((code) => {
@@ -400,6 +417,8 @@ class SocketClient implements OrchestratorClient {
   #heartbeat: NodeJS.Timeout | undefined;
   #pinging = false;
   #greeting: ServerHello | undefined;
+  // An intent was told on this connection and no createSession followed yet.
+  #intentOpen = false;
   // Prompts open on this client by ask id: `escalation.settled` aborts them (answered elsewhere).
   readonly #prompts = new Map<string, AbortController>();
 
@@ -436,7 +455,13 @@ class SocketClient implements OrchestratorClient {
     });
   }
 
+  intent(intent: SessionIntent): Promise<IntentStart> {
+    this.#intentOpen = true;
+    return this.#call('intent', intent) as Promise<IntentStart>;
+  }
+
   async createSession(request: CreateSessionRequest): Promise<TurnHandle> {
+    this.#intentOpen = false;
     return TurnHandleSchema.parse(await this.#call('createSession', request, CONTROL_DEADLINES_MS.accept));
   }
 
@@ -590,7 +615,13 @@ class SocketClient implements OrchestratorClient {
     await this.#call('escalations.attach', runId === undefined ? { sessionId } : { sessionId, runId });
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // An intent no createSession took: its agent is discarded first (answered once it is stopped
+    // and its session directory removed), so that a command that gives up leaves nothing behind.
+    if (this.#intentOpen && this.#connection.state === 'open') {
+      this.#intentOpen = false;
+      await this.#call('intent.drop', {}, INTENT_DROP_DEADLINE_MS).catch(() => undefined);
+    }
     this.#stopHeartbeat();
     return this.#connection.close();
   }

@@ -21,13 +21,14 @@ type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env
  */
 export async function connectMatchingOrchestrator(
   ctx: MatchingContext,
-  options: Pick<ConnectOptions, 'onAutoStart' | 'onAttempted' | 'signal'> = {},
+  options: Pick<ConnectOptions, 'onAutoStart' | 'onAttempted' | 'signal' | 'early' | 'intent'> = {},
 ): Promise<OrchestratorClient> {
   // Computed once a server answered: a server to start is started without waiting for it.
   let fingerprint: string | undefined;
   let restarted = false;
   for (let attempt = 1; ; attempt += 1) {
-    const client = await connectOrchestrator(ctx, { autoStart: true, ...options });
+    // The connection opened early (a `run`'s intent told on it) is the first attempt's only.
+    const client = await connectOrchestrator(ctx, { autoStart: true, ...options, ...(attempt === 1 ? {} : { early: undefined }) });
     let hello: ServerHello;
     try {
       // The hello that confirmed the connection (connectOrchestrator) answers this too: one round trip.
@@ -87,7 +88,10 @@ export interface PendingOrchestrator {
  * when none runs) while the command does its own checks; `client` is awaited once they passed,
  * `abandon` called when one failed. Its failure is the caller's to report (or to drop, on abandon).
  */
-export function beginMatchingOrchestrator(ctx: MatchingContext): PendingOrchestrator {
+export function beginMatchingOrchestrator(
+  ctx: MatchingContext,
+  intent: Pick<ConnectOptions, 'early' | 'intent'> = {},
+): PendingOrchestrator {
   let started = false;
   const given = new AbortController();
   let onAttempted: () => void = () => undefined;
@@ -95,6 +99,7 @@ export function beginMatchingOrchestrator(ctx: MatchingContext): PendingOrchestr
     onAttempted = resolve;
   });
   const client = connectMatchingOrchestrator(ctx, {
+    ...intent,
     onAutoStart: () => {
       started = true;
     },

@@ -13,13 +13,20 @@ import { serverDeps } from './deps.js';
 import { EscalationRouter } from './escalations.js';
 import { serverIdentity } from './fingerprint.js';
 import { startOrchestratorServer } from './server.js';
-import { type ExitReason, socketPath } from './wire.js';
+import { type ExitReason, IntentParamsSchema, parseParams, socketPath } from './wire.js';
+import type { Orchestrator, SessionIntent } from '../../core/orchestrator/index.js';
 
 export interface ServeOptions {
   /** Started by a client (`serve --auto`): losing the owner lock exits quietly, and the idle exit applies. */
   auto: boolean;
   /** Idle exit in ms; default `orchestrator.idleExitMs` when `auto`, none otherwise. */
   idleExitMs?: number | undefined;
+  /**
+   * What the `run` that started this server is about to create (JSON of IntentParamsSchema): its
+   * agent starts as soon as the orchestrator exists, while the socket starts listening; the first
+   * createSession of a connection that told no intent of its own takes it if it matches.
+   */
+  intent?: string | undefined;
 }
 
 /**
@@ -69,6 +76,8 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     const stopRequested = new Promise<string>((resolve) => {
       onShutdownRequest = () => resolve('`one-works server stop`');
     });
+    const startIntent = options.intent === undefined ? undefined : startedIntent(creating, options.intent, out);
+    let intentTaken = false;
     const identity = serverIdentity(ctx);
     const server = await startOrchestratorServer({
       orchestrator: creating,
@@ -82,6 +91,13 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       onExitRequest,
       onShutdownRequest,
       escalations,
+      takeStartIntent: startIntent
+        ? () => {
+            if (intentTaken) return Promise.resolve(undefined);
+            intentTaken = true;
+            return startIntent;
+          }
+        : undefined,
     }).catch(async (error: unknown) => {
       await creating.then((orchestrator) => orchestrator.shutdown()).catch(() => undefined);
       throw error;
@@ -143,6 +159,26 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     shutdown.release();
     await store.releaseOwner();
   }
+}
+
+// The intent the server was started with, its agent starting once the orchestrator exists: the
+// intent's id, or undefined (a malformed intent, or none started: the log says why).
+function startedIntent(creating: Promise<Orchestrator>, text: string, out: CliContext['out']): Promise<string | undefined> {
+  let intent: SessionIntent;
+  try {
+    intent = parseParams(IntentParamsSchema, JSON.parse(text));
+  } catch (error) {
+    out.info(`intent: --intent is ignored: ${error instanceof Error ? error.message : String(error)}`);
+    return Promise.resolve(undefined);
+  }
+  return creating.then(
+    async (orchestrator) => {
+      const started = await orchestrator.startIntent(intent);
+      if (started.intentId === undefined) out.info(`intent: no agent started before the first createSession: ${started.reason}`);
+      return started.intentId;
+    },
+    () => undefined,
+  );
 }
 
 /** How long an auto-started server waits for an exiting owner to release the state directory. */

@@ -17,6 +17,8 @@ import {
   type ExitReason,
   ForkSessionParamsSchema,
   ImportSessionParamsSchema,
+  IntentDropParamsSchema,
+  IntentParamsSchema,
   MAX_WAIT_MS,
   ListAsksParamsSchema,
   ReadSessionParamsSchema,
@@ -57,6 +59,11 @@ export interface OrchestratorServerOptions {
   onExitRequest?: (reason: ExitReason) => void;
   /** Called once when a client asked the server to stop (`shutdown`, from `one-works server stop`). */
   onShutdownRequest?: () => void;
+  /**
+   * The intent this server was started with (`serve --auto --intent`, its agent starting): the
+   * first createSession of a connection that told none takes its id (resolving undefined after).
+   */
+  takeStartIntent?: (() => Promise<string | undefined>) | undefined;
   /** Where `escalations.attach` registers a client as its session's escalator. */
   escalations?: EscalationRouter | undefined;
 }
@@ -148,7 +155,43 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
   // A request for the orchestrator: it waits until the orchestrator is created (recovery done).
   const handle = (method: string, body: (params: unknown, orchestrator: Orchestrator) => Promise<unknown>): void =>
     handleNow(method, async (params) => body(params, await ready));
-  handle('createSession', (p, orchestrator) => orchestrator.createSession(parseParams(CreateSessionParamsSchema, p)));
+  // The intent told on this connection (its agent starting), until a createSession here takes or discards it.
+  let intentId: string | undefined;
+  let closed = false;
+  // The `intent` being handled, if any: `intent.drop` waits for it.
+  let telling: Promise<unknown> = Promise.resolve();
+  handle('intent', (p, orchestrator) => {
+    const intent = parseParams(IntentParamsSchema, p);
+    const previous = intentId;
+    intentId = undefined;
+    if (previous !== undefined) void orchestrator.dropIntent(previous, 'its client told another intent');
+    const work = orchestrator.startIntent(intent).then((started) => {
+      // The client went away meanwhile: nobody will create its session.
+      if (started.intentId !== undefined && closed) void orchestrator.dropIntent(started.intentId, 'its client went away');
+      else intentId = started.intentId;
+      return started;
+    });
+    telling = work.catch(() => undefined);
+    return work;
+  });
+  // The client gives its intent up (its own checks failed): answered once the agent is stopped and its directory removed.
+  handle('intent.drop', async (p, orchestrator) => {
+    parseParams(IntentDropParamsSchema, p ?? {});
+    await telling;
+    const id = intentId;
+    intentId = undefined;
+    if (id !== undefined) await orchestrator.dropIntent(id, 'its client gave it up');
+    return { dropped: id !== undefined };
+  });
+  handle('createSession', async (p, orchestrator) => {
+    const request = parseParams(CreateSessionParamsSchema, p);
+    // An intent told just before is settled first: its agent is this request's to take.
+    await telling;
+    // This connection's intent, else the one the server was started with (for the first createSession only).
+    const taken = intentId ?? (await options.takeStartIntent?.());
+    intentId = undefined;
+    return orchestrator.createSession(request, { intentId: taken });
+  });
   handle('sendMessage', (p, orchestrator) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
   handle('cancel', (p, orchestrator) => {
     const { sessionId, runId } = parseParams(CancelParamsSchema, p);
@@ -246,6 +289,9 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
   connection.onProblem(() => undefined);
   socket.on('error', () => undefined);
   void connection.closed.then(() => {
+    closed = true;
+    if (intentId !== undefined) void options.created()?.dropIntent(intentId, 'its client went away');
+    intentId = undefined;
     for (const unsubscribe of subscriptions.values()) unsubscribe();
     subscriptions.clear();
     connections.delete(connection);

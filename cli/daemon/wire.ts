@@ -71,6 +71,23 @@ export const CreateSessionParamsSchema = paramsSchema(() => ({
     ])
     .optional(),
 }));
+/**
+ * `intent`: what a new `run` is about to create (core/orchestrator/intent.ts SessionIntent), sent
+ * before its createSession on the same connection; an older server answers method-not-found
+ * and the client goes on as before. Answered `{ intentId }` when an agent is starting, else `{ reason }`.
+ */
+export const IntentParamsSchema = paramsSchema(() => ({
+  adapter: z.string().min(1).optional(),
+  workspace: z.string().min(1),
+  model: z.string().min(1).optional(),
+  effort: z.string().min(1).optional(),
+  autonomy: AutonomySchema.optional(),
+  title: z.string().max(MAX_TITLE_LENGTH).optional(),
+  labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional(),
+  presentation: Presentation,
+}));
+/** `intent.drop`: the client gives up the intent it told on this connection; answered `{ dropped }` once its agent is gone. */
+export const IntentDropParamsSchema = paramsSchema(() => ({}));
 export const SendMessageParamsSchema = paramsSchema(() => ({
   ...turnRequestShape(),
   sessionId: SessionId,

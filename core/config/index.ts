@@ -2,7 +2,15 @@ export { writeFileAtomic } from './atomic-write.js';
 export { interpolate, interpolateDocument, type InterpolationIssue, type InterpolationResult } from './interpolate.js';
 export { configInvalid, formatIssue, formatPath, type ConfigIssue } from './issues.js';
 export { CONFIG_SCHEMA_ID, configJsonSchema } from './json-schema.js';
-export { loadConfig, parseConfigText, type LoadConfigOptions, type LoadedConfig } from './load.js';
+export {
+  findConfigFile,
+  loadConfig,
+  locateState,
+  parseConfigText,
+  type LocatedState,
+  type LoadConfigOptions,
+  type LoadedConfig,
+} from './load.js';
 export {
   LOCK_FILE_NAME,
   LockEntrySchema,

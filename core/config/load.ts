@@ -4,7 +4,7 @@ import { type Document, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { OneWorksError } from '../errors.js';
 import { Redactor } from '../redact.js';
-import { interpolateDocument } from './interpolate.js';
+import { interpolate, interpolateDocument } from './interpolate.js';
 import { configInvalid, formatPath, positionOf, syntaxIssues } from './issues.js';
 import { CONFIG_FILE_NAME, defaultCacheDir, defaultStateDir, userConfigPath } from './paths.js';
 import {
@@ -68,16 +68,75 @@ export interface LoadedConfig<A extends AdapterSchemas> {
  */
 export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOptions<A>): Promise<LoadedConfig<A>> {
   const { schema, cwd, env } = options;
-  const candidates = options.path === undefined ? [join(cwd, CONFIG_FILE_NAME), userConfigPath(env)] : [resolve(cwd, options.path)];
-  for (const candidate of candidates) {
-    const text = await readText(candidate, options.path !== undefined, displayName(candidate, cwd));
-    if (text === undefined) continue;
-    const { parsed, input, view } = parseConfigInput(text, { schema, env, file: displayName(candidate, cwd) });
+  const found = findConfigFile(options);
+  if (found) {
+    const { parsed, input, view } = parseConfigInput(found.text, { schema, env, file: displayName(found.path, cwd) });
     const config = resolveDefaults(view, parsed, env, options.onSecrets);
-    return { config, path: candidate, source: 'file', explicitKeys: keyPaths(input) };
+    return { config, path: found.path, source: 'file', explicitKeys: keyPaths(input) };
   }
   const { parsed, view } = parseConfigInput('', { schema, env, file: CONFIG_FILE_NAME });
   return { config: resolveDefaults(view, parsed, env, options.onSecrets), path: undefined, source: 'none', explicitKeys: new Set() };
+}
+
+/**
+ * The config file a command reads, found as {@link loadConfig} finds it (its one search): `path`
+ * resolved against `cwd` (which must be readable), else `<cwd>/one-works.yaml`, else the user's
+ * config file. Undefined when no implicit candidate exists. Throws as loadConfig does for a file
+ * that cannot be read or is too large.
+ */
+export function findConfigFile(options: {
+  path?: string | undefined;
+  cwd: string;
+  env: ConfigEnv;
+}): { path: string; text: string } | undefined {
+  const { cwd, env } = options;
+  const candidates = options.path === undefined ? [join(cwd, CONFIG_FILE_NAME), userConfigPath(env)] : [resolve(cwd, options.path)];
+  for (const candidate of candidates) {
+    const text = readText(candidate, options.path !== undefined, displayName(candidate, cwd));
+    if (text !== undefined) return { path: candidate, text };
+  }
+  return undefined;
+}
+
+/** Where a command's state lives, as far as the config file says before it is validated (see {@link locateState}). */
+export interface LocatedState {
+  /** The config file found (undefined: none, the defaults apply). */
+  configPath: string | undefined;
+  /** The state directory: `state.directory` (`${VAR}` expanded as the schema sees it), else the XDG default. */
+  stateDir: string;
+}
+
+/**
+ * The state directory a command will have, read early: the config file found by
+ * {@link findConfigFile} (as loadConfig), its YAML parsed, and only `state.directory` and
+ * `state.backend` looked at. Undefined whenever the full load could disagree or fail: no readable
+ * file, YAML errors, a `state.directory` that is not an absolute path after `${VAR}` expansion,
+ * or a backend other than `file`. The caller still loads the config whole, and trusts this only
+ * when the loaded config's state directory is the same.
+ */
+export function locateState(options: { path?: string | undefined; cwd: string; env: ConfigEnv }): LocatedState | undefined {
+  try {
+    const found = findConfigFile(options);
+    if (!found) return { configPath: undefined, stateDir: defaultStateDir(options.env) };
+    const doc = parseDocument(found.text);
+    if (doc.errors.length > 0) return undefined;
+    const value: unknown = doc.contents === null ? {} : doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES });
+    const state = (value as { state?: unknown } | null)?.state;
+    if (state === undefined || state === null) return { configPath: found.path, stateDir: defaultStateDir(options.env) };
+    if (typeof state !== 'object') return undefined;
+    const { directory, backend } = state as { directory?: unknown; backend?: unknown };
+    const expand = (scalar: unknown): string | undefined => {
+      if (typeof scalar !== 'string') return undefined;
+      const result = interpolate(scalar, options.env);
+      return result.ok ? result.value : undefined;
+    };
+    if (backend !== undefined && expand(backend) !== 'file') return undefined;
+    if (directory === undefined) return { configPath: found.path, stateDir: defaultStateDir(options.env) };
+    const stateDir = expand(directory);
+    return stateDir !== undefined && isAbsolute(stateDir) ? { configPath: found.path, stateDir } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -214,7 +273,7 @@ function resolveDefaults<A extends AdapterSchemas>(
 // MAX_CONFIG_BYTES + 1 bytes: a larger file is refused before it is parsed. Read at once (a local
 // file of a page or so): every command reads it as it starts, where the thread pool's round trips
 // of an asynchronous read (open, read until the end, close) would wait on each other.
-async function readText(path: string, explicit: boolean, file: string): Promise<string | undefined> {
+function readText(path: string, explicit: boolean, file: string): string | undefined {
   let bytes: Buffer;
   try {
     const fd = openSync(path, 'r');

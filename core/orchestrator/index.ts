@@ -3,7 +3,9 @@ export type { Admission, AdmissionLimits, AdmissionSnapshot, AdmissionState, Tur
 export { RequestKeyRecordSchema, RequestKeyRegistry, RequestKeySchema, canonicalJson, hashRequestArgs } from './request-keys.js';
 export type { RequestKeyEntry, RequestKeyPersistence, RequestKeyRecord } from './request-keys.js';
 export { createOrchestrator } from './orchestrator.js';
-export type { Orchestrator } from './orchestrator.js';
+export type { IntentStart, Orchestrator } from './orchestrator.js';
+export { INTENT_WINDOW_MS, matchesIntent } from './intent.js';
+export type { IntentFacts, SessionIntent } from './intent.js';
 export { OrchestratorLimitsSchema } from './orchestrator-deps.js';
 export type { AdapterDefaults, ModelsForOptions, OrchestratorDeps, OrchestratorLimits } from './orchestrator-deps.js';
 export { REQUEST_KEYS_FILE, requestKeyFile } from './request-key-file.js';

@@ -109,6 +109,8 @@ export interface OrchestratorDeps {
   asks?: AskBoard | undefined;
   /** Where the orchestrator records what happens outside any session (prewarmed agents started and closed). */
   log?: ((message: string) => void) | undefined;
+  /** How long an agent started for an intent waits for its createSession, in ms (default INTENT_WINDOW_MS; tests shorten it). */
+  intentWindowMs?: number | undefined;
   /** Resident memory of an agent process tree, for `maxWarmMemoryBytes` (default: read from /proc). */
   measureRss?: ((pid: number) => Promise<number | undefined>) | undefined;
 }

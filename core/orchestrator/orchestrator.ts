@@ -26,6 +26,7 @@ import { SessionSlot } from './session-slot.js';
 import { assertKnownOutcome, isTerminal, outcomeOfRun } from './session-summary.js';
 import { READY_TIMEOUT_MS, executeTurn, openSessionRunner } from './turn-execution.js';
 import { PrewarmPool, type EarlyAgent, type PrewarmTarget, type StagedSession } from './prewarm.js';
+import { INTENT_WINDOW_MS, matchesIntent, type IntentFacts, type SessionIntent } from './intent.js';
 import { importSession } from './import-session.js';
 import { buildForkSeed } from './fork-seed.js';
 import { sessionDir } from '../store/index.js';
@@ -97,6 +98,30 @@ export interface Orchestrator extends OrchestratorApi, WorktreeApi {
   warmSessions(): string[];
   /** The agents prewarmed now (`orchestrator.prewarm`): the session id each is held for, its pid and state. */
   prewarmedAgents(): Array<{ sessionId: string; pid: number | undefined; state: string }>;
+  /**
+   * Starts the agent of a new session a client is about to create (see SessionIntent), staged as
+   * an early start is (nothing stored): only for a workspace approved under this orchestrator's
+   * config, without a worktree, when its turn would start at once and no agents are prewarmed.
+   * Resolves the intent's id (its agent's session id), or why none was started. The agent is
+   * taken by a createSession given this id whose request matches the intent (`matchesIntent`);
+   * any other createSession given the id, `dropIntent`, a shutdown, a config change or
+   * `INTENT_WINDOW_MS` passing discards it (stopped, its session directory removed).
+   */
+  startIntent(intent: SessionIntent): Promise<IntentStart>;
+  /** createSession, taking the agent started for `intentId` when the request matches its intent (else that agent is discarded). */
+  createSession(request: CreateSessionRequest, options?: { intentId?: string | undefined }): Promise<TurnHandle>;
+  /** Discards the agent of an intent no createSession took (its client went away); `reason` goes to the log. */
+  dropIntent(intentId: string, reason: string): Promise<void>;
+}
+
+/** The answer to `startIntent`: the intent's id when its agent is starting, else why not. */
+export type IntentStart = { intentId: string; reason?: undefined } | { intentId?: undefined; reason: string };
+
+// An agent started for an intent, until a createSession takes it or it is discarded.
+interface HeldIntent {
+  early: EarlyAgent;
+  facts: IntentFacts;
+  timer: NodeJS.Timeout;
 }
 
 /**
@@ -136,6 +161,10 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #prewarm: PrewarmPool;
   /** What the most recent new session that a prewarmed agent could have served ran with. */
   #prewarmTarget: PrewarmTarget | undefined;
+  /** Agents started for intents (startIntent) no createSession took yet, by intent id. */
+  readonly #intents = new Map<string, HeldIntent>();
+  /** Discards of intents' agents under way (awaited by shutdown). */
+  readonly #discarding = new Set<Promise<void>>();
   #closing = false;
 
   constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
@@ -177,8 +206,78 @@ class InProcessOrchestrator implements Orchestrator {
     });
   }
 
-  createSession(request: CreateSessionRequest): Promise<TurnHandle> {
-    return this.#createSession(request, undefined);
+  async createSession(request: CreateSessionRequest, options: { intentId?: string | undefined } = {}): Promise<TurnHandle> {
+    // Out of the table at once: neither its window nor a drop discards it while this request decides.
+    const intent = options.intentId === undefined ? undefined : this.#takeIntent(options.intentId);
+    if (!intent) return this.#createSession(request, undefined);
+    const taken = { done: false };
+    try {
+      return await this.#createSession(request, undefined, undefined, { ...intent, taken });
+    } finally {
+      // Refused before it was decided (a check, a replayed request key): discarded like a mismatch.
+      if (!taken.done) await this.#discardIntent(intent.early, 'its session was not created');
+    }
+  }
+
+  async startIntent(intent: SessionIntent): Promise<IntentStart> {
+    if (this.#closing) return { reason: 'the orchestrator is shutting down' };
+    if (this.#prewarm.enabled) return { reason: 'agents are prewarmed (orchestrator.prewarm)' };
+    const adapter = intent.adapter ?? this.#deps.defaultAdapter;
+    if (adapter === undefined) return { reason: 'no adapter named and no default adapter' };
+    let facts: IntentFacts;
+    let defaults: AdapterDefaults;
+    try {
+      defaults = this.#deps.defaultsFor(adapter);
+      // Approved under this orchestrator's config: an unapproved workspace never gets an agent.
+      const approved = await approveWorkspace(this.#deps, intent.workspace, undefined);
+      if (approved.worktree) return { reason: 'its sessions run in worktrees' };
+      const { labels } = checkMetadata(intent);
+      const { presentation, title, model, effort, autonomy } = intent;
+      facts = { adapter, workspace: approved.workspace, model, effort, autonomy, title, labels, presentation };
+    } catch (error) {
+      return { reason: error instanceof Error ? error.message : String(error) };
+    }
+    const request: CreateSessionRequest = {
+      adapter,
+      workspace: facts.workspace,
+      prompt: '',
+      ...(facts.model ? { model: facts.model } : {}),
+      ...(facts.effort ? { effort: facts.effort } : {}),
+      ...(intent.autonomy ? { autonomy: intent.autonomy } : {}),
+      ...(facts.title ? { title: facts.title } : {}),
+    };
+    const labels = facts.labels ? [...facts.labels] : undefined;
+    const early = await this.#startEarly(request, defaults, facts.workspace, labels, facts.presentation);
+    if (!early) return { reason: 'its agent cannot start ahead now' };
+    const windowMs = this.#deps.intentWindowMs ?? INTENT_WINDOW_MS;
+    const timer = setTimeout(() => void this.dropIntent(early.id, `not used within ${windowMs} ms`), windowMs);
+    timer.unref();
+    this.#intents.set(early.id, { early, facts, timer });
+    this.#deps.log?.(`intent: the agent of session ${early.id} (${adapter}) is starting in ${facts.workspace} before its createSession`);
+    // Shut down meanwhile: shutdown discarded the intents it saw, this one too.
+    if (this.#closing) await this.dropIntent(early.id, 'the orchestrator is shutting down');
+    return { intentId: early.id };
+  }
+
+  async dropIntent(intentId: string, reason: string): Promise<void> {
+    const intent = this.#takeIntent(intentId);
+    if (intent) await this.#discardIntent(intent.early, reason);
+  }
+
+  #takeIntent(intentId: string): HeldIntent | undefined {
+    const intent = this.#intents.get(intentId);
+    if (!intent) return undefined;
+    this.#intents.delete(intentId);
+    clearTimeout(intent.timer);
+    return intent;
+  }
+
+  // Stops an intent's agent and removes its session directory; tracked until done (shutdown waits for it).
+  #discardIntent(early: EarlyAgent, reason: string): Promise<void> {
+    this.#deps.log?.(`intent: the agent of session ${early.id} is discarded: ${reason}`);
+    const work = this.#prewarm.discard(early.id, early.opened).finally(() => this.#discarding.delete(work));
+    this.#discarding.add(work);
+    return work;
   }
 
   async createSessionWithId(request: CreateSessionRequest, sessionId: string): Promise<TurnHandle> {
@@ -193,7 +292,13 @@ class InProcessOrchestrator implements Orchestrator {
   // `native`: a fork from the source's native checkpoint. `prepare` copies it into the new
   // session's directory before its first turn; when it finds none, the request's transcript
   // prompt is used, else `native.prompt` (the native state carries the history).
-  async #createSession(request: CreateSessionRequest, native: NativeForkSeed | undefined, assignedId?: string): Promise<TurnHandle> {
+  // `intent`: the agent started for this request's intent, taken (`taken.done`) when the request matches it.
+  async #createSession(
+    request: CreateSessionRequest,
+    native: NativeForkSeed | undefined,
+    assignedId?: string,
+    intent?: HeldIntent & { taken: { done: boolean } },
+  ): Promise<TurnHandle> {
     this.#assertOpen();
     checkPrompt(request.prompt);
     const defaults = this.#deps.defaultsFor(request.adapter);
@@ -202,8 +307,18 @@ class InProcessOrchestrator implements Orchestrator {
     const { labels } = checkMetadata(request);
     const { requestKey, presentation, ...args } = request;
     return withRequestKey(this.#ctx, requestKey, { op: 'create', ...args, workspace }, async (reserve) => {
+      const fromIntent = intent && !approved.worktree && this.#matchesIntent(intent, request, workspace, labels) ? intent : undefined;
+      if (intent) {
+        intent.taken.done = true;
+        if (fromIntent) this.#deps.log?.(`intent: session ${intent.early.id} takes the agent started for its intent`);
+        // Not awaited: this request goes on with an agent of its own meanwhile.
+        else void this.#discardIntent(intent.early, 'its createSession asked for something else');
+      }
       const early =
-        approved.worktree || native || assignedId ? undefined : await this.#startEarly(request, defaults, workspace, labels, presentation);
+        fromIntent?.early ??
+        (approved.worktree || native || assignedId
+          ? undefined
+          : await this.#startEarly(request, defaults, workspace, labels, presentation));
       // Until the session's slot is in the table, the early agent is the pool's: a refusal discards it.
       let joined = false;
       try {
@@ -346,6 +461,12 @@ class InProcessOrchestrator implements Orchestrator {
     if (this.#closing || !this.#admission.wouldStartNow(turn)) return undefined;
     const record = newSessionRecord(id, workspace, { ...request, labels }, settings);
     return this.#prewarm.startEarly({ adapter: request.adapter, workspace, settings, presentation }, record);
+  }
+
+  // Whether the agent started for `intent` may serve `request` (workspace and labels as the orchestrator checked them).
+  #matchesIntent(intent: HeldIntent, request: CreateSessionRequest, workspace: string, labels: string[] | undefined): boolean {
+    const { adapter, model, effort, autonomy, title, presentation } = request;
+    return matchesIntent(intent.facts, { adapter, workspace, model, effort, autonomy, title, labels, presentation });
   }
 
   async sendMessage(request: SendMessageRequest): Promise<TurnHandle> {
@@ -614,6 +735,7 @@ class InProcessOrchestrator implements Orchestrator {
 
   async shutdown(): Promise<void> {
     this.#closing = true;
+    await this.#dropIntents('the orchestrator is shutting down');
     await this.#prewarm.drain('shutdown', { stop: true });
     const slots = [...this.#slots.values()];
     await Promise.all(slots.map((slot) => this.cancel(slot.id)));
@@ -630,7 +752,17 @@ class InProcessOrchestrator implements Orchestrator {
   async drainWarmAgents(reason: WarmCloseReason): Promise<void> {
     // Agents prewarmed with a configuration that changed would serve it still: none from now on.
     const stale = reason === 'config_changed' || reason === 'shutdown';
-    await Promise.all([this.#warm.drain(reason), this.#prewarm.drain(stale ? reason : 'replaced', { stop: stale })]);
+    await Promise.all([
+      this.#warm.drain(reason),
+      this.#prewarm.drain(stale ? reason : 'replaced', { stop: stale }),
+      stale ? this.#dropIntents(`closed: ${reason}`) : undefined,
+    ]);
+  }
+
+  // Discards every intent's agent no createSession took, and waits for the discards under way.
+  async #dropIntents(reason: string): Promise<void> {
+    await Promise.all([...this.#intents.keys()].map((id) => this.dropIntent(id, reason)));
+    await Promise.all([...this.#discarding]);
   }
 
   warmSessions(): string[] {

@@ -321,7 +321,8 @@ function buildRig(root: string): CliRig {
       }
     },
     sessionHome: (id) => join(sessionDir(id), 'home'),
-    processes: () => findProcesses(root).filter((p) => !(isServer(configPath, p) && p.args.endsWith(' serve --auto'))),
+    // `serve --auto`, with the intent of the `run` that started it (`--intent <json>`) or without.
+    processes: () => findProcesses(root).filter((p) => !(isServer(configPath, p) && / serve --auto( --intent .*)?$/.test(p.args))),
     servers: () => findProcesses(root).filter((p) => isServer(configPath, p)),
     report: async () => {
       const log = await readFile(logPath(stateDir), 'utf8').catch((error: NodeJS.ErrnoException) => `(none: ${error.code})`);

@@ -59,7 +59,16 @@ export interface OrchestratorHarnessOptions extends SessionHarnessOptions {
   deps?: Partial<
     Pick<
       OrchestratorDeps,
-      'defaultsFor' | 'modelsFor' | 'catalogIsAdvisory' | 'adapterNames' | 'catalogDeadlineMs' | 'asks' | 'measureRss' | 'log'
+      | 'defaultsFor'
+      | 'modelsFor'
+      | 'catalogIsAdvisory'
+      | 'adapterNames'
+      | 'catalogDeadlineMs'
+      | 'asks'
+      | 'measureRss'
+      | 'log'
+      | 'defaultAdapter'
+      | 'intentWindowMs'
     >
   >;
 }
