@@ -23,9 +23,11 @@ export interface SessionIntent {
 
 /**
  * How long an agent started for an intent waits for its createSession, in ms: then it is
- * discarded (stopped, its session directory removed). A client's checks take well under a second.
+ * discarded (stopped, its session directory removed). A client's checks take well under a second
+ * on an idle machine, but seconds on a loaded one; a client that goes away discards its intent at
+ * once anyway, so this bounds only a connected client that never sends its createSession.
  */
-export const INTENT_WINDOW_MS = 10_000;
+export const INTENT_WINDOW_MS = 30_000;
 
 /**
  * What the orchestrator resolved of an intent, or of a createSession, that decides which agent
