@@ -58,6 +58,17 @@ const zodNamespaceShaking = {
     });
   },
 };
+// core/builtin-require.ts is the bundle's own `require` in the build: its createRequire would load
+// node:module, and with it Node's ES module loader and source maps, for every command.
+const BUILTIN_REQUIRE = join(root, 'core', 'builtin-require.ts');
+const bundleRequire = {
+  name: 'bundle-require',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]core[\\/]builtin-require\.ts$/ }, (args) =>
+      args.path === BUILTIN_REQUIRE ? { contents: 'export const requireBuiltin = require;\n', loader: 'js' } : undefined,
+    );
+  },
+};
 // commander requires node:child_process when it loads, for subcommands that are executables of
 // their own (One Works has none): with it come net, dgram and streams, some 6 ms of every command's
 // start. The bundle's commander loads it on the first such spawn instead. A commander whose line
@@ -169,7 +180,13 @@ const sources = {};
 // rename), and only then is what the new build does not use removed. Without a build a command
 // runs the TypeScript sources through tsx, seconds slower to start on a loaded machine.
 const written = [];
-const bundleHash = await bundle(BUNDLE, [zodEnglishOnly, commanderLazyChildProcess, semverPrebuiltPatterns, zodNamespaceShaking]);
+const bundleHash = await bundle(BUNDLE, [
+  zodEnglishOnly,
+  commanderLazyChildProcess,
+  semverPrebuiltPatterns,
+  bundleRequire,
+  zodNamespaceShaking,
+]);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
 const { loadBundle } = await import('../cli/run-build.cjs');
@@ -181,7 +198,14 @@ for (const spec of LEAN_BUNDLES) {
   const names = table.find((entry) => entry[0] === spec.name);
   if (!names) fail(`LEAN_BUNDLES names ${spec.name}, which is no command of the table`);
   const file = join(root, 'dist', 'cli', `${spec.name}.cjs`);
-  const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, semverPrebuiltPatterns, leaveOut(spec), zodNamespaceShaking]);
+  const hash = await bundle(file, [
+    zodEnglishOnly,
+    commanderLazyChildProcess,
+    semverPrebuiltPatterns,
+    leaveOut(spec),
+    bundleRequire,
+    zodNamespaceShaking,
+  ]);
   for (const name of names) lean[name] = { bundle: bundleName(file), bundleHash: hash };
 }
 const buildJson = join(root, 'dist', 'build.json');

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type * as NodeTimersPromises from 'node:timers/promises';
+import { requireBuiltin } from '../builtin-require.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
 import { parseEventLine } from './event-log.js';
@@ -53,9 +53,7 @@ export async function* followEventLog(
 }
 
 // Waits `ms` (less when `signal` aborts). node:timers/promises is loaded on the first wait, by a
-// follower: every command that opens a store loads this module (`sessions` too), and few follow
-// (through `require`: a bundle keeps an import() of a builtin, which node:vm cannot run).
-const requireBuiltin = createRequire(import.meta.url);
+// follower: every command that opens a store loads this module (`sessions` too), and few follow.
 async function pollDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
   const { setTimeout: delay } = requireBuiltin('node:timers/promises') as typeof NodeTimersPromises;
   await delay(ms, undefined, { signal }).catch(() => undefined);
