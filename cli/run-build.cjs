@@ -16,7 +16,9 @@
 'use strict';
 
 const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
-const { createRequire } = require('node:module');
+// Node's Module class, whose createRequire this is: what `require('node:module')` exports, without
+// loading that module, which loads Node's ES module loader and source maps.
+const { createRequire } = module.constructor;
 const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 const { crc32 } = require('node:zlib');

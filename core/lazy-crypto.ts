@@ -1,5 +1,5 @@
 import type * as NodeCrypto from 'node:crypto';
-import { createRequire } from 'node:module';
+import { requireBuiltin } from './builtin-require.js';
 
 /**
  * node:crypto's functions, the module loaded on first call. Loading node:crypto costs a short
@@ -8,7 +8,6 @@ import { createRequire } from 'node:module';
  * temporary file, an ask or a key: `sessions` never calls them. A module imported through
  * `import … from 'node:crypto'` is loaded with its importer, so these take it through `require`.
  */
-const requireBuiltin = createRequire(import.meta.url);
 let nodeCrypto: typeof NodeCrypto | undefined;
 
 function crypto(): typeof NodeCrypto {

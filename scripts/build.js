@@ -40,6 +40,35 @@ const zodEnglishOnly = {
     }));
   },
 };
+// Our sources import zod's namespace as `import { z } from 'zod'`, which esbuild bundles as an object
+// holding every one of zod's ~980 exports (each a getter): all of zod is kept and set up by every
+// command that loads it, while the sources use some twenty of its members. Imported as `import * as
+// z` from zod's classic module (the same module `z` is), each `z.member` is bound to that export
+// alone, and esbuild drops the schemas and checks no source reaches (zod marks them pure).
+const ZOD_NAMESPACE_IMPORT = "import { z } from 'zod';";
+const zodNamespaceShaking = {
+  name: 'zod-namespace-shaking',
+  setup(pluginBuild) {
+    const external = join(dirname(createRequire(join(root, 'package.json')).resolve('zod')), 'v4', 'classic', 'external.js');
+    pluginBuild.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (/[\\/]node_modules[\\/]/.test(args.path)) return undefined;
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes(ZOD_NAMESPACE_IMPORT)) return undefined;
+      return { contents: source.replace(ZOD_NAMESPACE_IMPORT, `import * as z from ${JSON.stringify(external)};`), loader: 'ts' };
+    });
+  },
+};
+// core/builtin-require.ts is the bundle's own `require` in the build: its createRequire would load
+// node:module, and with it Node's ES module loader and source maps, for every command.
+const BUILTIN_REQUIRE = join(root, 'core', 'builtin-require.ts');
+const bundleRequire = {
+  name: 'bundle-require',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]core[\\/]builtin-require\.ts$/ }, (args) =>
+      args.path === BUILTIN_REQUIRE ? { contents: 'export const requireBuiltin = require;\n', loader: 'js' } : undefined,
+    );
+  },
+};
 // commander requires node:child_process when it loads, for subcommands that are executables of
 // their own (One Works has none): with it come net, dgram and streams, some 6 ms of every command's
 // start. The bundle's commander loads it on the first such spawn instead. A commander whose line
@@ -151,7 +180,13 @@ const sources = {};
 // rename), and only then is what the new build does not use removed. Without a build a command
 // runs the TypeScript sources through tsx, seconds slower to start on a loaded machine.
 const written = [];
-const bundleHash = await bundle(BUNDLE, [zodEnglishOnly, commanderLazyChildProcess, semverPrebuiltPatterns]);
+const bundleHash = await bundle(BUNDLE, [
+  zodEnglishOnly,
+  commanderLazyChildProcess,
+  semverPrebuiltPatterns,
+  bundleRequire,
+  zodNamespaceShaking,
+]);
 // Each command name → the name its code cache is kept under: the first name of its module in the
 // command table (commands of one module run the same code).
 const { loadBundle } = await import('../cli/run-build.cjs');
@@ -163,7 +198,14 @@ for (const spec of LEAN_BUNDLES) {
   const names = table.find((entry) => entry[0] === spec.name);
   if (!names) fail(`LEAN_BUNDLES names ${spec.name}, which is no command of the table`);
   const file = join(root, 'dist', 'cli', `${spec.name}.cjs`);
-  const hash = await bundle(file, [zodEnglishOnly, commanderLazyChildProcess, semverPrebuiltPatterns, leaveOut(spec)]);
+  const hash = await bundle(file, [
+    zodEnglishOnly,
+    commanderLazyChildProcess,
+    semverPrebuiltPatterns,
+    leaveOut(spec),
+    bundleRequire,
+    zodNamespaceShaking,
+  ]);
   for (const name of names) lean[name] = { bundle: bundleName(file), bundleHash: hash };
 }
 const buildJson = join(root, 'dist', 'build.json');
@@ -226,6 +268,11 @@ async function bundle(file, plugins) {
     }
   } catch (error) {
     fail(`esbuild failed (${error instanceof Error ? error.message : String(error)})`);
+  }
+  // A lean bundle holding zod's namespace object holds all of zod again: some source imports zod
+  // otherwise than as ZOD_NAMESPACE_IMPORT (see zodNamespaceShaking).
+  if (plugins.some((plugin) => plugin.name.startsWith('lean-')) && /\bvar external_exports\d*=\{\}/.test(bundled)) {
+    fail(`${file} holds zod's whole namespace: import zod as ${ZOD_NAMESPACE_IMPORT} (see zodNamespaceShaking)`);
   }
   // A script run through node:vm with a code cache has no way to import() (Node 20 drops the
   // callback for cached scripts): every import in the sources must be static or one the bundle

@@ -1,10 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type * as NodeTls from 'node:tls';
-
-// node:tls is loaded when first needed, through `require`: the build refuses an import(), which a
-// bundle run through node:vm with a code cache cannot run (scripts/build.js).
-const requireBuiltin = createRequire(import.meta.url);
+import { requireBuiltin } from '../builtin-require.js';
 
 /**
  * Node reads and parses the file `NODE_EXTRA_CA_CERTS` names at every process start, before any
@@ -56,6 +52,7 @@ export async function deferredCaCertificates(): Promise<string[] | undefined> {
   if (deferredFile === undefined) return undefined;
   const extra = await readFile(deferredFile, 'utf8').catch(() => undefined);
   if (extra === undefined) return undefined;
+  // node:tls when first needed (requireBuiltin: the build refuses an import()).
   const { rootCertificates } = requireBuiltin('node:tls') as typeof NodeTls;
   return [...rootCertificates, extra];
 }

@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
+import type * as NodeTimersPromises from 'node:timers/promises';
+import { requireBuiltin } from '../builtin-require.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
 import { parseEventLine } from './event-log.js';
@@ -35,7 +36,7 @@ export async function* followEventLog(
     if (lastNewline === -1) {
       // Only a partial line: wait for its end, reading further next time if it fills the window.
       if (read.bytes.length === readLimit) readLimit *= 2;
-      else await delay(pollMs, undefined, { signal }).catch(() => undefined);
+      else await pollDelay(pollMs, signal);
       continue;
     }
     readLimit = MAX_READ_BYTES;
@@ -49,6 +50,13 @@ export async function* followEventLog(
       if (signal?.aborted) return;
     }
   }
+}
+
+// Waits `ms` (less when `signal` aborts). node:timers/promises is loaded on the first wait, by a
+// follower: every command that opens a store loads this module (`sessions` too), and few follow.
+async function pollDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  const { setTimeout: delay } = requireBuiltin('node:timers/promises') as typeof NodeTimersPromises;
+  await delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
 // Bytes from `offset` to the end (bounded), plus the file size; a missing file reads as empty.

@@ -101,6 +101,100 @@ describe('the sessions commands’ own bundle', () => {
     expect(caches.every((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`))).toBe(true);
   });
 
+  it('loads neither node:module nor node:timers/promises to list sessions (each is required on first use)', async () => {
+    // The module list of the process, written as it exits by a preloaded script.
+    const preload = join(root, 'module-list.cjs');
+    const list = join(root, 'modules.txt');
+    await writeFile(
+      preload,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
+    );
+    const result = await execa(process.execPath, ['--require', preload, join(pkg, 'cli', 'bin.cjs'), '--config', config, 'sessions'], {
+      cwd: work,
+      reject: false,
+      stdin: 'ignore',
+      env: { NODE_OPTIONS: '' },
+    });
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const loaded = (await readFile(list, 'utf8')).split('\n');
+    // The list holds what the command loaded: the store's node:fs/promises is there.
+    expect(loaded).toContain('NativeModule fs/promises');
+    expect(loaded.filter((name) => name === 'NativeModule module' || name === 'NativeModule timers/promises')).toEqual([]);
+  });
+
+  it('follows a log with `events --follow` (node:timers/promises required by the bundle when it first waits)', {
+    timeout: 60_000,
+  }, async () => {
+    const store = await createFileStore(stateDir);
+    const at = '2026-12-01T11:00:00.000Z';
+    await store.writeSession({
+      id: 's-lean-follow',
+      adapter: 'droid',
+      workspace: work,
+      createdAt: at,
+      updatedAt: at,
+      status: 'idle',
+      runs: [],
+    } as Parameters<typeof store.writeSession>[0]);
+    const event = (seq: number, message: string) => ({
+      sessionId: 's-lean-follow',
+      seq,
+      at,
+      key: `log:f${seq}`,
+      type: 'log' as const,
+      level: 'info' as const,
+      message,
+    });
+    await store.appendEvents('s-lean-follow', [event(1, 'first line')]);
+    const follower = execa(
+      process.execPath,
+      [join(pkg, 'cli', 'bin.cjs'), '--config', config, '--json', 'events', 's-lean-follow', '--follow'],
+      {
+        cwd: work,
+        reject: false,
+        stdin: 'ignore',
+        env: { NODE_OPTIONS: '' },
+      },
+    );
+    let out = '';
+    const waiters: Array<() => void> = [];
+    follower.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      for (const wake of waiters.splice(0)) wake();
+    });
+    // Resolves once stdout holds `text`; rejects if the follower exits first.
+    const printed = (text: string) =>
+      Promise.race([
+        new Promise<void>((resolve) => {
+          const check = (): void => {
+            if (out.includes(text)) resolve();
+            else waiters.push(check);
+          };
+          check();
+        }),
+        follower.then((result) => {
+          throw new Error(`events --follow exited ${result.exitCode} before printing ${text}: ${String(result.stderr)}`);
+        }),
+      ]);
+    try {
+      await printed('first line');
+      // The log read to its end, the follower waits for new lines (pollMs 100) before this one comes.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await store.appendEvents('s-lean-follow', [event(2, 'second line')]);
+      await printed('second line');
+    } finally {
+      follower.kill('SIGINT');
+    }
+    // Interrupted while following: the interrupt's exit code, no error.
+    const result = await follower;
+    expect([result.exitCode, String(result.stderr)]).toEqual([EXIT.interrupted, '']);
+    const records = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; message?: string });
+    expect(records.map((record) => record.message)).toEqual(['first line', 'second line']);
+  });
+
   it('validates pinned CLI versions and ranges as semver does (the build writes the patterns of semver out)', async () => {
     const withCli = async (cli: string) => {
       const file = join(work, 'pinned.yaml');
