@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
 import { adapterModules, ROOT } from '../support/module-log.js';
+import { untilServing } from '../support/serve-ready.js';
 
 // Issue 15: `run` loads only the adapter of its turn; the orchestrator loads the default adapter
 // (droid here) in idle time once it listens, and any other adapter with its first session. Both
@@ -73,21 +74,7 @@ describe('one-works run', () => {
     ];
     const serve = execa(process.execPath, node(['serve']), { cwd: ROOT, env, extendEnv: false, reject: false, stdin: 'ignore' });
     server = serve;
-    let said = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve not ready in ${READY_MS} ms: ${said}`)), READY_MS);
-      serve.stderr?.on('data', (chunk: Buffer) => {
-        said += chunk.toString();
-        if (said.includes('orchestrator serving')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      void serve.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`serve exited before serving: ${said}`));
-      });
-    });
+    await untilServing(serve, READY_MS);
     const serverLog = join(logs, `${serve.pid}.log`);
     // The default adapter's code loads in idle time, before any session asks for it.
     let atStart = await readLog(serverLog);

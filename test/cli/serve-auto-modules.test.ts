@@ -6,6 +6,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { adapterModules, ROOT } from '../support/module-log.js';
+import { untilServing } from '../support/serve-ready.js';
 
 // Issue 15: an auto-started server (`serve --auto`, started by a command about to use it) loads
 // the default adapter's code while that command connects, not once its first request arrived; no
@@ -37,21 +38,7 @@ describe('one-works serve --auto', () => {
       { cwd: ROOT, env: { MODULE_LOG_FILE: log }, reject: false, stdin: 'ignore' },
     );
     server = serve;
-    let said = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve not ready in ${READY_MS} ms: ${said}`)), READY_MS);
-      serve.stderr?.on('data', (chunk: Buffer) => {
-        said += chunk.toString();
-        if (said.includes('orchestrator serving')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      void serve.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`serve exited before serving: ${said}`));
-      });
-    });
+    await untilServing(serve, READY_MS);
     let loaded: string[] = [];
     for (let waited = 0; waited < READY_MS; waited += 50) {
       loaded = adapterModules((await readFile(log, 'utf8')).split('\n'));

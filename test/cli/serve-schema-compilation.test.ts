@@ -6,6 +6,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ROOT } from '../support/module-log.js';
+import { untilServing } from '../support/serve-ready.js';
 
 // Issue 15: the orchestrator parses with zod's JIT off, as `run` and `send` do
 // (cli/schema-compilation.ts): compiling a parser per object schema on its first parse put some
@@ -74,27 +75,13 @@ describe('one-works serve', () => {
       { cwd: ROOT, env: { CODEGEN_LOG_FILE: log }, reject: false, stdin: 'ignore' },
     );
     server = serve;
-    let said = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve not ready in ${READY_MS} ms: ${said}`)), READY_MS);
-      serve.stderr?.on('data', (chunk: Buffer) => {
-        said += chunk.toString();
-        if (said.includes('orchestrator serving')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      void serve.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`serve exited before serving: ${said}`));
-      });
-    });
+    await untilServing(serve, READY_MS);
     serve.kill('SIGTERM');
     const exit = await serve;
     server = undefined;
     expect(exit.exitCode).toBe(0);
     // Recovery read the record (a malformed one would have been named on stderr).
-    expect(said).not.toContain('is malformed');
+    expect(exit.stderr).not.toContain('is malformed');
     expect((await readFile(log, 'utf8')).split('\n').filter(Boolean)).toEqual([]);
   }, 120_000);
 });
