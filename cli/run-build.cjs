@@ -3,9 +3,9 @@
 //
 // One cache per command module (the command table's; build.json maps each command name to its
 // module's), per bundle (bin.cjs puts the bundle's hash in the name), Node version, architecture
-// and Node options, in dist/cli/code-cache/, made at the end of a run that had none (or whose
-// cache V8 refused: another V8, other V8 flags), so it holds every function that command
-// compiled. A build removes every cache. A file starts with the CRC-32 of the rest (4 bytes,
+// and Node options, in dist/cli/code-cache/, made at the end of a successful run (exit status 0)
+// that had none (or whose cache V8 refused: another V8, other V8 flags), so it holds every function
+// that command compiled on its way to a result. A build removes every cache. A file starts with the CRC-32 of the rest (4 bytes,
 // little-endian): V8 checks versions, flags and the source's length but no checksum, and would
 // crash on damaged data; anything that does not match is ignored. The CRC is node:zlib's, not a
 // hash of node:crypto, which would cost every command some 3 ms of CPU to load; a Node without
@@ -29,8 +29,8 @@ const DIGEST_BYTES = 4;
  * Evaluates `bundle` (a CommonJS module inside the wrapper of Node's loader, scripts/build.js) and
  * returns its exports, or undefined when there is no such file. `cacheName` names its code cache
  * (undefined: none is read or written); it must change with the bundle's content. The cache is
- * written when the process exits, if it was missing or refused; failing to read or write it never
- * fails the command.
+ * written when the process exits with status 0, if it was missing or refused; failing to read or
+ * write it never fails the command.
  */
 function loadBundle(bundle, cacheName) {
   let source;
@@ -45,8 +45,12 @@ function loadBundle(bundle, cacheName) {
   const cacheFile = cacheName === undefined || crc32 === undefined ? undefined : cachePath(bundle, cacheName);
   const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
   const script = new Script(source, { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) });
+  // Made by a run that succeeded only: a failing one (a config error, a refused workspace) stops early
+  // and compiled little of the command, and a cache holding only that would be kept for every later run.
   if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-    process.once('exit', () => writeCache(cacheFile, script));
+    process.once('exit', (code) => {
+      if (code === 0) writeCache(cacheFile, script);
+    });
   }
   const bundleModule = { exports: {} };
   script.runInThisContext()(bundleModule.exports, createRequire(bundle), bundleModule, bundle, dirname(bundle));

@@ -69,6 +69,19 @@ describe('loadBundle', () => {
     expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
   });
 
+  it('writes no cache at the end of a failing run (it compiled little), and does at the end of the next successful one', async () => {
+    // A run that stops early with a non-zero status, as a command refusing its input does.
+    await writeFile(
+      join(dir, 'failing.mjs'),
+      `import { loadBundle } from ${JSON.stringify(RUN_BUILD)};\nloadBundle(${JSON.stringify(bundle)}, 'demo');\nprocess.exitCode = 3;\n`,
+    );
+    const failed = await execa(process.execPath, [join(dir, 'failing.mjs')], { env: { NODE_OPTIONS: '' }, reject: false, stdin: 'ignore' });
+    expect(failed.exitCode).toBe(3);
+    await expect(stat(cacheFile)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await runOnce()).toBe(EXPECTED);
+    expect(await digestHolds(cacheFile)).toBe(true);
+  });
+
   it('ignores a damaged cache (V8 would crash on it) and replaces it', async () => {
     await runOnce();
     const data = await readFile(cacheFile);
