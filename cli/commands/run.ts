@@ -82,6 +82,10 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
       run(async () => {
         withoutSchemaCompilation();
         const globals = cmd.optsWithGlobals<GlobalOptions>();
+        // What the prompt and flags alone decide is checked before anything starts: a refused
+        // prompt or --allow/--deny entry starts no agent (runTurn checks them again, at no cost).
+        checkPrompt(prompt);
+        sessionPolicyFromFlags(flags);
         // Told first: the agent starts while this process loads its config and makes its checks.
         const early = tellIntent(globals, process.env, process.cwd(), flags);
         try {

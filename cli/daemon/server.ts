@@ -263,15 +263,22 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
     return Promise.resolve({ stopping: true });
   });
   // Only an auto-started server with nothing to do but this client's connection agrees to exit.
-  handle('exitIfIdle', (p, orchestrator) => {
+  handle('exitIfIdle', async (p, orchestrator) => {
     // An older client sends no reason: it asked because its config or environment differs.
     const reason = parseParams(ExitIfIdleParamsSchema, p ?? {}).reason ?? 'mismatch';
     const { live, queued } = orchestrator.activity();
     const exiting = options.auto === true && options.onExitRequest !== undefined && live === 0 && queued === 0 && connections.size <= 1;
-    // The client runs with another config: the warm agents (started with this one) go first, recorded as config_changed.
-    // The answer goes out first (setImmediate, as before warm agents): exiting closes this connection.
-    if (exiting) void orchestrator.drainWarmAgents('config_changed').finally(() => setImmediate(() => options.onExitRequest?.(reason)));
-    return Promise.resolve({ exiting });
+    if (!exiting) return { exiting };
+    // The warm agents (started with this config) and the agents started for intents go before the
+    // answer, recorded as config_changed: a command that asked (its own checks failed, or it runs with
+    // another config) exits with nothing of its own left running or on disk. The exit follows the
+    // answer (setImmediate): exiting closes this connection.
+    // The intent this server was started with may still be starting its agent: settled, then dropped.
+    const startIntent = await options.takeStartIntent?.();
+    if (startIntent !== undefined) await orchestrator.dropIntent(startIntent, 'the server was asked to exit before a session took it');
+    await orchestrator.drainWarmAgents('config_changed').catch(() => undefined);
+    setImmediate(() => options.onExitRequest?.(reason));
+    return { exiting };
   });
   handle('escalations.attach', async (p, orchestrator) => {
     const { sessionId, runId } = parseParams(EscalationAttachParamsSchema, p);
