@@ -1,13 +1,13 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { TSX_LOADER } from '../peers/fake-droid-binary.js';
 import { adapterModules, ROOT } from '../support/module-log.js';
-import { untilServing } from '../support/serve-ready.js';
+import { untilServing, useServeChild } from '../support/serve-ready.js';
 
 // Issue 15: `run` loads only the adapter of its turn; the orchestrator loads the default adapter
 // (droid here) in idle time once it listens, and any other adapter with its first session. Both
@@ -21,17 +21,7 @@ const READY_MS = 60_000;
 /** Deadline of the `run` client (sources through tsx, a loaded CI machine). */
 const RUN_MS = 90_000;
 
-let dir: string | undefined;
-let server: ResultPromise | undefined;
-afterEach(async () => {
-  if (server) {
-    server.kill('SIGTERM');
-    await server.catch(() => undefined);
-  }
-  server = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const current = useServeChild();
 
 async function readLog(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8')).split('\n').filter(Boolean);
@@ -39,7 +29,8 @@ async function readLog(file: string): Promise<string[]> {
 
 describe('one-works run', () => {
   it('the client loads only its adapter; the orchestrator the default one in idle time, then only its session’s one', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ow-run-modules-'));
+    const dir = await mkdtemp(join(tmpdir(), 'ow-run-modules-'));
+    current.dir = dir;
     const workspace = join(dir, 'ws');
     const logs = join(dir, 'logs');
     await mkdir(workspace);
@@ -73,7 +64,7 @@ describe('one-works run', () => {
       ...args,
     ];
     const serve = execa(process.execPath, node(['serve']), { cwd: ROOT, env, extendEnv: false, reject: false, stdin: 'ignore' });
-    server = serve;
+    current.server = serve;
     await untilServing(serve, READY_MS);
     const serverLog = join(logs, `${serve.pid}.log`);
     // The default adapter's code loads in idle time, before any session asks for it.

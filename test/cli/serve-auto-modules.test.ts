@@ -1,12 +1,12 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { adapterModules, ROOT } from '../support/module-log.js';
-import { untilServing } from '../support/serve-ready.js';
+import { untilServing, useServeChild } from '../support/serve-ready.js';
 
 // Issue 15: an auto-started server (`serve --auto`, started by a command about to use it) loads
 // the default adapter's code while that command connects, not once its first request arrived; no
@@ -14,21 +14,12 @@ import { untilServing } from '../support/serve-ready.js';
 const FIXTURE = fileURLToPath(new URL('../fixtures/module-log/', import.meta.url));
 const READY_MS = 60_000;
 
-let dir: string | undefined;
-let server: ResultPromise | undefined;
-afterEach(async () => {
-  if (server) {
-    server.kill('SIGTERM');
-    await server.catch(() => undefined);
-  }
-  server = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const current = useServeChild();
 
 describe('one-works serve --auto', () => {
   it('loads the default adapter (and no other) before any session needs it', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ow-serve-auto-modules-'));
+    const dir = await mkdtemp(join(tmpdir(), 'ow-serve-auto-modules-'));
+    current.dir = dir;
     const config = join(dir, 'one-works.yaml');
     await writeFile(config, stringify({ state: { directory: join(dir, 'state') }, defaults: { adapter: 'codex' } }));
     const log = join(dir, 'modules.log');
@@ -37,7 +28,7 @@ describe('one-works serve --auto', () => {
       ['--import', 'tsx', '--import', join(FIXTURE, 'register.mjs'), join(FIXTURE, 'run-cli.ts'), '--config', config, 'serve', '--auto'],
       { cwd: ROOT, env: { MODULE_LOG_FILE: log }, reject: false, stdin: 'ignore' },
     );
-    server = serve;
+    current.server = serve;
     await untilServing(serve, READY_MS);
     let loaded: string[] = [];
     for (let waited = 0; waited < READY_MS; waited += 50) {

@@ -1,12 +1,12 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ROOT } from '../support/module-log.js';
-import { untilServing } from '../support/serve-ready.js';
+import { untilServing, useServeChild } from '../support/serve-ready.js';
 
 // Issue 15: the orchestrator parses with zod's JIT off, as `run` and `send` do
 // (cli/schema-compilation.ts): compiling a parser per object schema on its first parse put some
@@ -16,17 +16,7 @@ import { untilServing } from '../support/serve-ready.js';
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const READY_MS = 60_000;
 
-let dir: string | undefined;
-let server: ResultPromise | undefined;
-afterEach(async () => {
-  if (server) {
-    server.kill('SIGTERM');
-    await server.catch(() => undefined);
-  }
-  server = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const current = useServeChild();
 
 const RECORD = {
   id: 's-0123456789',
@@ -52,7 +42,8 @@ const RECORD = {
 
 describe('one-works serve', () => {
   it('compiles no zod parser: its schemas parse without the JIT', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ow-serve-codegen-'));
+    const dir = await mkdtemp(join(tmpdir(), 'ow-serve-codegen-'));
+    current.dir = dir;
     const state = join(dir, 'state');
     await mkdir(join(state, 'sessions', RECORD.id), { recursive: true, mode: 0o700 });
     await writeFile(join(state, 'sessions', RECORD.id, 'session.json'), `${JSON.stringify(RECORD, null, 2)}\n`, { mode: 0o600 });
@@ -74,11 +65,11 @@ describe('one-works serve', () => {
       ],
       { cwd: ROOT, env: { CODEGEN_LOG_FILE: log }, reject: false, stdin: 'ignore' },
     );
-    server = serve;
+    current.server = serve;
     await untilServing(serve, READY_MS);
     serve.kill('SIGTERM');
     const exit = await serve;
-    server = undefined;
+    current.server = undefined;
     expect(exit.exitCode).toBe(0);
     // Recovery read the record (a malformed one would have been named on stderr).
     expect(exit.stderr).not.toContain('is malformed');
