@@ -144,9 +144,10 @@ export interface ServerHello {
  * config may make as long as it likes: it has no deadline of its own, the connection's close
  * (the server gone) ends it.
  */
+export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1, git: 300_000 } as const;
+
 /** How long closing a connection waits for the server to discard its intent's agent (an older server refuses at once). */
 const INTENT_DROP_DEADLINE_MS = 10_000;
-export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 2 ** 31 - 1, git: 300_000 } as const;
 
 /**
  * How long {@link connectOrchestrator} waits for a server it started that runs but does not serve
