@@ -45,6 +45,9 @@ describe('worktree sessions with the real droid and real git', () => {
     const [alpha, beta] = [sessionIdOf(first.stdout), sessionIdOf(second.stdout)];
     const waited = await rig.run(['wait', alpha, beta, '--timeout', '120']);
     expect(waited.exitCode, waited.stderr).toBe(0);
+    // A worktree run tells no intent (its agent must start in the worktree, made at createSession):
+    // the server started no agent ahead of it, in the repository or elsewhere.
+    expect(await readFile(join(rig.stateDir, 'orchestrator.log'), 'utf8')).not.toContain('intent:');
 
     const records = await Promise.all([rig.readSession(alpha), rig.readSession(beta)]);
     const [runA, runB] = records.map((record) => record.runs[0]!);
