@@ -25,6 +25,8 @@ export interface EarlySeed {
   config: string | undefined;
   /** The state directory located from that config (see `locateState`). */
   located: LocatedState;
+  /** True when the state directory's socket was there: the intent went out on {@link EarlySeed.socket}. */
+  listening: boolean;
   /**
    * Settles once the intent is written on the connection, or none could be made, at most
    * EARLY_CONNECT_WAIT_MS after the tell: the caller awaits it before loading the command, whose
@@ -74,8 +76,9 @@ export function sameIntent(a: SessionIntent, b: SessionIntent): boolean {
 /**
  * Tells the intent of the command line `args` (argv without node and the script) to the
  * orchestrator of its state directory, or returns undefined: for any command but a plain `run`
- * (see {@link scanRunArgs}), a prompt `run` refuses, a state directory that cannot be located
- * early, or no socket there (the command then starts a server, with the intent). Never throws.
+ * (see {@link scanRunArgs}), a prompt `run` refuses, or a state directory that cannot be located
+ * early. Without a socket there nothing is told (`listening` false): the command then only reuses
+ * the location. Never throws.
  */
 export function tellEarlyIntent(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): EarlySeed | undefined {
   try {
@@ -86,8 +89,11 @@ export function tellEarlyIntent(args: readonly string[], env: NodeJS.ProcessEnv,
     const located = locateState({ ...(scanned.config ? { path: resolve(cwd, scanned.config) } : {}), cwd, env });
     if (!located) return undefined;
     const path = socketPath(located.stateDir);
-    if (!existsSync(path)) return undefined;
     const intent = intentOf(scanned.flags, env, cwd);
+    if (!existsSync(path)) {
+      const none = Promise.resolve(undefined);
+      return { intent, config: scanned.config, located, listening: false, sent: none, socket: none, discard: () => undefined };
+    }
     const socket = connect(path, intent);
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((done) => {
@@ -99,6 +105,7 @@ export function tellEarlyIntent(args: readonly string[], env: NodeJS.ProcessEnv,
       intent,
       config: scanned.config,
       located,
+      listening: true,
       sent,
       socket,
       discard: () => void socket.then((s) => s?.destroy()),

@@ -43,9 +43,10 @@ const INTENT_CONNECT_WAIT_MS = 20;
  * Tells the intent of `run` with `flags`, or undefined when a `run` with them gets no early agent
  * (a worktree: the orchestrator makes one first) or the state directory cannot be located early.
  * With `seed` (the intent cli/bin.cjs told before this command loaded, see cli/early-intent.ts),
- * its connection is taken over when it reached this state directory's orchestrator: as it is when
- * its intent is this one, else with this intent told on it again (the server then discards the
- * agent of the first). Never throws: whatever fails here, the command goes on as without it.
+ * its location is reused, and its connection taken over when it reached this state directory's
+ * orchestrator: as it is when its intent is this one, else with this intent told on it again (the
+ * server then discards the agent of the first). Without one (no socket then), the socket is looked
+ * for again here. Never throws: whatever fails here, the command goes on as without it.
  */
 export function tellIntent(
   globals: GlobalOptions,
@@ -70,7 +71,7 @@ export function tellIntent(
   const intent = intentOf(flags, env, cwd);
   const path = socketPath(located.stateDir);
   if (seed && seed.located.stateDir !== located.stateDir) seed.discard();
-  else if (seed) {
+  else if (seed?.listening) {
     const told = sameIntent(seed.intent, intent);
     const client = seed.socket.then(
       async (socket) => {

@@ -168,6 +168,21 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
     seed!.discard();
     await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
     fake = undefined;
-    expect(tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!)).toBeUndefined();
+    const none = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    expect(none?.listening).toBe(false);
+    expect(await none?.socket).toBeUndefined();
+  });
+
+  it('without a socket at the early tell, the command looks again and tells its intent to a server listening by then', async () => {
+    const { config, stateDir, ws } = await setUp();
+    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    expect(seed?.listening).toBe(false);
+    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws }, seed);
+    const client = await early!.connectOptions(stateDir).early;
+    await until(() => fake!.connections[0]?.length === 1);
+    expect(fake!.connections[0]![0]).toMatchObject({ id: 'c1', method: 'intent', params: { workspace: ws } });
+    await client!.close();
   });
 });
