@@ -121,9 +121,9 @@ function earlyIntent(
     intent,
     // Bounded: a server that does not accept at once holds the command no longer than this.
     ready: Promise.race([ready, sleep(INTENT_CONNECT_WAIT_MS, undefined, { ref: false })]).then(() => undefined),
-    connectOptions(otherStateDir) {
+    connectOptions(loadedStateDir) {
       used = true;
-      if (otherStateDir === stateDir) return { early: client, intent };
+      if (loadedStateDir === stateDir) return { early: client, intent };
       void client.then((connected) => connected?.close()).catch(() => undefined);
       return { intent };
     },
