@@ -55,10 +55,23 @@ function commandName(argv) {
   return undefined;
 }
 
+// `run`'s intent, told to a running orchestrator before the command's bundle loads (see
+// cli/early-intent.ts): undefined for any other command, without a current build, or when nothing
+// was told. The command takes the connection over, or discards it.
+function tellEarlyIntent(build, command, args) {
+  if (command !== 'run' || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
+  try {
+    const { loadBundle } = require('./run-build.cjs');
+    const early = loadBundle(root + build.early.bundle, `early-intent-${build.early.bundleHash}`);
+    return early?.tellEarlyIntent(args, process.env, process.cwd());
+  } catch {
+    // The command tells its intent itself.
+    return undefined;
+  }
+}
+
 // The `main` of the build when it is current, else of the sources (through tsx).
-async function loadMain(args) {
-  const build = readBuild();
-  const command = commandName(args);
+async function loadMain(build, command) {
   // A command with a lean bundle of its own (scripts/build.js, LEAN_BUNDLES) runs that one.
   const lean = build && command !== undefined && Object.hasOwn(build.lean ?? {}, command) ? build.lean[command] : undefined;
   const { bundle, bundleHash } = lean ?? build ?? {};
@@ -83,14 +96,20 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${JSON.parse(readFileSync(`${root}package.json`, 'utf8')).version}\n`);
 } else {
-  loadMain(args).then(
-    async (main) => {
-      process.exitCode = await main(args);
-    },
-    (error) => {
-      // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
-      process.exitCode = 1;
-      throw error;
-    },
-  );
+  const build = readBuild();
+  const command = commandName(args);
+  const earlyIntent = tellEarlyIntent(build, command, args);
+  // The intent is written before the command's bundle loads (a synchronous 20 ms or more).
+  (earlyIntent ? earlyIntent.sent : Promise.resolve())
+    .then(() => loadMain(build, command))
+    .then(
+      async (main) => {
+        process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
+      },
+      (error) => {
+        // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
+        process.exitCode = 1;
+        throw error;
+      },
+    );
 }

@@ -2,6 +2,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { ERROR_CODES, type ErrorCode, isOneWorksError } from '../core/errors.js';
 import { installExitCleanup } from '../core/process/child-registry.js';
 import { type CommandModule, commandModulesFor } from './command-table.js';
+import type { EarlySeed } from './early-intent.js';
+import { putEarlySeed, takeEarlySeed } from './early-seed.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
 import { packageVersion } from './package-root.js';
@@ -21,12 +23,19 @@ export interface GlobalOptions {
 /** A command's body: returns the exit code. */
 export type CommandBody = () => Promise<number>;
 
+/** What cli/bin.cjs did before it loaded the command. */
+export interface MainOptions {
+  /** `run`'s intent, told already (cli/early-intent.ts); discarded when no `run` takes it. */
+  earlyIntent?: EarlySeed | undefined;
+}
+
 /**
  * Runs the `one-works` command line and returns the process exit code. User errors print one
  * actionable message (no stack unless --verbose); exit codes come from one table (exit-codes.ts).
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   installExitCleanup();
+  putEarlySeed(options.earlyIntent);
   let exitCode: number = EXIT.ok;
   let verbose = argv.includes('--verbose');
   const json = argv.includes('--json');
@@ -34,21 +43,7 @@ export async function main(argv: string[]): Promise<number> {
     exitCode = await body();
   };
 
-  const program = new Command('one-works')
-    .description(
-      'One Works: run coding-agent CLIs (droid, Claude Code, Codex, Gemini CLI, ACP agents) in isolated, pinned, observable sessions',
-    )
-    .version(packageVersion(), '-V, --version')
-    .addOption(
-      new Option(
-        '-c, --config <file>',
-        'path to one-works.yaml (default ./one-works.yaml, then $XDG_CONFIG_HOME/one-works/one-works.yaml)',
-      ),
-    )
-    .option('--json', 'machine-readable output: one JSON value per line on stdout')
-    .option('--verbose', 'show stack traces for errors, and cache hits and version checks of agent CLIs')
-    .showHelpAfterError()
-    .exitOverride();
+  const program = createProgram();
   program.configureOutput({
     writeErr: (s) => process.stderr.write(terminalSafe(s)),
     writeOut: (s) => process.stdout.write(terminalSafe(s)),
@@ -82,7 +77,28 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.internal;
   } finally {
     removeShutdownHandlers();
+    // Not taken (the command line failed to parse, or was not the `run` the early tell read): its agent goes.
+    takeEarlySeed()?.discard();
   }
+}
+
+/** The `one-works` program with its global options (every command's module registers its commands on it). */
+export function createProgram(): Command {
+  return new Command('one-works')
+    .description(
+      'One Works: run coding-agent CLIs (droid, Claude Code, Codex, Gemini CLI, ACP agents) in isolated, pinned, observable sessions',
+    )
+    .version(packageVersion(), '-V, --version')
+    .addOption(
+      new Option(
+        '-c, --config <file>',
+        'path to one-works.yaml (default ./one-works.yaml, then $XDG_CONFIG_HOME/one-works/one-works.yaml)',
+      ),
+    )
+    .option('--json', 'machine-readable output: one JSON value per line on stdout')
+    .option('--verbose', 'show stack traces for errors, and cache hits and version checks of agent CLIs')
+    .showHelpAfterError()
+    .exitOverride();
 }
 
 // In --json mode an error is one JSON line on stderr, `{"error":{"code","message"}}`, so a program

@@ -169,6 +169,7 @@ const LEAN_BUNDLES = [
 ];
 
 const BUNDLE = join(root, 'dist', 'cli', 'main.cjs');
+const EARLY_ENTRY = join(root, 'cli', 'early-intent.ts');
 const builtAt = Date.now();
 // The package's sources: each bundle's are those of them esbuild read (its metafile's inputs).
 const packageSources = new Set(['adapters', 'core', 'cli'].flatMap((dir) => listSources(join(root, dir))));
@@ -208,10 +209,15 @@ for (const spec of LEAN_BUNDLES) {
   ]);
   for (const name of names) lean[name] = { bundle: bundleName(file), bundleHash: hash };
 }
+// `run`'s early intent (cli/early-intent.ts), a bundle of its own that cli/bin.cjs loads before the
+// command's: it finds the state directory's orchestrator and tells it the intent while the
+// command's 3.4 MB load. Only what that needs is in it (the config file's YAML, not its schema).
+const EARLY_BUNDLE = join(root, 'dist', 'cli', 'early-intent.cjs');
+const early = { bundle: bundleName(EARLY_BUNDLE), bundleHash: await bundle(EARLY_BUNDLE, [bundleRequire], EARLY_ENTRY) };
 const buildJson = join(root, 'dist', 'build.json');
 writeFileSync(
   `${buildJson}.tmp`,
-  `${JSON.stringify({ builtAt, bundle: bundleName(BUNDLE), bundleHash, commands, lean, sources }, null, 1)}\n`,
+  `${JSON.stringify({ builtAt, bundle: bundleName(BUNDLE), bundleHash, commands, lean, early, sources }, null, 1)}\n`,
 );
 for (const file of [...written, buildJson]) renameSync(`${file}.tmp`, file);
 pruneDist();
@@ -226,13 +232,13 @@ function pruneDist() {
   }
 }
 
-// Bundles cli/main.ts into `file` with `plugins`; returns the hash that names its code caches, and
-// records the sources it read in `sources`.
-async function bundle(file, plugins) {
+// Bundles `entry` (cli/main.ts by default) into `file` with `plugins`; returns the hash that names
+// its code caches, and records the sources it read in `sources`.
+async function bundle(file, plugins, entry = join(root, 'cli', 'main.ts')) {
   let bundled;
   try {
     const result = await build({
-      entryPoints: [join(root, 'cli', 'main.ts')],
+      entryPoints: [entry],
       // The metafile names the inputs relative to the package root.
       absWorkingDir: root,
       metafile: true,
@@ -263,6 +269,11 @@ async function bundle(file, plugins) {
       .sort();
     // In a lean bundle a warning such as "import will always be undefined" means a left-out module
     // is imported statically, i.e. loaded (and throwing) whatever the command does.
+    // The early intent loads before the command: a module that brings zod (the config schema, the
+    // wire's schemas) would make it as slow to load as what it runs ahead of.
+    if (entry === EARLY_ENTRY && Object.keys(result.metafile.inputs).some((input) => /node_modules[\\/]zod[\\/]/.test(input))) {
+      fail(`${file} holds zod: cli/early-intent.ts must import the modules it needs, not ones that load schemas`);
+    }
     if (plugins.some((plugin) => plugin.name.startsWith('lean-')) && result.warnings.length > 0) {
       fail(`${file}: esbuild warned (${result.warnings.map((warning) => warning.text).join('; ')}); see LEAN_BUNDLES`);
     }

@@ -2,12 +2,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { locateState } from '../../core/config/load.js';
-import type { Autonomy } from '../../core/adapter.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
-// The module itself, not core/process/index.js (execa and its ~150 modules): the client spawns nothing.
-import { presentationOf } from '../../core/process/env.js';
-import { type OrchestratorClient, tryConnect } from '../daemon/client.js';
+import { adoptSocket, type OrchestratorClient, tryConnect } from '../daemon/client.js';
 import { socketPath } from '../daemon/wire.js';
+import { type EarlySeed, intentOf, sameIntent } from '../early-intent.js';
 import type { GlobalOptions } from '../main.js';
 import type { TurnFlags } from './run.js';
 
@@ -44,22 +42,49 @@ const INTENT_CONNECT_WAIT_MS = 20;
 /**
  * Tells the intent of `run` with `flags`, or undefined when a `run` with them gets no early agent
  * (a worktree: the orchestrator makes one first) or the state directory cannot be located early.
- * Never throws: whatever fails here, the command goes on as without it.
+ * With `seed` (the intent cli/bin.cjs told before this command loaded, see cli/early-intent.ts),
+ * its location is reused, and its connection taken over when it reached this state directory's
+ * orchestrator: as it is when its intent is this one, else with this intent told on it again (the
+ * server then discards the agent of the first). Without one (no socket then), the socket is looked
+ * for again here. Never throws: whatever fails here, the command goes on as without it.
  */
-export function tellIntent(globals: GlobalOptions, env: NodeJS.ProcessEnv, cwd: string, flags: TurnFlags): EarlyIntent | undefined {
-  if (flags.worktree !== undefined || flags.base || flags.branch || flags.includeUncommitted) return undefined;
-  const located = locateState({ ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
-  if (!located) return undefined;
-  const intent: SessionIntent = {
-    ...(flags.adapter ? { adapter: flags.adapter } : {}),
-    workspace: resolve(cwd, flags.workspace ?? '.'),
-    ...(flags.model ? { model: flags.model } : {}),
-    ...(flags.effort ? { effort: flags.effort } : {}),
-    ...(flags.autonomy ? { autonomy: flags.autonomy as Autonomy } : {}),
-    ...(flags.title ? { title: flags.title } : {}),
-    presentation: presentationOf(env),
-  };
+export function tellIntent(
+  globals: GlobalOptions,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  flags: TurnFlags,
+  seed?: EarlySeed,
+): EarlyIntent | undefined {
+  if (flags.worktree !== undefined || flags.base || flags.branch || flags.includeUncommitted) {
+    seed?.discard();
+    return undefined;
+  }
+  // The seed was located from the same config argument, directory and environment: the same answer.
+  const located =
+    seed && seed.config === globals.config
+      ? seed.located
+      : locateState({ ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
+  if (!located) {
+    seed?.discard();
+    return undefined;
+  }
+  const intent = intentOf(flags, env, cwd);
   const path = socketPath(located.stateDir);
+  if (seed && seed.located.stateDir !== located.stateDir) seed.discard();
+  else if (seed?.listening) {
+    const told = sameIntent(seed.intent, intent);
+    const client = seed.socket.then(
+      async (socket) => {
+        if (!socket) return undefined;
+        const connected = await adoptSocket(socket, path, { intentOpen: true });
+        // Not awaited, as below: the server replaces the seed's intent with this one.
+        if (!told) connected.intent?.(intent).catch(() => undefined);
+        return connected;
+      },
+      () => undefined,
+    );
+    return earlyIntent(intent, located.stateDir, client, Promise.resolve());
+  }
   // Without a socket file nothing listens: the intent goes with the server's spawn instead.
   let sent: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => {
@@ -81,14 +106,24 @@ export function tellIntent(globals: GlobalOptions, env: NodeJS.ProcessEnv, cwd: 
       )
     : Promise.resolve(undefined);
   if (!listening) sent();
+  return earlyIntent(intent, located.stateDir, client, ready);
+}
+
+// The EarlyIntent of `intent` told (or to be told) to the orchestrator of `stateDir` on `client`.
+function earlyIntent(
+  intent: SessionIntent,
+  stateDir: string,
+  client: Promise<OrchestratorClient | undefined>,
+  ready: Promise<void>,
+): EarlyIntent {
   let used = false;
   return {
     intent,
     // Bounded: a server that does not accept at once holds the command no longer than this.
     ready: Promise.race([ready, sleep(INTENT_CONNECT_WAIT_MS, undefined, { ref: false })]).then(() => undefined),
-    connectOptions(stateDir) {
+    connectOptions(loadedStateDir) {
       used = true;
-      if (stateDir === located.stateDir) return { early: client, intent };
+      if (loadedStateDir === stateDir) return { early: client, intent };
       void client.then((connected) => connected?.close()).catch(() => undefined);
       return { intent };
     },

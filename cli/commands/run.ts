@@ -9,6 +9,7 @@ import { presentationOf } from '../../core/process/env.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { beginMatchingOrchestrator } from '../daemon/connect-matching.js';
+import { takeEarlySeed } from '../early-seed.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 import { limitationNotes, sessionPolicyFromFlags } from '../permissions.js';
@@ -87,7 +88,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
         checkPrompt(prompt);
         sessionPolicyFromFlags(flags);
         // Told first: the agent starts while this process loads its config and makes its checks.
-        const early = tellIntent(globals, process.env, process.cwd(), flags);
+        const early = tellIntent(globals, process.env, process.cwd(), flags, takeEarlySeed());
         try {
           await early?.ready;
           const ctx = await createContext(globals, process.env, { adapters: 'lazy' });

@@ -392,6 +392,21 @@ export async function tryConnect(path: string, options: ClientOptions = {}): Pro
     });
   });
   if (!socket) return undefined;
+  return adoptSocket(socket, path, options);
+}
+
+/**
+ * A client on `socket`, connected to the server at `path` already: `run`'s early connection
+ * (cli/early-intent.ts), on which its intent went out before the command loaded. With
+ * `intentOpen`, closing the client before a createSession drops that intent, as after
+ * {@link OrchestratorClient.intent}. The answer to the early intent's request (whose id is none of
+ * this client's) is ignored, as every unexpected response is.
+ */
+export async function adoptSocket(
+  socket: Socket,
+  path: string,
+  options: ClientOptions & { intentOpen?: boolean } = {},
+): Promise<OrchestratorClient> {
   socket.on('error', () => undefined);
   const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, {
     idPrefix: 'c',
@@ -400,7 +415,9 @@ export async function tryConnect(path: string, options: ClientOptions = {}): Pro
   connection.onProblem(() => undefined);
   void connection.closed.then(() => socket.destroy());
   await connection.start();
-  return new SocketClient(connection, socket, path, options);
+  const client = new SocketClient(connection, socket, path, options);
+  if (options.intentOpen) client.markIntentOpen();
+  return client;
 }
 
 class SocketClient implements OrchestratorClient {
@@ -454,6 +471,11 @@ class SocketClient implements OrchestratorClient {
       const { sessionId, event } = params as { sessionId: string; event: RuntimeEvent };
       for (const listener of this.#listeners.get(sessionId) ?? []) listener(event);
     });
+  }
+
+  // An intent went out on this connection before this client was made on it (adoptSocket).
+  markIntentOpen(): void {
+    this.#intentOpen = true;
   }
 
   intent(intent: SessionIntent): Promise<IntentStart> {

@@ -17,8 +17,7 @@ import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/
  * `events.event` notifications `{ sessionId, event }`.
  */
 
-/** `<state>/orchestrator.sock`: the control socket of the state directory's server. */
-export const socketPath = (stateDir: string): string => join(stateDir, 'orchestrator.sock');
+export { socketPath } from './socket-path.js';
 /** `<state>/orchestrator.log`: stdout and stderr of an auto-started server. */
 export const logPath = (stateDir: string): string => join(stateDir, 'orchestrator.log');
 

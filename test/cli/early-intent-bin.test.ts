@@ -1,0 +1,63 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EARLY_INTENT_ID } from '../../cli/early-intent.js';
+import { exitCodeFor } from '../../cli/exit-codes.js';
+import { ERROR_CODES } from '../../core/errors.js';
+import { BUILD_TIMEOUT_MS, buildPackage, copyPackage } from '../support/package-copy.js';
+import { type FakeOrchestrator, fakeOrchestrator } from '../support/fake-orchestrator-socket.js';
+
+// The installed `run` (cli/bin.cjs on a build) tells its intent from the early bundle
+// (dist/cli/early-intent.cjs) before it loads the command's, and the command goes on on that same
+// connection. Built here into a copy of the package (the checkout's own dist/ may be stale or in
+// use); the orchestrator is a stand-in socket that answers `hello` with another fingerprint, so
+// that the command stops there, refused, and drops its intent on its way out.
+
+let root: string;
+let pkg: string;
+let work: string;
+let fake: FakeOrchestrator;
+
+beforeAll(async () => {
+  ({ root, pkg } = await copyPackage('ow-early-intent-'));
+  const built = await buildPackage(pkg);
+  expect(built.exitCode, built.stderr).toBe(0);
+  work = join(root, 'work');
+  await mkdir(join(work, 'state'), { recursive: true });
+  await mkdir(join(work, 'ws'));
+  await writeFile(
+    join(work, 'one-works.yaml'),
+    `state: { directory: ${join(work, 'state')} }\nworkspaces: { approved: [${join(work, 'ws')}] }\n`,
+  );
+  fake = await fakeOrchestrator(join(work, 'state', 'orchestrator.sock'), {
+    hello: { fingerprint: 'another-config', auto: false, pid: process.pid, clients: 1, live: 0, queued: 0 },
+  });
+}, BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  await new Promise((resolve) => fake?.server.close(resolve));
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('an installed run tells its intent before the command loads', () => {
+  it('writes it from the early bundle and goes on on the same connection', async () => {
+    const build = JSON.parse(await readFile(join(pkg, 'dist', 'build.json'), 'utf8')) as { early?: { bundle: string } };
+    expect(build.early?.bundle).toBe('dist/cli/early-intent.cjs');
+
+    const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', '-m', 'model-a', 'hello'], {
+      cwd: work,
+      reject: false,
+      stdin: 'ignore',
+      env: { NODE_OPTIONS: '' },
+    });
+    expect(result.exitCode, result.stderr).toBe(exitCodeFor(ERROR_CODES.ORCHESTRATOR_MISMATCH));
+    expect(result.stderr).toContain('runs with a different configuration or environment');
+    // One connection: the early intent first, then the command's own requests, ending with the
+    // drop of the intent no createSession took.
+    expect(fake.connections).toHaveLength(1);
+    const frames = fake.connections[0]!;
+    expect(frames[0]).toMatchObject({ id: EARLY_INTENT_ID, method: 'intent', params: { workspace: join(work, 'ws'), model: 'model-a' } });
+    expect(frames.map((f) => f.method)).toEqual(['intent', 'hello', 'intent.drop']);
+  });
+});

@@ -1,0 +1,188 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tellIntent } from '../../cli/commands/run-intent.js';
+import { registerRunCommands, type TurnFlags } from '../../cli/commands/run.js';
+import { EARLY_INTENT_ID, intentOf, scanRunArgs, tellEarlyIntent } from '../../cli/early-intent.js';
+import { createProgram, type GlobalOptions } from '../../cli/main.js';
+import { type FakeOrchestrator, fakeOrchestrator, until } from '../support/fake-orchestrator-socket.js';
+
+// `run` tells its intent from cli/bin.cjs before the command's bundle loads (cli/early-intent.ts),
+// reading the command line itself; the command then takes that connection over (run-intent.ts).
+
+// What the command's own parser (commander, with the real program and `run` command) reads from
+// `args`: the config flag, the intent's flags and the prompt; `error` when it refuses the line.
+async function commanderRead(args: string[]): Promise<{ config: string | undefined; flags: TurnFlags; prompt: string } | 'error'> {
+  const program = createProgram().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  registerRunCommands(program, async () => undefined);
+  let read: { config: string | undefined; flags: TurnFlags; prompt: string } | undefined;
+  program.hook('preAction', (_program, action) => {
+    read = {
+      config: action.optsWithGlobals<GlobalOptions>().config,
+      flags: action.opts<TurnFlags>(),
+      prompt: action.args[0]!,
+    };
+  });
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } catch {
+    return 'error';
+  }
+  return read ?? 'error';
+}
+
+const CWD = '/home/someone/project';
+const ENV = { TERM: 'xterm-256color', NO_COLOR: '1' };
+
+describe('scanRunArgs: the early read of a run command line', () => {
+  // Lines the early read takes: it must read each as the command does.
+  const taken = [
+    ['run', 'hello'],
+    ['--config', '/etc/ow.yaml', 'run', 'hello'],
+    ['-c', 'ow.yaml', 'run', '-w', 'sub', 'hello'],
+    ['run', 'hello', '--config', 'late.yaml'],
+    ['run', '--config=eq.yaml', '--workspace=/ws', 'hi'],
+    ['run', '-w', '/ws', '-m', 'model-x', '-e', 'high', '-a', 'medium', '-t', 'A title', '-A', 'droid', 'do it'],
+    ['run', '--model', 'm', '--effort', 'low', '--autonomy', 'off', '--title', 't', '--adapter', 'codex', 'go'],
+    ['--json', 'run', '--verbose', '-d', '--no-hint', '--request-key', 'k1', 'hi'],
+    ['run', '-w', 'first', '-w', 'second', 'hi'],
+    ['run', '--title=', 'empty title'],
+    ['run', 'a prompt with -dashes inside'],
+  ];
+  it.each(taken)('reads %j as the command does', async (...args) => {
+    const scanned = scanRunArgs(args);
+    const read = await commanderRead(args);
+    expect(read).not.toBe('error');
+    expect(scanned).toBeDefined();
+    if (read === 'error' || !scanned) return;
+    expect(scanned.config).toBe(read.config);
+    expect(scanned.prompt).toBe(read.prompt);
+    expect(intentOf(scanned.flags, ENV, CWD)).toEqual(intentOf(read.flags, ENV, CWD));
+  });
+
+  // Lines left to the command: other commands, options checked first or without an early agent,
+  // forms the early read does not parse.
+  const left = [
+    [],
+    ['send', 's-0123456789', 'hello'],
+    ['run'],
+    ['run', 'one', 'two'],
+    ['run', '--allow', 'ls', 'hello'],
+    ['run', '--deny=rm', 'hello'],
+    ['run', '--worktree', 'hello'],
+    ['run', '--no-worktree', 'hello'],
+    ['run', '--base', 'main', 'hello'],
+    ['run', '--branch=b', 'hello'],
+    ['run', '--include-uncommitted', 'hello'],
+    ['run', '-dw', 'ws', 'hello'],
+    ['run', '-wws', 'hello'],
+    ['run', '-w=ws', 'hello'],
+    ['run', '--', '-hello'],
+    ['run', '--help'],
+    ['run', '-h'],
+    ['run', '-w', '-m', 'hello'],
+    ['run', 'hello', '-w'],
+    ['run', '--unknown', 'hello'],
+    ['-V'],
+  ];
+  it.each(left)('leaves %j to the command', (...args) => {
+    expect(scanRunArgs(args)).toBeUndefined();
+  });
+});
+
+describe('tellEarlyIntent and the command taking its connection over', () => {
+  let root: string | undefined;
+  let fake: FakeOrchestrator | undefined;
+  afterEach(async () => {
+    await new Promise((resolve) => (fake ? fake.server.close(resolve) : resolve(undefined)));
+    fake = undefined;
+    if (root) await rm(root, { recursive: true, force: true });
+    root = undefined;
+  });
+
+  // A config naming a state directory whose socket the fake orchestrator listens on.
+  async function setUp(): Promise<{ config: string; stateDir: string; ws: string }> {
+    root = await mkdtemp(join(tmpdir(), 'ow-early-intent-'));
+    const stateDir = join(root, 'state');
+    const ws = join(root, 'ws');
+    await mkdir(stateDir);
+    await mkdir(ws);
+    const config = join(root, 'one-works.yaml');
+    await writeFile(config, `state: { directory: ${stateDir} }\nworkspaces: { approved: [${ws}] }\n`);
+    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
+    return { config, stateDir, ws };
+  }
+
+  it('writes the intent on a connection, which the command takes over as it is when its own intent is the same', async () => {
+    const { config, stateDir, ws } = await setUp();
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, '-m', 'm1', 'hello'], ENV, root!);
+    expect(seed).toBeDefined();
+    await seed!.sent;
+    await until(() => fake!.connections[0]?.length === 1);
+    expect(fake!.connections[0]![0]).toMatchObject({ id: EARLY_INTENT_ID, method: 'intent', params: { workspace: ws, model: 'm1' } });
+
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws, model: 'm1' }, seed);
+    const client = await early!.connectOptions(stateDir).early;
+    expect(client).toBeDefined();
+    await client!.hello();
+    // One connection: the command's first request follows the early intent on it, and no intent is told again.
+    expect(fake!.connections).toHaveLength(1);
+    expect(fake!.connections[0]!.map((f) => f.method)).toEqual(['intent', 'hello']);
+    // Closed before a createSession: the intent is dropped (its agent discarded) on that connection.
+    await client!.close();
+    expect(fake!.connections[0]!.map((f) => f.method)).toEqual(['intent', 'hello', 'intent.drop']);
+  });
+
+  it('tells the command’s own intent on the same connection when the command read other flags', async () => {
+    const { config, stateDir, ws } = await setUp();
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    await seed!.sent;
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws, model: 'other' }, seed);
+    const client = await early!.connectOptions(stateDir).early;
+    await until(() => fake!.connections[0]?.length === 2);
+    expect(fake!.connections).toHaveLength(1);
+    expect(fake!.connections[0]![1]).toMatchObject({ method: 'intent', params: { workspace: ws, model: 'other' } });
+    await client!.close();
+  });
+
+  it('closes the early connection when the command runs with another state directory', async () => {
+    const { config, ws } = await setUp();
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    await seed!.sent;
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws }, seed);
+    expect(early!.connectOptions(join(root!, 'elsewhere')).early).toBeUndefined();
+    await until(() => fake!.closed === 1);
+    expect(fake!.connections[0]!.map((f) => f.method)).toEqual(['intent', 'intent.drop']);
+  });
+
+  it('tells nothing for a prompt the command refuses, or when no orchestrator listens', async () => {
+    const { config, ws } = await setUp();
+    expect(tellEarlyIntent(['--config', config, 'run', '-w', ws, '   '], ENV, root!)).toBeUndefined();
+    // A connection of the refused line would have been accepted before this one.
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    await seed!.sent;
+    await until(() => fake!.connections[0]?.length === 1);
+    expect(fake!.connections).toHaveLength(1);
+    expect(fake!.connections[0]![0]!.params).toMatchObject({ workspace: ws });
+    seed!.discard();
+    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
+    fake = undefined;
+    const none = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    expect(none?.listening).toBe(false);
+    expect(await none?.socket).toBeUndefined();
+  });
+
+  it('without a socket at the early tell, the command looks again and tells its intent to a server listening by then', async () => {
+    const { config, stateDir, ws } = await setUp();
+    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    expect(seed?.listening).toBe(false);
+    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws }, seed);
+    const client = await early!.connectOptions(stateDir).early;
+    await until(() => fake!.connections[0]?.length === 1);
+    expect(fake!.connections[0]![0]).toMatchObject({ id: 'c1', method: 'intent', params: { workspace: ws } });
+    await client!.close();
+  });
+});

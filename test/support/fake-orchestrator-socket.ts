@@ -1,0 +1,53 @@
+import { createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A stand-in for an orchestrator's control socket at `path`, for tests of how `run` reaches it
+ * (cli/early-intent.ts): records every frame of every connection and answers each request, with
+ * `hello` from `options.hello` (default: an empty object) and `{}` for what it does not know.
+ * The caller closes `server`.
+ */
+export interface FakeOrchestrator {
+  connections: Array<Array<{ id?: string; method?: string; params?: Record<string, unknown> }>>;
+  closed: number;
+  server: Server;
+}
+
+export async function fakeOrchestrator(path: string, options: { hello?: Record<string, unknown> } = {}): Promise<FakeOrchestrator> {
+  const fake: FakeOrchestrator = { connections: [], closed: 0, server: createServer() };
+  fake.server.on('connection', (socket: Socket) => {
+    const frames: FakeOrchestrator['connections'][number] = [];
+    fake.connections.push(frames);
+    let buffer = '';
+    socket.on('data', (chunk) => {
+      buffer += String(chunk);
+      for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
+        const frame = JSON.parse(buffer.slice(0, end)) as { id?: string; method?: string; params?: Record<string, unknown> };
+        buffer = buffer.slice(end + 1);
+        frames.push(frame);
+        const result =
+          frame.method === 'intent'
+            ? { intentId: 's-0000000001' }
+            : frame.method === 'intent.drop'
+              ? { dropped: true }
+              : frame.method === 'hello'
+                ? (options.hello ?? {})
+                : {};
+        socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: frame.id, result })}\n`);
+      }
+    });
+    socket.on('close', () => {
+      fake.closed += 1;
+    });
+  });
+  await new Promise<void>((resolve) => fake.server.listen(path, resolve));
+  return fake;
+}
+
+/** Resolves once `check` holds (polled every 10 ms); throws after 5 s. */
+export async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; waited < 5_000; waited += 10) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('condition not met within 5 s');
+}
