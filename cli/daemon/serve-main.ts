@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isOneWorksError } from '../../core/errors.js';
-import { createOrchestrator } from '../../core/orchestrator/index.js';
+import { startOrchestrator } from '../../core/orchestrator/index.js';
 import { AskBoard } from '../../core/permissions/index.js';
 import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
@@ -14,7 +14,7 @@ import { EscalationRouter } from './escalations.js';
 import { serverIdentity } from './fingerprint.js';
 import { startOrchestratorServer } from './server.js';
 import { type ExitReason, IntentParamsSchema, parseParams, socketPath } from './wire.js';
-import type { Orchestrator, SessionIntent } from '../../core/orchestrator/index.js';
+import type { IntentStart, SessionIntent } from '../../core/orchestrator/index.js';
 
 export interface ServeOptions {
   /** Started by a client (`serve --auto`): losing the owner lock exits quietly, and the idle exit applies. */
@@ -23,7 +23,7 @@ export interface ServeOptions {
   idleExitMs?: number | undefined;
   /**
    * What the `run` that started this server is about to create (JSON of IntentParamsSchema): its
-   * agent starts as soon as the orchestrator exists, while the socket starts listening; the first
+   * agent starts right after the owner lock, before recovery (startOrchestrator); the first
    * createSession of a connection that told no intent of its own takes it if it matches.
    */
   intent?: string | undefined;
@@ -57,8 +57,11 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     });
     // The socket listens while the orchestrator is created (recovery of what a dead owner left,
     // the request keys): a client's hello is answered at once, its requests wait for the orchestrator.
+    // The intent's agent starts first, right after the owner lock: every ms before droid's spawn
+    // is on the path of the command that started this server.
     const { warmAdapter, ...deps } = serverDeps(ctx, store, out, escalations);
-    const creating = createOrchestrator({ ...deps, asks });
+    const start = startOrchestrator({ ...deps, asks }, options.intent === undefined ? undefined : parseIntent(options.intent, out));
+    const creating = start.orchestrator;
     creating.catch(() => undefined);
     const idleExitMs = options.idleExitMs ?? (options.auto ? ctx.config.orchestrator.idleExitMs : undefined);
     let onIdle: () => void = () => undefined;
@@ -76,7 +79,7 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     const stopRequested = new Promise<string>((resolve) => {
       onShutdownRequest = () => resolve('`one-works server stop`');
     });
-    const startIntent = options.intent === undefined ? undefined : startedIntent(creating, options.intent, out);
+    const startIntent = options.intent === undefined ? undefined : startedIntent(start.intent, out);
     let intentTaken = false;
     const identity = serverIdentity(ctx);
     const server = await startOrchestratorServer({
@@ -161,24 +164,21 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
   }
 }
 
-// The intent the server was started with, its agent starting once the orchestrator exists: the
-// intent's id, or undefined (a malformed intent, or none started: the log says why).
-function startedIntent(creating: Promise<Orchestrator>, text: string, out: CliContext['out']): Promise<string | undefined> {
-  let intent: SessionIntent;
+// The intent the server was started with, or undefined when it is malformed (the log says why).
+function parseIntent(text: string, out: CliContext['out']): SessionIntent | undefined {
   try {
-    intent = parseParams(IntentParamsSchema, JSON.parse(text));
+    return parseParams(IntentParamsSchema, JSON.parse(text));
   } catch (error) {
     out.info(`intent: --intent is ignored: ${error instanceof Error ? error.message : String(error)}`);
-    return Promise.resolve(undefined);
+    return undefined;
   }
-  return creating.then(
-    async (orchestrator) => {
-      const started = await orchestrator.startIntent(intent);
-      if (started.intentId === undefined) out.info(`intent: no agent started before the first createSession: ${started.reason}`);
-      return started.intentId;
-    },
-    () => undefined,
-  );
+}
+
+// The id of the intent's agent (its session id), or undefined when none started (the log says why).
+async function startedIntent(start: Promise<IntentStart> | undefined, out: CliContext['out']): Promise<string | undefined> {
+  const started = await start;
+  if (started?.reason !== undefined) out.info(`intent: no agent started before the first createSession: ${started.reason}`);
+  return started?.intentId;
 }
 
 /** How long an auto-started server waits for an exiting owner to release the state directory. */

@@ -2,8 +2,8 @@ export { AdmissionLimitsSchema, TurnRequestSchema, createAdmission, isWriter } f
 export type { Admission, AdmissionLimits, AdmissionSnapshot, AdmissionState, TurnRequest } from './admission.js';
 export { RequestKeyRecordSchema, RequestKeyRegistry, RequestKeySchema, canonicalJson, hashRequestArgs } from './request-keys.js';
 export type { RequestKeyEntry, RequestKeyPersistence, RequestKeyRecord } from './request-keys.js';
-export { createOrchestrator } from './orchestrator.js';
-export type { IntentStart, Orchestrator } from './orchestrator.js';
+export { createOrchestrator, startOrchestrator } from './orchestrator.js';
+export type { IntentStart, Orchestrator, OrchestratorStart } from './orchestrator.js';
 export { INTENT_WINDOW_MS, matchesIntent } from './intent.js';
 export type { IntentFacts, SessionIntent } from './intent.js';
 export { OrchestratorLimitsSchema } from './orchestrator-deps.js';

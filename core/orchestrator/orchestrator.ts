@@ -124,13 +124,6 @@ interface HeldIntent {
   timer: NodeJS.Timeout;
 }
 
-/**
- * Starts an orchestrator over `deps.store`: first recovers what a dead owner left (queued runs
- * become `cancelled`/`queue_lost`, running ones `unknown`, see `recoverInterruptedRuns`), then
- * loads the durable request keys (`<state>/request-keys.json`). The caller owns the state
- * directory (`store.acquireOwner`) before calling this and calls `shutdown()` before releasing it.
- * Throws `internal` for invalid limits and `state_corrupt` for a malformed request-key file.
- */
 /** A fork from the source's native checkpoint (see NativeForker). */
 interface NativeForkSeed {
   /** The first turn's prompt when a checkpoint was found: the user's prompt alone. */
@@ -139,15 +132,59 @@ interface NativeForkSeed {
   prepare(targetDir: string): Promise<{ nativeSessionId: string; runId: string } | undefined>;
 }
 
+/**
+ * Starts an orchestrator over `deps.store`: first recovers what a dead owner left (queued runs
+ * become `cancelled`/`queue_lost`, running ones `unknown`, see `recoverInterruptedRuns`), then
+ * loads the durable request keys (`<state>/request-keys.json`). The caller owns the state
+ * directory (`store.acquireOwner`) before calling this and calls `shutdown()` before releasing it.
+ * Throws `internal` for invalid limits and `state_corrupt` for a malformed request-key file.
+ */
 export async function createOrchestrator(deps: OrchestratorDeps): Promise<Orchestrator> {
+  return startOrchestrator(deps).orchestrator;
+}
+
+/** An orchestrator being started by {@link startOrchestrator}. */
+export interface OrchestratorStart {
+  /** The orchestrator, once recovery and the request keys are done; rejects as `createOrchestrator` does. */
+  orchestrator: Promise<Orchestrator>;
+  /** What `startIntent` made of the intent given (never rejects); undefined without one. */
+  intent: Promise<IntentStart> | undefined;
+}
+
+/**
+ * `createOrchestrator`, with the agent of `intent` (what the `run` that started this server is
+ * about to create) started first, so that its spawn and handshake overlap recovery and the
+ * request keys. Recovery leaves that agent alone: it touches only records with open runs (and
+ * their agents, found by HOME), and the intent's session has no record before its createSession,
+ * which waits for `orchestrator`. When the start fails, the intent's agent is discarded before
+ * `orchestrator` rejects.
+ */
+export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent): OrchestratorStart {
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
-  if (!limits.success) throw new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
-  await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir, ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}) });
-  const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema, PendingTurnSchema);
-  // A key reserved by a dead owner: its handle when the turn was recorded, else unclaimed.
-  await keys.settlePending((pending) => settledHandle(deps.store, pending));
+  if (!limits.success) {
+    const invalid = new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
+    return { orchestrator: Promise.reject(invalid), intent: undefined };
+  }
   const modelsFor = deps.modelsFor && boundedModelsFor(deps.modelsFor.bind(deps), deps.catalogDeadlineMs ?? CATALOG_DEADLINE_MS);
-  return new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) }, keys);
+  const instance = new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) });
+  const started = intent
+    ? instance.startIntent(intent).catch((error: unknown) => ({ reason: error instanceof Error ? error.message : String(error) }))
+    : undefined;
+  const orchestrator = (async (): Promise<Orchestrator> => {
+    try {
+      await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir, ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}) });
+      const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema, PendingTurnSchema);
+      // A key reserved by a dead owner: its handle when the turn was recorded, else unclaimed.
+      await keys.settlePending((pending) => settledHandle(deps.store, pending));
+      instance.adoptKeys(keys);
+      return instance;
+    } catch (error) {
+      // The intent's agent goes with the failed start: shutdown discards it, or its start, seeing the shutdown, does.
+      await Promise.all([instance.shutdown(), started]).catch(() => undefined);
+      throw error;
+    }
+  })();
+  return { orchestrator, intent: started };
 }
 
 class InProcessOrchestrator implements Orchestrator {
@@ -167,16 +204,25 @@ class InProcessOrchestrator implements Orchestrator {
   readonly #discarding = new Set<Promise<void>>();
   #closing = false;
 
-  constructor(deps: OrchestratorDeps, keys: RequestKeyRegistry<StoredHandle, PendingTurn>) {
+  /** The request keys, loaded after recovery (adoptKeys): no request that uses them comes before. */
+  #keys: RequestKeyRegistry<StoredHandle, PendingTurn> | undefined;
+
+  constructor(deps: OrchestratorDeps) {
     this.#deps = deps;
     const { maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession } = deps.limits;
     this.#admission = createAdmission({ maxConcurrentRuns, maxQueuedTotal, maxQueuedPerSession });
     this.#warm = createWarmAgents(deps.limits, deps.measureRss);
     const redactor = new Redactor();
     for (const secret of deps.secrets ?? []) redactor.register(secret);
+    const keysOf = (): RequestKeyRegistry<StoredHandle, PendingTurn> => {
+      if (!this.#keys) throw new OneWorksError(ERROR_CODES.INTERNAL, 'the request keys are used before they were loaded');
+      return this.#keys;
+    };
     this.#ctx = {
       deps,
-      keys,
+      get keys() {
+        return keysOf();
+      },
       admission: this.#admission,
       redactor,
       slots: this.#slots,
@@ -204,6 +250,11 @@ class InProcessOrchestrator implements Orchestrator {
         }),
       log: deps.log,
     });
+  }
+
+  /** The request keys, once recovery is done (startOrchestrator): the orchestrator is handed out only after this. */
+  adoptKeys(keys: RequestKeyRegistry<StoredHandle, PendingTurn>): void {
+    this.#keys = keys;
   }
 
   async createSession(request: CreateSessionRequest, options: { intentId?: string | undefined } = {}): Promise<TurnHandle> {
