@@ -3,7 +3,8 @@
  * with the SAME scripted model, measured in the same run and printed as ratios (never asserted).
  * The figures are also written to docs/benchmarks.md (a table, the JSON and the machine line).
  *
- *  - CLI start-up: `one-works --version` and `one-works sessions` against `node -e 0`;
+ *  - CLI start-up: `one-works --version` and `one-works sessions` against `node -e 0`; `sessions`
+ *    over an empty state directory (the goal row) and over one with sessions real turns recorded;
  *  - one turn: `one-works run` start to exit, with the orchestrator running and auto-started,
  *    against a raw client that spawns droid, initializes, sets the BYOK model, runs the turn and
  *    exits: the raw client as a program of its own (test/bench/raw-droid-process.ts), spawn to
@@ -149,6 +150,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_ONLY === 'cli') {
       await cliStartup(root, entry, modelId);
       await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
+      await sessionsWithRecords(root, entry, modelId);
       return;
     }
     const rawStart: number[] = [];
@@ -174,6 +176,7 @@ async function main(): Promise<void> {
     await benchAcp(root, TURNS, report);
     await cliStartup(root, entry, modelId);
     await turnsEndToEnd(cli.binaryPath, root, entry, modelId);
+    await sessionsWithRecords(root, entry, modelId);
     await prewarmedRuns(cli.binaryPath, root, entry, modelId);
     figures.fleet = await benchFleet(root, FLEET_ROUNDS, FLEET_TURNS, report);
     const pipeline = await benchPipeline();
@@ -309,6 +312,31 @@ async function cliStartup(root: string, entry: unknown, modelId: string): Promis
   }
   report('one-works --version, start to exit (ms)', version, node, '<= 1.5x', 'node -e 0');
   report('one-works sessions, start to exit (ms)', sessions, node, '<= 1.5x', 'node -e 0');
+}
+
+/** How many sessions the state directory of the `sessions` row with recorded sessions holds. */
+const RECORDED_SESSIONS = 5;
+
+// `one-works sessions` over a state directory holding RECORDED_SESSIONS sessions that real turns
+// recorded (the row above lists an empty one), no orchestrator running, against `node -e 0`:
+// shown alongside the goal row, which it does not replace.
+async function sessionsWithRecords(root: string, entry: unknown, modelId: string): Promise<void> {
+  const dir = join(root, 'cli-sessions-recorded');
+  const config = await writeConfig(dir, entry, modelId);
+  try {
+    for (let i = 0; i < RECORDED_SESSIONS; i++) {
+      await timed(process.execPath, [BIN, '--config', config, 'run', '--workspace', join(dir, 'ws'), `hello ${i}`], dir);
+    }
+  } finally {
+    await stopOrchestrator(join(dir, 'state'));
+  }
+  const node: number[] = [];
+  const sessions: number[] = [];
+  for (let i = 0; i < CLI_ROUNDS; i++) {
+    node.push(await timed(process.execPath, ['-e', '0'], dir));
+    sessions.push(await timed(process.execPath, [BIN, '--config', config, 'sessions'], dir));
+  }
+  report(`one-works sessions, ${RECORDED_SESSIONS} recorded sessions, start to exit (ms)`, sessions, node, 'n/a', 'node -e 0');
 }
 
 // `run` (orchestrator auto-started, and running), `send` within keepWarmMs, against the raw
