@@ -114,15 +114,11 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       throw error;
     });
     out.info(`orchestrator serving ${ctx.stateDir} on ${server.socketPath} (pid ${process.pid})`);
-    // Recovery and every query skip a malformed record; the log says which and why. Said once the
-    // socket serves: this reads every record again, and a waiting client need not wait for it.
-    await store.scanSessions().then(
-      (scan) => {
-        for (const bad of scan.corrupt) out.info(`session ${bad.sessionId} is left alone: ${bad.file} is malformed (${bad.reason})`);
-      },
-      (error: unknown) =>
-        out.info(`could not look for malformed session records: ${error instanceof Error ? error.message : String(error)}`),
-    );
+    // Recovery and every query skip a malformed record; the log says which and why, from
+    // recovery's own scan (the records are not read a second time).
+    for (const bad of (await start.malformed) ?? []) {
+      out.info(`session ${bad.sessionId} is left alone: ${bad.file} is malformed (${bad.reason})`);
+    }
     // An edited config: the agents started with the old one go at once, none is prewarmed any
     // more, and the next command (whose fingerprint differs) restarts or refuses this server.
     const unwatch = ctx.configPath

@@ -6,7 +6,7 @@ import { mergePolicies, type AnsweredAsk, type AskAnswer, type OpenAsk } from '.
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import type { PresentationEnv } from '../process/index.js';
 import { Redactor } from '../redact.js';
-import { reconcileRecord, recoverInterruptedRuns, type ReconcileRequest } from '../session/index.js';
+import { reconcileRecord, recoverSessions, type ReconcileRequest } from '../session/index.js';
 import type { CorruptSession, RunRecord, RunStatus, SessionRecord } from '../store/index.js';
 import { acceptTurn, steerLiveTurn, withRequestKey, type Reserve } from './acceptance.js';
 import { createAdmission, isWriter, type Admission } from './admission.js';
@@ -134,7 +134,7 @@ interface NativeForkSeed {
 
 /**
  * Starts an orchestrator over `deps.store`: first recovers what a dead owner left (queued runs
- * become `cancelled`/`queue_lost`, running ones `unknown`, see `recoverInterruptedRuns`), then
+ * become `cancelled`/`queue_lost`, running ones `unknown`, see `recoverSessions`), then
  * loads the durable request keys (`<state>/request-keys.json`). The caller owns the state
  * directory (`store.acquireOwner`) before calling this and calls `shutdown()` before releasing it.
  * Throws `internal` for invalid limits and `state_corrupt` for a malformed request-key file.
@@ -149,6 +149,12 @@ export interface OrchestratorStart {
   orchestrator: Promise<Orchestrator>;
   /** What `startIntent` made of the intent given (never rejects); undefined without one. */
   intent: Promise<IntentStart> | undefined;
+  /**
+   * The malformed records recovery skipped (left alone), from its one scan of the records, so
+   * that the caller names them without reading every record again. Never rejects: undefined when
+   * recovery did not finish (`orchestrator` then rejects).
+   */
+  malformed: Promise<CorruptSession[] | undefined>;
 }
 
 /**
@@ -163,28 +169,37 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) {
     const invalid = new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
-    return { orchestrator: Promise.reject(invalid), intent: undefined };
+    return { orchestrator: Promise.reject(invalid), intent: undefined, malformed: Promise.resolve(undefined) };
   }
   const modelsFor = deps.modelsFor && boundedModelsFor(deps.modelsFor.bind(deps), deps.catalogDeadlineMs ?? CATALOG_DEADLINE_MS);
   const instance = new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) });
   const started = intent
     ? instance.startIntent(intent).catch((error: unknown) => ({ reason: error instanceof Error ? error.message : String(error) }))
     : undefined;
+  let recovered: (corrupt: CorruptSession[] | undefined) => void = () => undefined;
+  const malformed = new Promise<CorruptSession[] | undefined>((resolve) => {
+    recovered = resolve;
+  });
   const orchestrator = (async (): Promise<Orchestrator> => {
     try {
-      await recoverInterruptedRuns(deps.store, { stateDir: deps.stateDir, ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}) });
+      const recovery = await recoverSessions(deps.store, {
+        stateDir: deps.stateDir,
+        ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}),
+      });
+      recovered(recovery.corrupt);
       const keys = await RequestKeyRegistry.open(requestKeyFile(deps.stateDir), StoredHandleSchema, PendingTurnSchema);
       // A key reserved by a dead owner: its handle when the turn was recorded, else unclaimed.
       await keys.settlePending((pending) => settledHandle(deps.store, pending));
       instance.adoptKeys(keys);
       return instance;
     } catch (error) {
+      recovered(undefined);
       // The intent's agent goes with the failed start: shutdown discards it, or its start, seeing the shutdown, does.
       await Promise.all([instance.shutdown(), started]).catch(() => undefined);
       throw error;
     }
   })();
-  return { orchestrator, intent: started };
+  return { orchestrator, intent: started, malformed };
 }
 
 class InProcessOrchestrator implements Orchestrator {

@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import type { RuntimeEvent, TurnOutcome } from '../events/index.js';
 import { sweepProcessesByEnvSync } from '../process/sweep.js';
-import { sessionDir, type RunRecord, type SessionRecord, type Store } from '../store/index.js';
+import { ERROR_CODES, isOneWorksError } from '../errors.js';
+import { sessionDir, type CorruptSession, type RunRecord, type SessionRecord, type SessionScan, type Store } from '../store/index.js';
+
+/** What {@link recoverSessions} did: the sessions it changed, and the malformed records it skipped (left alone). */
+export interface Recovery {
+  changed: string[];
+  corrupt: CorruptSession[];
+}
 
 /**
  * Crash recovery at start, after a stale owner of the state directory was replaced: runs the
@@ -12,16 +19,15 @@ import { sessionDir, type RunRecord, type SessionRecord, type Store } from '../s
  * that outcome back instead. With `stateDir`, whatever the dead owner's agents left running
  * (processes carrying the session HOME: a SIGKILLed owner cannot take its children's process
  * groups with it) is killed first. Sessions whose record is malformed are skipped (they are
- * listed by `scanSessions`). With `only` (a fleet worker: the sessions whose HOME it holds),
- * no other session is read or touched. Returns the ids of the sessions it changed.
+ * returned with what is wrong with each: every record is read once, in one scan, so that a
+ * caller names them without scanning again). With `only` (a fleet worker: the sessions whose
+ * HOME it holds), no other session is read or touched.
  */
-export async function recoverInterruptedRuns(
-  store: Store,
-  options: { stateDir?: string; now?: Date; only?: readonly string[] } = {},
-): Promise<string[]> {
+export async function recoverSessions(store: Store, options: RecoveryOptions = {}): Promise<Recovery> {
   const now = options.now ?? new Date();
   const changed: string[] = [];
-  for (const record of options.only ? await readSome(store, options.only) : await store.listSessions()) {
+  const { records, corrupt } = options.only ? await readSome(store, options.only) : await store.scanSessions();
+  for (const record of records) {
     if (!record.runs.some((r) => r.status === 'running' || r.status === 'queued')) continue;
     if (options.stateDir) sweepProcessesByEnvSync('HOME', join(sessionDir(options.stateDir, record.id), 'home'));
     const recovered = recoveredRecord(record, await loggedOutcomes(store, record), now);
@@ -29,7 +35,19 @@ export async function recoverInterruptedRuns(
     await store.writeSession(recovered);
     changed.push(record.id);
   }
-  return changed;
+  return { changed, corrupt };
+}
+
+export interface RecoveryOptions {
+  /** Whose processes (by session HOME) are swept before a record is recovered. */
+  stateDir?: string;
+  now?: Date;
+  only?: readonly string[];
+}
+
+/** {@link recoverSessions}, for callers that need only the ids of the sessions it changed. */
+export async function recoverInterruptedRuns(store: Store, options: RecoveryOptions = {}): Promise<string[]> {
+  return (await recoverSessions(store, options)).changed;
 }
 
 /**
@@ -88,12 +106,19 @@ function withOutcome(run: RunRecord, outcome: TurnOutcome, endedAt: string): Run
   return { ...run, status: outcome.status, reason: outcome.reason, text: outcome.text, usage: outcome.usage, endedAt };
 }
 
-// The records of these sessions that exist and can be read (a malformed one is skipped, as in a scan).
-async function readSome(store: Store, ids: readonly string[]): Promise<SessionRecord[]> {
+// The records of these sessions that exist and can be read; a malformed one is skipped and
+// reported, as in a scan, and one that cannot be read otherwise is skipped.
+async function readSome(store: Store, ids: readonly string[]): Promise<SessionScan> {
   const records: SessionRecord[] = [];
+  const corrupt: CorruptSession[] = [];
   for (const id of ids) {
-    const record = await store.readSession(id).catch(() => undefined);
-    if (record) records.push(record);
+    try {
+      records.push(await store.readSession(id));
+    } catch (error) {
+      if (!isOneWorksError(error, ERROR_CODES.STATE_CORRUPT)) continue;
+      const { file, reason } = error.data as { file: string; reason: string };
+      corrupt.push({ sessionId: id, file, reason });
+    }
   }
-  return records;
+  return { records, corrupt };
 }

@@ -124,6 +124,46 @@ describe('one bad session record is that session alone (item 1)', { timeout: CLI
   });
 });
 
+describe('an auto-started server over a dead owner’s state and bad records', { timeout: CLI_TEST_TIMEOUT_MS * 2 }, () => {
+  it('recovers the dead owner’s running run and names each malformed record once in its log, leaving it alone', async () => {
+    await configure();
+    const id = await newSession();
+    await noServer();
+    await corruptTwo(id);
+    const typoText = await readFile(recordFile('s-typo000001'), 'utf8');
+    // What a SIGKILLed owner leaves: the run still `running` (its turn.completed never logged), the owner file naming a dead pid.
+    const record = await readRecord(id);
+    await writeFile(
+      recordFile(id),
+      JSON.stringify({
+        ...record,
+        status: 'working',
+        runs: [{ ...record.runs[0]!, status: 'running', reason: undefined, endedAt: undefined }],
+      }),
+    );
+    const eventsFile = join(stateDir, 'sessions', id, 'events.jsonl');
+    const lines = (await readFile(eventsFile, 'utf8')).split('\n').filter((line) => line !== '' && !line.includes('"turn.completed"'));
+    await writeFile(eventsFile, `${lines.join('\n')}\n`);
+    const gone = spawn('true');
+    await new Promise((resolve) => gone.once('exit', resolve));
+    await writeFile(join(stateDir, 'owner.json'), JSON.stringify({ pid: gone.pid, host: hostname(), startedAt: new Date().toISOString() }));
+
+    // `run` starts the server (which recovers before the new session is created) and runs its turn.
+    const ran = await box.run(['--json', 'run', 'hello']);
+    const log = await readFile(join(stateDir, 'orchestrator.log'), 'utf8').catch(() => '');
+    expect(ran.exitCode, `${ran.stderr}\n${log}`).toBe(0);
+    expect((await readRecord(id)).runs[0]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
+    expect((await readRecord(id)).status).toBe('needs_attention');
+    await noServer();
+    const served = await readFile(join(stateDir, 'orchestrator.log'), 'utf8');
+    expect(served).toMatch(/recovered the state directory from a stale owner/);
+    for (const bad of ['s-typo000001', 's-cut0000001']) {
+      expect(served.match(new RegExp(`session ${bad} is left alone: .*session\\.json is malformed`, 'g')), served).toHaveLength(1);
+    }
+    expect(await readFile(recordFile('s-typo000001'), 'utf8')).toBe(typoText);
+  });
+});
+
 describe('an owner that died, and reconcile (items 1 and 8)', { timeout: CLI_TEST_TIMEOUT_MS * 2 }, () => {
   it('without a server, a dead owner’s running run shows as unknown (owner_died), and reconcile settles it on the store', async () => {
     await configure();

@@ -1,9 +1,15 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createOrchestrator, hashRequestArgs, REQUEST_KEYS_FILE, type Orchestrator } from '../../../core/orchestrator/index.js';
+import {
+  createOrchestrator,
+  hashRequestArgs,
+  REQUEST_KEYS_FILE,
+  startOrchestrator,
+  type Orchestrator,
+} from '../../../core/orchestrator/index.js';
 import { normalizeRequestArgs } from '../../../core/orchestrator/request-keys.js';
-import type { RunRecord, SessionRecord } from '../../../core/store/index.js';
+import { sessionDir, type RunRecord, type SessionRecord, type Store } from '../../../core/store/index.js';
 import { useOrchestratorHarnesses } from './orchestrator-harness.js';
 
 const harnesses = useOrchestratorHarnesses();
@@ -160,6 +166,60 @@ describe('orchestrator: a fleet worker', () => {
         expect((await h.session.store.readSession('s-bbbbbbbbbb')).status).toBe('working');
       },
     );
+  });
+
+  it('reads the records once at start: recovers a dead owner’s runs and reports the malformed records it skipped', async () => {
+    const h = await harnesses({ fake: {} });
+    await h.orchestrator.shutdown();
+    await h.session.store.writeSession(
+      leftBehind('s-aaaaaaaaaa', h.root, [
+        { id: 'r1', prompt: 'a', autonomy: 'low', status: 'running' },
+        { id: 'r2', prompt: 'b', autonomy: 'low', status: 'queued' },
+      ]),
+    );
+    const bad = sessionDir(h.deps.stateDir, 's-bbbbbbbbbb');
+    await mkdir(bad, { recursive: true });
+    await writeFile(join(bad, 'session.json'), '{"id": "s-bbbbbbbbbb", ');
+    // Every way of reading records, counted.
+    const reads: string[] = [];
+    const counted = new Proxy(h.deps.store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (name === 'scanSessions' || name === 'listSessions' || name === 'readSession') reads.push(String(name));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as Store;
+
+    const start = startOrchestrator({ ...h.deps, store: counted });
+    const orchestrator = await start.orchestrator;
+    try {
+      expect(await start.malformed).toEqual([
+        { sessionId: 's-bbbbbbbbbb', file: join(bad, 'session.json'), reason: expect.stringMatching(/not valid JSON.*truncated/) },
+      ]);
+      expect(reads).toEqual(['scanSessions']);
+      expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs.map((r) => [r.status, r.reason])).toEqual([
+        ['unknown', 'owner_died'],
+        ['cancelled', 'queue_lost'],
+      ]);
+      // Left alone.
+      expect(await readFile(join(bad, 'session.json'), 'utf8')).toBe('{"id": "s-bbbbbbbbbb", ');
+    } finally {
+      await orchestrator.shutdown();
+    }
+  });
+
+  it('reports no malformed records when recovery fails, and the start rejects with its error', async () => {
+    const h = await harnesses({ fake: {} });
+    await h.orchestrator.shutdown();
+    const unreadable = Object.assign(Object.create(h.deps.store) as Store, {
+      scanSessions: () => Promise.reject(Object.assign(new Error('EIO: i/o error, scandir'), { code: 'EIO' })),
+    });
+    const start = startOrchestrator({ ...h.deps, store: unreadable });
+    await expect(start.orchestrator).rejects.toMatchObject({ code: 'EIO' });
+    expect(await start.malformed).toBeUndefined();
   });
 
   it('creates a session under the id its client assigned, and refuses a malformed or used one', async () => {

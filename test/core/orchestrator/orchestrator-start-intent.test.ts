@@ -41,16 +41,16 @@ function leftBehind(workspace: string): SessionRecord {
   };
 }
 
-// Holds recovery (its listing of the records) until the fake agent has been opened, for at most
+// Holds recovery (its scan of the records) until the fake agent has been opened, for at most
 // 5 s; says whether the agent was opened while recovery waited.
 function holdRecoveryForTheAgent(h: OrchestratorHarness): () => boolean | undefined {
   const store = h.session.store;
-  const listSessions = store.listSessions.bind(store);
+  const scanSessions = store.scanSessions.bind(store);
   let openedFirst: boolean | undefined;
-  store.listSessions = async () => {
+  store.scanSessions = async () => {
     const opened = h.until(() => h.fake!.log.opened.length === 1).then(() => true);
     openedFirst ??= await Promise.race([opened, sleep(5_000, false)]);
-    return listSessions();
+    return scanSessions();
   };
   return () => openedFirst;
 }

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { recoverInterruptedRuns } from '../../../core/session/recover.js';
+import { recoverInterruptedRuns, recoverSessions } from '../../../core/session/recover.js';
 import { createFileStore } from '../../../core/store/index.js';
 import type { RunRecord, SessionRecord } from '../../../core/store/index.js';
 
@@ -72,5 +72,23 @@ describe('recoverInterruptedRuns: known outcomes and bad records', () => {
     expect(logged.status).toBe('needs_attention');
     expect(logged.attention).toEqual(['run r2 failed: completion_persistence_failed']);
     expect(await readFile(join(dir, 'sessions', 's-broken', 'session.json'), 'utf8')).toBe('{"id": "s-broken", "runs": [');
+  });
+
+  it('returns the malformed records it skipped, from a full scan and from a fleet worker’s own sessions', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ow-recover-'));
+    dirs.push(dir);
+    const store = await createFileStore(dir);
+    await store.writeSession(record('s-open', [run('r1', 'running')], 'working'));
+    await store.writeSession(record('s-other', [run('r1', 'queued')], 'working'));
+    await mkdir(join(dir, 'sessions', 's-broken'), { recursive: true });
+    const brokenFile = join(dir, 'sessions', 's-broken', 'session.json');
+    await writeFile(brokenFile, '{"id": "s-broken", "runs": [');
+    const broken = { sessionId: 's-broken', file: brokenFile, reason: expect.stringMatching(/^not valid JSON: .*truncated/) };
+
+    // A fleet worker reads its own sessions alone: the other session's queued run stays.
+    expect(await recoverSessions(store, { only: ['s-open', 's-broken', 's-missing'] })).toEqual({ changed: ['s-open'], corrupt: [broken] });
+    expect((await store.readSession('s-other')).runs[0]?.status).toBe('queued');
+    expect(await recoverSessions(store)).toEqual({ changed: ['s-other'], corrupt: [broken] });
+    expect(await readFile(brokenFile, 'utf8')).toBe('{"id": "s-broken", "runs": [');
   });
 });
