@@ -27,7 +27,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
       const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
       if (isFleet(ctx)) return listFleet(ctx, all);
-      const store = await openStore(ctx, { own: false });
+      const store = await openStore(ctx, { own: false, syncReads: true });
       const scan = await store.scanSessions();
       const live = await liveSummaries(ctx);
       // Without a server, what an owner that died left `running` is shown as it will be recovered.
@@ -59,7 +59,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         if (isFleet(ctx)) return showFleet(ctx, id);
-        const store = await openStore(ctx, { own: false });
+        const store = await openStore(ctx, { own: false, syncReads: true });
         const recorded = await store.readSession(id);
         const [r = recorded] = await asRecovered(ctx.stateDir, store, [recorded]);
         // The record as stored, its worktree with the state every view names (live, merged, discarded).
@@ -80,7 +80,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
         // A fleet's events are rows of its database, followed through NOTIFY plus reads.
         const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
         try {
-          const store = fleet?.store ?? (await openStore(ctx, { own: false }));
+          const store = fleet?.store ?? (await openStore(ctx, { own: false, syncReads: true }));
           // A queued create has no record yet; its events come once a worker takes it.
           if (fleet) await fleet.client.status(id);
           else await store.readSession(id);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { parseRuntimeEvent, type RuntimeEvent } from '../events/index.js';
@@ -44,13 +45,26 @@ export function parseEventLine(text: string, file: string, line: number): Runtim
   return parsed.data as RuntimeEvent;
 }
 
-/** Reads and parses a log; a missing file is an empty log. */
-export async function readEventLog(file: string): Promise<RuntimeEvent[]> {
-  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return Buffer.alloc(0);
-    throw error;
-  });
+/**
+ * Reads and parses a log; a missing file is an empty log. With `sync`, the file is read with one
+ * synchronous call (see FileStoreOptions.syncReads).
+ */
+export async function readEventLog(file: string, options: { sync?: boolean } = {}): Promise<RuntimeEvent[]> {
+  const bytes = options.sync ? readSyncOrEmpty(file) : await readFile(file).catch(emptyWhenMissing);
   return parseEventLog(bytes, file).events;
+}
+
+function readSyncOrEmpty(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    return emptyWhenMissing(error as NodeJS.ErrnoException);
+  }
+}
+
+function emptyWhenMissing(error: NodeJS.ErrnoException): Buffer {
+  if (error.code === 'ENOENT') return Buffer.alloc(0);
+  throw error;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomBytes } from '../lazy-crypto.js';
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
@@ -18,6 +19,13 @@ export interface FileStoreOptions {
   fsyncEvents?: boolean;
   /** Poll interval of `followEvents`, in ms (default 100). */
   followPollMs?: number;
+  /**
+   * Read session records and event logs with one synchronous call per file (default false): for
+   * a short command that only reads and exits (`sessions`, `events`), where an asynchronous
+   * read's thread-pool round trips (open, stat, read, close, each a turn of the event loop) cost
+   * more than the read itself. Never in the orchestrator, whose event loop must not wait on disk.
+   */
+  syncReads?: boolean;
 }
 
 /**
@@ -96,7 +104,7 @@ export class FileStore implements Store {
     const file = this.#sessionFile(sessionId);
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = this.#options.syncReads ? readFileSync(file, 'utf8') : await readFile(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw new OneWorksError(ERROR_CODES.SESSION_NOT_FOUND, `no session ${sessionId} in ${this.stateDir}`, { data: { sessionId } });
@@ -171,7 +179,7 @@ export class FileStore implements Store {
   }
 
   async readEvents(sessionId: string, options: { afterSeq?: number } = {}): Promise<RuntimeEvent[]> {
-    const events = await readEventLog(this.#eventsFile(sessionId));
+    const events = await readEventLog(this.#eventsFile(sessionId), { sync: this.#options.syncReads });
     const afterSeq = options.afterSeq ?? 0;
     return events.filter((event) => event.seq > afterSeq);
   }

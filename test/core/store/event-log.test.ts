@@ -87,3 +87,21 @@ describe('event log after a crash', () => {
     expect(await readFile(logFile, 'utf8')).toBe(content);
   });
 });
+
+// `sessions` and `events` open the store with synchronous reads: the same events, the same faults.
+describe('event log read synchronously', () => {
+  it('reads an empty log, a torn final line, a final event without its newline, and a malformed line as the asynchronous reads do', async () => {
+    const sync = await createFileStore(stateDir, { syncReads: true });
+    expect(await sync.readEvents('s-1')).toEqual([]);
+    await store.appendEvents('s-1', [logEvent('s-1', 1)]);
+    await appendFile(logFile, JSON.stringify(logEvent('s-1', 2)).slice(0, 25));
+    expect((await sync.readEvents('s-1')).map((e) => e.seq)).toEqual([1]);
+    await writeFile(logFile, `${JSON.stringify(logEvent('s-1', 1))}\n${JSON.stringify(logEvent('s-1', 2))}`);
+    expect((await sync.readEvents('s-1', { afterSeq: 1 })).map((e) => e.seq)).toEqual([2]);
+    expect(await sync.readEvents('s-1')).toEqual(await store.readEvents('s-1'));
+    await writeFile(logFile, `${JSON.stringify(logEvent('s-1', 1))}\nnot json\n`);
+    const error = await sync.readEvents('s-1').catch((e: unknown) => e);
+    expect(isOneWorksError(error, 'state_corrupt')).toBe(true);
+    expect((error as Error).message).toContain(`${logFile} is malformed at line 2`);
+  });
+});
