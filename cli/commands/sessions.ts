@@ -252,9 +252,10 @@ interface ListRow {
   worktree: WorktreeFacts | null;
 }
 
-// The agent's own title of a session: the last `settings.changed` that carried one.
+// The agent's own title of a session: the last `settings.changed` that carried one (none when the
+// log cannot be read; the other events are checked, not built).
 async function agentTitle(store: Pick<Store, 'readEvents'>, id: string): Promise<string | undefined> {
-  const events = await store.readEvents(id).catch(() => []);
+  const events = await store.readEvents(id, { types: ['settings.changed'] }).catch(() => []);
   let title: string | undefined;
   for (const event of events) {
     if (event.type === 'settings.changed' && typeof event.settings.title === 'string') title = event.settings.title;

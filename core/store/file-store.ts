@@ -12,7 +12,16 @@ import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
 import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { EVENTS_FILE, OWNER_FILE, SESSION_FILE, SESSION_ID_PATTERN, SESSIONS_DIR, sessionDir } from './state-layout.js';
-import type { AppendOptions, CorruptSession, EventIndex, FollowOptions, OwnerClaim, SessionScan, Store } from './store.js';
+import type {
+  AppendOptions,
+  CorruptSession,
+  EventIndex,
+  FollowOptions,
+  OwnerClaim,
+  ReadEventsOptions,
+  SessionScan,
+  Store,
+} from './store.js';
 
 export interface FileStoreOptions {
   /** fsync the event log after every batch (default false; session records are always fsynced). */
@@ -178,8 +187,9 @@ export class FileStore implements Store {
     return next;
   }
 
-  async readEvents(sessionId: string, options: { afterSeq?: number } = {}): Promise<RuntimeEvent[]> {
-    const events = await readEventLog(this.#eventsFile(sessionId), { sync: this.#options.syncReads });
+  async readEvents(sessionId: string, options: ReadEventsOptions = {}): Promise<RuntimeEvent[]> {
+    const types = options.types ? new Set<string>(options.types) : undefined;
+    const events = await readEventLog(this.#eventsFile(sessionId), { sync: this.#options.syncReads, types });
     const afterSeq = options.afterSeq ?? 0;
     return events.filter((event) => event.seq > afterSeq);
   }

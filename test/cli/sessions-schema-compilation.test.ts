@@ -23,16 +23,20 @@ const RECORD = {
   status: 'idle',
   runs: [{ id: 'r1', prompt: 'hello', autonomy: 'low', status: 'completed', reason: 'completed', text: 'hi', usage: { reported: false } }],
 };
-const stamp = (seq: number) => ({ sessionId: ID, seq, at: `2026-01-01T00:00:0${seq}.000Z` });
+const stamp = (seq: number) => ({ sessionId: ID, seq, at: '2026-01-01T00:00:01.000Z' });
+// The agent's titles come late in a long log (the last one counts): `sessions` reads every line.
+const OTHERS = 2000;
 const EVENTS = [
   { type: 'turn.queued', key: 'turn:r1:queued', runId: 'r1', prompt: 'hello', ...stamp(1) },
-  { type: 'settings.changed', key: 'title:a', settings: { title: 'Agent title', titleSource: 'llm_generated' }, ...stamp(2) },
+  { type: 'settings.changed', key: 'title:a', settings: { title: 'First title', titleSource: 'first_user_message' }, ...stamp(2) },
+  ...Array.from({ length: OTHERS }, (_, i) => ({ type: 'working.changed', key: `working:${i}`, state: 'thinking', ...stamp(3 + i) })),
+  { type: 'settings.changed', key: 'title:b', settings: { title: 'Agent title', titleSource: 'llm_generated' }, ...stamp(OTHERS + 3) },
   {
     type: 'turn.completed',
     key: 'turn:r1:completed',
     runId: 'r1',
     outcome: { status: 'completed', reason: 'completed', text: 'hi', usage: { reported: false } },
-    ...stamp(3),
+    ...stamp(OTHERS + 4),
   },
 ];
 
@@ -43,7 +47,7 @@ afterEach(async () => {
 });
 
 describe('one-works sessions', () => {
-  it("lists a recorded session with its agent's title and compiles no zod parser", async () => {
+  it("lists a recorded session with its agent's last title, far into its log, and compiles no zod parser", async () => {
     dir = await mkdtemp(join(tmpdir(), 'ow-sessions-codegen-'));
     const state = join(dir, 'state');
     await mkdir(join(state, 'sessions', ID), { recursive: true, mode: 0o700 });
