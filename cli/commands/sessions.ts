@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
-import type { CorruptSession, SessionRecord, Store } from '../../core/store/index.js';
+import { compareTimes, type CorruptSession, type SessionRecord, type Store } from '../../core/store/index.js';
 import { isFleet } from '../fleet/backend.js';
 import type { FleetState } from '../fleet/fleet-client.js';
 import { openFleet } from '../fleet/open-fleet.js';
@@ -32,7 +32,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       const live = await liveSummaries(ctx);
       // Without a server, what an owner that died left `running` is shown as it will be recovered.
       const recovered = live ? scan.records : await asRecovered(ctx.stateDir, store, scan.records);
-      const records = recovered.filter((r) => all || r.archived !== true).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const records = recovered.filter((r) => all || r.archived !== true).sort((a, b) => compareTimes(a.createdAt, b.createdAt));
       const rows = await Promise.all(
         records.map(async (r) => listRow(r, live?.get(r.id), r.title ? undefined : await agentTitle(store, r.id))),
       );
@@ -123,7 +123,7 @@ async function listFleet(ctx: CliContext, all: boolean): Promise<number> {
     const rows = await Promise.all(
       summaries
         .filter((s) => all || s.archived !== true)
-        .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+        .sort((a, b) => compareTimes(a.createdAt, b.createdAt))
         .map(async (summary) => {
           const record = records.get(summary.sessionId);
           const row = record

@@ -9,6 +9,7 @@ import { appendToEventLog, readEventLog } from './event-log.js';
 import { followEventLog } from './follow-event-log.js';
 import { directorySize } from './dir-size.js';
 import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
+import { compareIds, compareTimes } from './order.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
 import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { EVENTS_FILE, OWNER_FILE, SESSION_FILE, SESSION_ID_PATTERN, SESSIONS_DIR, sessionDir } from './state-layout.js';
@@ -156,8 +157,8 @@ export class FileStore implements Store {
         corrupt.push({ sessionId: entry.name, file, reason });
       }
     }
-    records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    corrupt.sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+    records.sort((a, b) => compareTimes(a.createdAt, b.createdAt));
+    corrupt.sort((a, b) => compareIds(a.sessionId, b.sessionId));
     return { records, corrupt };
   }
 

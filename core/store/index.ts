@@ -31,3 +31,4 @@ export { directorySize, formatBytes } from './dir-size.js';
 export type { PostgresStore, PostgresStoreOptions, StoredRequestKey } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, readSchemaVersion } from './postgres-schema.js';
 export { postgresUrlSecrets, postgresWhere } from './postgres-url.js';
+export { compareIds, compareTimes } from './order.js';
