@@ -14,7 +14,9 @@ type LoadCommandModule = () => Promise<CommandModule>;
  */
 // `sessions` carries subcommands from three modules (asks: `sessions resolve`; housekeeping:
 // `sessions archive|rm` and `adapters prune`), so sessions, asks, answer and adapters load together.
+// zod's JIT goes off first: these commands parse each record and log line once (see schema-compilation.ts).
 async function loadSessionCommands(): Promise<CommandModule> {
+  (await import('./schema-compilation.js')).withoutSchemaCompilation();
   const [sessions, asks, housekeeping] = await Promise.all([
     import('./commands/sessions.js'),
     import('./commands/asks.js'),

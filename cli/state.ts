@@ -9,11 +9,12 @@ import { socketPath } from './daemon/wire.js';
 /**
  * Opens the state directory. Commands that run sessions own it (one owner at a time; a stale
  * owner whose pid is dead is recovered, and the recovery is reported) and must call
- * `store.releaseOwner()` when done; read-only commands don't take ownership.
+ * `store.releaseOwner()` when done; read-only commands don't take ownership. A command that only
+ * reads and exits asks for `syncReads` (see FileStoreOptions).
  */
-export async function openStore(ctx: CliContext, options: { own?: boolean } = { own: true }): Promise<FileStore> {
+export async function openStore(ctx: CliContext, options: { own?: boolean; syncReads?: boolean } = { own: true }): Promise<FileStore> {
   assertFileBackend(ctx);
-  const store = await createFileStore(ctx.stateDir);
+  const store = await createFileStore(ctx.stateDir, { syncReads: options.syncReads === true });
   if (options.own !== false) {
     const owner = await store.acquireOwner(ownerRecordOfThisProcess()).catch((error: unknown) => {
       // While `serve` owns the state directory, say how to reach it instead.

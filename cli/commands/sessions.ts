@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RuntimeEvent } from '../../core/events/index.js';
 import type { SessionSummary } from '../../core/orchestrator/index.js';
-import type { CorruptSession, SessionRecord, Store } from '../../core/store/index.js';
+import { compareTimes, type CorruptSession, type SessionRecord, type Store } from '../../core/store/index.js';
 import { isFleet } from '../fleet/backend.js';
 import type { FleetState } from '../fleet/fleet-client.js';
 import { openFleet } from '../fleet/open-fleet.js';
@@ -27,12 +27,12 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
       const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
       if (isFleet(ctx)) return listFleet(ctx, all);
-      const store = await openStore(ctx, { own: false });
+      const store = await openStore(ctx, { own: false, syncReads: true });
       const scan = await store.scanSessions();
       const live = await liveSummaries(ctx);
       // Without a server, what an owner that died left `running` is shown as it will be recovered.
       const recovered = live ? scan.records : await asRecovered(ctx.stateDir, store, scan.records);
-      const records = recovered.filter((r) => all || r.archived !== true).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const records = recovered.filter((r) => all || r.archived !== true).sort((a, b) => compareTimes(a.createdAt, b.createdAt));
       const rows = await Promise.all(
         records.map(async (r) => listRow(r, live?.get(r.id), r.title ? undefined : await agentTitle(store, r.id))),
       );
@@ -59,7 +59,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
       run(async () => {
         const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
         if (isFleet(ctx)) return showFleet(ctx, id);
-        const store = await openStore(ctx, { own: false });
+        const store = await openStore(ctx, { own: false, syncReads: true });
         const recorded = await store.readSession(id);
         const [r = recorded] = await asRecovered(ctx.stateDir, store, [recorded]);
         // The record as stored, its worktree with the state every view names (live, merged, discarded).
@@ -80,7 +80,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
         // A fleet's events are rows of its database, followed through NOTIFY plus reads.
         const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
         try {
-          const store = fleet?.store ?? (await openStore(ctx, { own: false }));
+          const store = fleet?.store ?? (await openStore(ctx, { own: false, syncReads: true }));
           // A queued create has no record yet; its events come once a worker takes it.
           if (fleet) await fleet.client.status(id);
           else await store.readSession(id);
@@ -123,7 +123,7 @@ async function listFleet(ctx: CliContext, all: boolean): Promise<number> {
     const rows = await Promise.all(
       summaries
         .filter((s) => all || s.archived !== true)
-        .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+        .sort((a, b) => compareTimes(a.createdAt, b.createdAt))
         .map(async (summary) => {
           const record = records.get(summary.sessionId);
           const row = record
@@ -252,9 +252,10 @@ interface ListRow {
   worktree: WorktreeFacts | null;
 }
 
-// The agent's own title of a session: the last `settings.changed` that carried one.
+// The agent's own title of a session: the last `settings.changed` that carried one (none when the
+// log cannot be read; the other events are checked, not built).
 async function agentTitle(store: Pick<Store, 'readEvents'>, id: string): Promise<string | undefined> {
-  const events = await store.readEvents(id).catch(() => []);
+  const events = await store.readEvents(id, { types: ['settings.changed'] }).catch(() => []);
   let title: string | undefined;
   for (const event of events) {
     if (event.type === 'settings.changed' && typeof event.settings.title === 'string') title = event.settings.title;

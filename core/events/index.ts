@@ -2,6 +2,7 @@ export {
   RuntimeEventSchema,
   parseRuntimeEvent,
   isValidRuntimeEvent,
+  isValidRecordedEvent,
   EventDraftSchema,
   UsageSchema,
   TurnOutcomeSchema,

@@ -225,6 +225,25 @@ export function parseRuntimeEvent(value: unknown): z.ZodSafeParseResult<RuntimeE
  */
 export const isValidRuntimeEvent: QuickCheck = compileQuickCheck(StampedEventSchema);
 
+// The quick check of each stamped member, compiled on its first use.
+const memberChecks = new Map<string, QuickCheck>();
+
+/**
+ * `isValidRuntimeEvent` compiled only for the member of the value's own `type` (as
+ * parseRuntimeEvent builds only that member): `true` only for values RuntimeEventSchema accepts;
+ * `false` means "ask the schema". For a reader that checks many recorded lines it does not keep.
+ */
+export function isValidRecordedEvent(value: unknown): boolean {
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string' || !Object.hasOwn(payloads(), type)) return false;
+  let check = memberChecks.get(type);
+  if (!check) {
+    check = compileQuickCheck(stampedMember(type as RuntimeEventType));
+    memberChecks.set(type, check);
+  }
+  return check(value);
+}
+
 type DraftOf<T extends RuntimeEventType> = { type: T; key: string } & {
   [K in keyof Payloads[T]]: Payloads[T][K] extends z.ZodType ? z.infer<Payloads[T][K]> : never;
 };

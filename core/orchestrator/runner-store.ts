@@ -5,6 +5,7 @@ import type {
   FollowOptions,
   OwnerClaim,
   OwnerRecord,
+  ReadEventsOptions,
   SessionRecord,
   SessionScan,
   Store,
@@ -85,7 +86,7 @@ export class RunnerStore implements Store {
     return entry ? entry.book.appendFromRunner(events) : this.#base.appendEvents(sessionId, events, options);
   }
 
-  readEvents(sessionId: string, options?: { afterSeq?: number }): Promise<RuntimeEvent[]> {
+  readEvents(sessionId: string, options?: ReadEventsOptions): Promise<RuntimeEvent[]> {
     return this.#base.readEvents(sessionId, options);
   }
 

@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
-import { parseRuntimeEvent, type RuntimeEvent } from '../events/index.js';
+import { isValidRecordedEvent, parseRuntimeEvent, type RuntimeEvent } from '../events/index.js';
 import { PRIVATE_FILE_MODE } from './private-fs.js';
 
 /**
@@ -12,22 +13,46 @@ import { PRIVATE_FILE_MODE } from './private-fs.js';
 
 const NEWLINE = 0x0a;
 
-/** The events in a log's bytes, oldest first. `tornBytes` counts a trailing fragment that is not a complete event. */
-export function parseEventLog(bytes: Buffer, file: string): { events: RuntimeEvent[]; tornBytes: number } {
+/**
+ * The events in a log's bytes, oldest first. `tornBytes` counts a trailing fragment that is not a
+ * complete event. With `types`, only events of those types are returned; every other line is still
+ * checked (a malformed one is `state_corrupt` all the same) but not built.
+ */
+export function parseEventLog(bytes: Buffer, file: string, types?: ReadonlySet<string>): { events: RuntimeEvent[]; tornBytes: number } {
   const events: RuntimeEvent[] = [];
   let start = 0;
   let line = 0;
   for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
     line += 1;
-    events.push(parseEventLine(bytes.subarray(start, end).toString('utf8'), file, line));
+    const text = bytes.subarray(start, end).toString('utf8');
+    if (!types) events.push(parseEventLine(text, file, line));
+    else {
+      const event = checkEventLine(text, file, line, types);
+      if (event) events.push(event);
+    }
     start = end + 1;
   }
   if (start === bytes.length) return { events, tornBytes: 0 };
   // A final line without its newline: complete if it parses, torn otherwise.
   const fragment = bytes.subarray(start).toString('utf8');
   const event = tryParseEvent(fragment);
-  if (event) events.push(event);
+  if (event && (!types || types.has(event.type))) events.push(event);
   return { events, tornBytes: event ? 0 : bytes.length - start };
+}
+
+// A line of one of `types`, parsed; any other line only checked: the quick check passes what the
+// schema accepts without building its copy, and the schema itself decides the rest.
+function checkEventLine(text: string, file: string, line: number, types: ReadonlySet<string>): RuntimeEvent | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw corruptLine(file, line, error);
+  }
+  const type = typeof json === 'object' && json !== null ? (json as { type?: unknown }).type : undefined;
+  if (typeof type === 'string' && types.has(type)) return parsedLine(json, file, line);
+  if (!isValidRecordedEvent(json)) parsedLine(json, file, line);
+  return undefined;
 }
 
 /** Parses one complete line; throws `state_corrupt` naming the file and line number. */
@@ -38,19 +63,36 @@ export function parseEventLine(text: string, file: string, line: number): Runtim
   } catch (error) {
     throw corruptLine(file, line, error);
   }
+  return parsedLine(json, file, line);
+}
+
+function parsedLine(json: unknown, file: string, line: number): RuntimeEvent {
   // Only the member of the line's type is built: reading a few lines builds a few members.
   const parsed = parseRuntimeEvent(json);
   if (!parsed.success) throw corruptLine(file, line, parsed.error);
   return parsed.data as RuntimeEvent;
 }
 
-/** Reads and parses a log; a missing file is an empty log. */
-export async function readEventLog(file: string): Promise<RuntimeEvent[]> {
-  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return Buffer.alloc(0);
-    throw error;
-  });
-  return parseEventLog(bytes, file).events;
+/**
+ * Reads and parses a log; a missing file is an empty log. With `sync`, the file is read with one
+ * synchronous call (see FileStoreOptions.syncReads); with `types`, see parseEventLog.
+ */
+export async function readEventLog(file: string, options: { sync?: boolean; types?: ReadonlySet<string> } = {}): Promise<RuntimeEvent[]> {
+  const bytes = options.sync ? readSyncOrEmpty(file) : await readFile(file).catch(emptyWhenMissing);
+  return parseEventLog(bytes, file, options.types).events;
+}
+
+function readSyncOrEmpty(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    return emptyWhenMissing(error as NodeJS.ErrnoException);
+  }
+}
+
+function emptyWhenMissing(error: NodeJS.ErrnoException): Buffer {
+  if (error.code === 'ENOENT') return Buffer.alloc(0);
+  throw error;
 }
 
 /**

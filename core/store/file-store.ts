@@ -1,4 +1,5 @@
 import { randomBytes } from '../lazy-crypto.js';
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,16 +10,33 @@ import { appendToEventLog, readEventLog } from './event-log.js';
 import { followEventLog } from './follow-event-log.js';
 import { directorySize } from './dir-size.js';
 import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
+import { compareIds, compareTimes } from './order.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
 import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { EVENTS_FILE, OWNER_FILE, SESSION_FILE, SESSION_ID_PATTERN, SESSIONS_DIR, sessionDir } from './state-layout.js';
-import type { AppendOptions, CorruptSession, EventIndex, FollowOptions, OwnerClaim, SessionScan, Store } from './store.js';
+import type {
+  AppendOptions,
+  CorruptSession,
+  EventIndex,
+  FollowOptions,
+  OwnerClaim,
+  ReadEventsOptions,
+  SessionScan,
+  Store,
+} from './store.js';
 
 export interface FileStoreOptions {
   /** fsync the event log after every batch (default false; session records are always fsynced). */
   fsyncEvents?: boolean;
   /** Poll interval of `followEvents`, in ms (default 100). */
   followPollMs?: number;
+  /**
+   * Read session records and event logs with one synchronous call per file (default false): for
+   * a short command that only reads and exits (`sessions`, `events`), where an asynchronous
+   * read's thread-pool round trips (open, stat, read, close, each a turn of the event loop) cost
+   * more than the read itself. Never in the orchestrator, whose event loop must not wait on disk.
+   */
+  syncReads?: boolean;
 }
 
 /**
@@ -97,7 +115,7 @@ export class FileStore implements Store {
     const file = this.#sessionFile(sessionId);
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = this.#options.syncReads ? readFileSync(file, 'utf8') : await readFile(file, 'utf8');
     } catch (error) {
       throw this.#unreadable(sessionId, error);
     }
@@ -160,8 +178,8 @@ export class FileStore implements Store {
       const { file, reason } = error.data as { file: string; reason: string };
       corrupt.push({ sessionId: id, file, reason });
     }
-    records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    corrupt.sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+    records.sort((a, b) => compareTimes(a.createdAt, b.createdAt));
+    corrupt.sort((a, b) => compareIds(a.sessionId, b.sessionId));
     return { records, corrupt };
   }
 
@@ -191,8 +209,9 @@ export class FileStore implements Store {
     return next;
   }
 
-  async readEvents(sessionId: string, options: { afterSeq?: number } = {}): Promise<RuntimeEvent[]> {
-    const events = await readEventLog(this.#eventsFile(sessionId));
+  async readEvents(sessionId: string, options: ReadEventsOptions = {}): Promise<RuntimeEvent[]> {
+    const types = options.types ? new Set<string>(options.types) : undefined;
+    const events = await readEventLog(this.#eventsFile(sessionId), { sync: this.#options.syncReads, types });
     const afterSeq = options.afterSeq ?? 0;
     return events.filter((event) => event.seq > afterSeq);
   }

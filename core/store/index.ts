@@ -1,6 +1,15 @@
 export { createFileStore, FileStore } from './file-store.js';
 export type { FileStoreOptions } from './file-store.js';
-export type { Store, OwnerClaim, EventIndex, AppendOptions, FollowOptions, CorruptSession, SessionScan } from './store.js';
+export type {
+  Store,
+  OwnerClaim,
+  EventIndex,
+  AppendOptions,
+  FollowOptions,
+  ReadEventsOptions,
+  CorruptSession,
+  SessionScan,
+} from './store.js';
 export { isOwnerAlive, ownerRecordOfThisProcess, processIdentity } from './owner-identity.js';
 export type { ProcessIdentity } from './owner-identity.js';
 export { readOwner } from './owner-lock.js';
@@ -22,3 +31,4 @@ export { directorySize, formatBytes } from './dir-size.js';
 export type { PostgresStore, PostgresStoreOptions, StoredRequestKey } from './postgres-store.js';
 export { POSTGRES_SCHEMA_VERSION, readSchemaVersion } from './postgres-schema.js';
 export { postgresUrlSecrets, postgresWhere } from './postgres-url.js';
+export { compareIds, compareTimes } from './order.js';

@@ -10,7 +10,7 @@ import { migrate, readSchemaVersion } from './postgres-schema.js';
 import { postgresUrlSecrets, postgresWhere } from './postgres-url.js';
 import { OwnerRecordSchema, SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { assertSessionId, sessionDir } from './state-layout.js';
-import type { CorruptSession, EventIndex, FollowOptions, OwnerClaim, SessionScan, Store } from './store.js';
+import type { CorruptSession, EventIndex, FollowOptions, OwnerClaim, ReadEventsOptions, SessionScan, Store } from './store.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`: a secret, never put in a message. */
@@ -313,8 +313,10 @@ export class PostgresStore implements Store {
     return next;
   }
 
-  async readEvents(sessionId: string, options: { afterSeq?: number } = {}): Promise<RuntimeEvent[]> {
-    return this.#readAfter(sessionId, options.afterSeq ?? 0);
+  async readEvents(sessionId: string, options: ReadEventsOptions = {}): Promise<RuntimeEvent[]> {
+    const events = await this.#readAfter(sessionId, options.afterSeq ?? 0);
+    const { types } = options;
+    return types ? events.filter((event) => types.includes(event.type)) : events;
   }
 
   async *followEvents(sessionId: string, options: FollowOptions = {}): AsyncIterable<RuntimeEvent> {

@@ -1,4 +1,4 @@
-import type { RuntimeEvent } from '../events/index.js';
+import type { RuntimeEvent, RuntimeEventType } from '../events/index.js';
 import type { OwnerRecord, SessionRecord } from './records.js';
 
 /** The outcome of taking ownership of the state. */
@@ -37,6 +37,13 @@ export interface AppendOptions {
   fsync?: boolean;
 }
 
+export interface ReadEventsOptions {
+  /** Only events with a greater seq (default 0: everything). */
+  afterSeq?: number;
+  /** Only events of these types (default: every type); a reader that wants a few types skips building the others. */
+  types?: readonly RuntimeEventType[];
+}
+
 export interface FollowOptions {
   /** Yield only events with a greater seq (default 0: everything). */
   afterSeq?: number;
@@ -70,8 +77,11 @@ export interface Store {
   scanSessions(): Promise<SessionScan>;
   /** Appends a batch of stamped events in order, in one write. Appends to one session are serialised. */
   appendEvents(sessionId: string, events: readonly RuntimeEvent[], options?: AppendOptions): Promise<void>;
-  /** The recorded events (after `afterSeq`), oldest first; a torn final line is ignored. */
-  readEvents(sessionId: string, options?: { afterSeq?: number }): Promise<RuntimeEvent[]>;
+  /**
+   * The recorded events (after `afterSeq`; of `types` only, when given), oldest first; a torn final
+   * line is ignored. A malformed event of any type is `state_corrupt`, with or without `types`.
+   */
+  readEvents(sessionId: string, options?: ReadEventsOptions): Promise<RuntimeEvent[]>;
   /** The recorded events, then new ones as they are appended, until `signal` aborts. */
   followEvents(sessionId: string, options?: FollowOptions): AsyncIterable<RuntimeEvent>;
   /** Keys and last seq of the log, to continue numbering and dedup across restarts. */

@@ -155,6 +155,21 @@ export function describeStoreConformance(backend: StoreBackend): void {
         expect((await store.readEvents('s-1', { afterSeq: 2 })).map((e) => e.seq)).toEqual([3]);
       });
 
+      it('reads only the events of the types asked for, as a full read has them', async () => {
+        const title: RuntimeEvent = {
+          type: 'settings.changed',
+          key: 'title:2',
+          settings: { title: 'Agent title', titleSource: 'llm_generated' },
+          sessionId: 's-1',
+          seq: 2,
+          at: '2025-01-01T00:00:00.000Z',
+        };
+        await store.appendEvents('s-1', [logEvent('s-1', 1), title, logEvent('s-1', 3)]);
+        expect(await store.readEvents('s-1', { types: ['settings.changed'] })).toEqual([title]);
+        expect((await store.readEvents('s-1', { types: ['log', 'settings.changed'], afterSeq: 1 })).map((e) => e.seq)).toEqual([2, 3]);
+        expect(await store.readEvents('s-1', { types: ['session.closed'] })).toEqual([]);
+      });
+
       it('keeps call order across concurrent appends', async () => {
         await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((seq) => store.appendEvents('s-1', [logEvent('s-1', seq)])));
         expect((await store.readEvents('s-1')).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
