@@ -1,7 +1,6 @@
 import { randomBytes } from '../lazy-crypto.js';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
