@@ -115,7 +115,10 @@ describe('orchestrator launch defaults and session metadata with the real droid'
       // The request key replays the original handle, settings included.
       expect(await client.createSession(create)).toEqual(first);
 
-      // Reads: the newest persisted events, no deltas, bounded by count and by bytes.
+      // Reads: the newest persisted events, no deltas, bounded by count and by bytes. The log
+      // still grows until the idle session's droid is stopped (session.closed): read after that,
+      // so both reads see the same log.
+      await until(async () => (await rig.readEvents(id)).at(-1)?.type === 'session.closed');
       const logged = await rig.readEvents(id);
       const recent = await client.readSession({ sessionId: id, maxEvents: 5 });
       expect(recent.events).toEqual(logged.slice(-5));
