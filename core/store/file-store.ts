@@ -1,6 +1,6 @@
 import { randomBytes } from '../lazy-crypto.js';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';

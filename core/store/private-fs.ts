@@ -1,6 +1,6 @@
 import { randomBytes } from '../lazy-crypto.js';
 import { lstatSync, mkdirSync, type Stats } from 'node:fs';
-import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, rm } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 
