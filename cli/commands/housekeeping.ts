@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from '../../core/lazy-fs-promises.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import compareVersions from 'semver/functions/compare.js';

@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir } from '../lazy-fs-promises.js';
 import path from 'node:path';
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { open, readFile } from '../lazy-fs-promises.js';
+import type { FileHandle } from 'node:fs/promises';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { isValidRecordedEvent, parseRuntimeEvent, type RuntimeEvent } from '../events/index.js';
 import { PRIVATE_FILE_MODE } from './private-fs.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from '../lazy-crypto.js';
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
@@ -10,7 +10,7 @@ import { followEventLog } from './follow-event-log.js';
 import { directorySize } from './dir-size.js';
 import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
 import { compareIds, compareTimes } from './order.js';
-import { ensurePrivateDir, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
+import { ensurePrivateDir, ensurePrivateDirSync, PRIVATE_DIR_MODE, writeFileAtomic } from './private-fs.js';
 import { SessionRecordSchema, type OwnerRecord, type SessionRecord } from './records.js';
 import { EVENTS_FILE, OWNER_FILE, SESSION_FILE, SESSION_ID_PATTERN, SESSIONS_DIR, sessionDir } from './state-layout.js';
 import type {
@@ -30,10 +30,12 @@ export interface FileStoreOptions {
   /** Poll interval of `followEvents`, in ms (default 100). */
   followPollMs?: number;
   /**
-   * Read session records and event logs with one synchronous call per file (default false): for
-   * a short command that only reads and exits (`sessions`, `events`), where an asynchronous
-   * read's thread-pool round trips (open, stat, read, close, each a turn of the event loop) cost
-   * more than the read itself. Never in the orchestrator, whose event loop must not wait on disk.
+   * Read session records and event logs with one synchronous call per file, and open the store
+   * and list its session folders with synchronous calls too (default false): for a short command
+   * that only reads and exits (`sessions`, `events`), where an asynchronous read's thread-pool
+   * round trips (open, stat, read, close, each a turn of the event loop) cost more than the read
+   * itself, and the first one starts libuv's thread pool (four threads) for the process. Never in
+   * the orchestrator, whose event loop must not wait on disk.
    */
   syncReads?: boolean;
 }
@@ -45,11 +47,14 @@ export interface FileStoreOptions {
  */
 export async function createFileStore(stateDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
   const root = path.resolve(stateDir);
-  await mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
-  if (!(await stat(root)).isDirectory()) {
+  const sync = options.syncReads === true;
+  if (sync) mkdirSync(root, { recursive: true, mode: PRIVATE_DIR_MODE });
+  else await mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (!(sync ? statSync(root) : await stat(root)).isDirectory()) {
     throw new OneWorksError(ERROR_CODES.STATE_CORRUPT, `state directory ${root} is not a directory`, { data: { stateDir: root } });
   }
-  await ensurePrivateDir(path.join(root, SESSIONS_DIR));
+  if (sync) ensurePrivateDirSync(path.join(root, SESSIONS_DIR));
+  else await ensurePrivateDir(path.join(root, SESSIONS_DIR));
   return new FileStore(root, options);
 }
 
@@ -156,7 +161,8 @@ export class FileStore implements Store {
   }
 
   async scanSessions(): Promise<SessionScan> {
-    const entries = await readdir(path.join(this.stateDir, SESSIONS_DIR), { withFileTypes: true });
+    const folder = path.join(this.stateDir, SESSIONS_DIR);
+    const entries = this.#options.syncReads ? readdirSync(folder, { withFileTypes: true }) : await readdir(folder, { withFileTypes: true });
     const ids = entries.filter((entry) => entry.isDirectory() && SESSION_ID_PATTERN.test(entry.name)).map((entry) => entry.name);
     const records: SessionRecord[] = [];
     const corrupt: CorruptSession[] = [];

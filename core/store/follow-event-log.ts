@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open } from '../lazy-fs-promises.js';
 import type * as NodeTimersPromises from 'node:timers/promises';
 import { requireBuiltin } from '../builtin-require.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from '../lazy-crypto.js';
-import { link, readFile, rm, unlink } from 'node:fs/promises';
+import { link, readFile, rm, unlink } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { isOwnerAlive } from './owner-identity.js';

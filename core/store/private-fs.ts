@@ -1,5 +1,6 @@
 import { randomBytes } from '../lazy-crypto.js';
-import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { lstatSync, mkdirSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, rename, rm } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 
@@ -23,6 +24,24 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     info = await lstat(dir);
   }
+  assertPrivateDir(dir, info);
+}
+
+/**
+ * {@link ensurePrivateDir} with synchronous calls, for a command that only reads and exits (see
+ * FileStoreOptions.syncReads): it starts no thread-pool work.
+ */
+export function ensurePrivateDirSync(dir: string): void {
+  let info = lstatSync(dir, { throwIfNoEntry: false });
+  if (!info) {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    info = lstatSync(dir);
+  }
+  assertPrivateDir(dir, info);
+}
+
+// `state_corrupt` unless `info` (an lstat of `dir`) is a directory that is not a symlink.
+function assertPrivateDir(dir: string, info: Stats): void {
   if (info.isSymbolicLink() || !info.isDirectory()) {
     throw new OneWorksError(
       ERROR_CODES.STATE_CORRUPT,

@@ -101,7 +101,7 @@ describe('the sessions commands’ own bundle', () => {
     expect(caches.every((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`))).toBe(true);
   });
 
-  it('loads neither node:module nor node:timers/promises to list sessions (each is required on first use)', async () => {
+  it('loads none of node:module, node:timers/promises and node:fs/promises to list sessions (each is required on first use)', async () => {
     // The module list of the process, written as it exits by a preloaded script.
     const preload = join(root, 'module-list.cjs');
     const list = join(root, 'modules.txt');
@@ -117,10 +117,56 @@ describe('the sessions commands’ own bundle', () => {
     });
     expect(result.exitCode, String(result.stderr)).toBe(0);
     const loaded = (await readFile(list, 'utf8')).split('\n');
-    // The list holds what the command loaded: the store's node:fs/promises is there.
-    expect(loaded).toContain('NativeModule fs/promises');
-    expect(loaded.filter((name) => name === 'NativeModule module' || name === 'NativeModule timers/promises')).toEqual([]);
+    // The list holds what the command loaded: node:vm, which runs the bundle, is there.
+    expect(loaded).toContain('NativeModule vm');
+    expect(
+      loaded.filter((name) => ['NativeModule module', 'NativeModule timers/promises', 'NativeModule fs/promises'].includes(name)),
+    ).toEqual([]);
   });
+
+  // libuv starts its thread pool (four threads) on a process's first asynchronous file-system call;
+  // a command that reads the state and exits makes none (FileStoreOptions.syncReads). Counted in
+  // /proc as the process exits, against `node -e 0` with the same preload (Node's own threads).
+  it.skipIf(process.platform !== 'linux')(
+    'lists, shows and prints events without starting the thread pool (as many threads as `node -e 0`)',
+    async () => {
+      const preload = join(root, 'thread-count.cjs');
+      await writeFile(
+        preload,
+        `process.on('exit', () => require('node:fs').writeSync(2, 'threads ' + require('node:fs').readdirSync('/proc/self/task').length + '\\n'));\n`,
+      );
+      const threads = async (args: string[]): Promise<string> => {
+        const result = await execa(process.execPath, ['--require', preload, ...args], {
+          cwd: work,
+          reject: false,
+          stdin: 'ignore',
+          env: { NODE_OPTIONS: '' },
+        });
+        expect(result.exitCode, String(result.stderr)).toBe(0);
+        return String(result.stderr).split('\n').at(-1) ?? '';
+      };
+      const store = await createFileStore(stateDir);
+      const at = '2026-12-01T12:00:00.000Z';
+      await store.writeSession({
+        id: 's-lean-pool',
+        adapter: 'droid',
+        workspace: work,
+        createdAt: at,
+        updatedAt: at,
+        status: 'idle',
+        runs: [],
+      } as Parameters<typeof store.writeSession>[0]);
+      await store.appendEvents('s-lean-pool', [
+        { sessionId: 's-lean-pool', seq: 1, at, key: 'log:p1', type: 'log', level: 'info', message: 'pooled' },
+      ]);
+      const bin = join(pkg, 'cli', 'bin.cjs');
+      const node = await threads(['-e', '0']);
+      expect(node).toMatch(/^threads \d+$/);
+      for (const args of [['sessions'], ['--json', 'sessions', '--all'], ['sessions', 'show', 's-lean-pool'], ['events', 's-lean-pool']]) {
+        expect([args.join(' '), await threads([bin, '--config', config, ...args])]).toEqual([args.join(' '), node]);
+      }
+    },
+  );
 
   it('follows a log with `events --follow` (node:timers/promises required by the bundle when it first waits)', {
     timeout: 60_000,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { prepareSessionHome } from '../../../core/sandbox/index.js';
-import { ensurePrivateDir, writeFileAtomic } from '../../../core/store/private-fs.js';
+import { ensurePrivateDir, ensurePrivateDirSync, writeFileAtomic } from '../../../core/store/private-fs.js';
 import { isOneWorksError } from '../../../core/errors.js';
 
 // writeFileAtomic: durable by default (the file and its directory fsynced), or only atomic.
@@ -47,7 +47,11 @@ describe('writeFileAtomic', () => {
   });
 });
 
-describe('ensurePrivateDir', () => {
+// The synchronous variant (a store opened with syncReads) keeps the same promises.
+describe.each([
+  ['ensurePrivateDir', ensurePrivateDir],
+  ['ensurePrivateDirSync', async (dir: string) => ensurePrivateDirSync(dir)],
+])('%s', (_name, ensurePrivateDir) => {
   it('makes a missing directory and its parents 0700 and leaves an existing one as it is', async () => {
     const root = await mkdtemp(join(tmpdir(), 'ow-private-fs-'));
     dirs.push(root);
