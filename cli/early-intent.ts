@@ -1,4 +1,4 @@
-import { existsSync, rmdirSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -196,9 +196,9 @@ export async function retireServer(server: AutoServer, stateDir: string, madeSta
       await askToExit(path);
       return;
     }
-    if (exitCode !== undefined && exitCode !== 0 && madeStateDir) {
+    // Anything else in it (another command's server) is not this server's to remove.
+    if (exitCode !== undefined && exitCode !== 0 && madeStateDir && readdirSync(stateDir).join() === 'orchestrator.log') {
       unlinkSync(logPath(stateDir));
-      // Only when empty: anything else in it is not this server's to remove.
       rmdirSync(stateDir);
     }
   } catch {
