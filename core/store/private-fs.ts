@@ -1,4 +1,5 @@
 import { randomBytes } from '../lazy-crypto.js';
+import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
@@ -31,6 +32,47 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
         data: { path: dir },
       },
     );
+  }
+}
+
+/** {@link ensurePrivateDir} with synchronous calls (see prepareSessionHome). */
+export function ensurePrivateDirSync(dir: string): void {
+  let info = lstatSync(dir, { throwIfNoEntry: false });
+  if (!info) {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    info = lstatSync(dir);
+  }
+  if (info.isSymbolicLink() || !info.isDirectory()) {
+    throw new OneWorksError(
+      ERROR_CODES.STATE_CORRUPT,
+      `${dir} is ${info.isSymbolicLink() ? 'a symlink' : 'not a directory'}; One Works refuses to write through it`,
+      {
+        data: { path: dir },
+      },
+    );
+  }
+}
+
+/**
+ * {@link writeFileAtomic} with `durable: false`, with synchronous calls (see prepareSessionHome):
+ * a temp file in the same directory given exactly `mode`, renamed over `file` (a symlink there is
+ * replaced, not followed); on failure the temp file is removed.
+ */
+export function writeFileAtomicSync(file: string, content: string | Uint8Array, mode: number = PRIVATE_FILE_MODE): void {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temp, 'wx', mode);
+    try {
+      fchmodSync(fd, mode);
+      const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
   }
 }
 
