@@ -55,9 +55,10 @@ function commandName(argv) {
   return undefined;
 }
 
-// `run`'s intent, told to a running orchestrator before the command's bundle loads (see
-// cli/early-intent.ts): undefined for any other command, without a current build, or when nothing
-// was told. The command takes the connection over, or discards it.
+// `run`'s intent, told to a running orchestrator before the command's bundle loads, or with the
+// spawn of the server it starts when none runs (see cli/early-intent.ts): undefined for any other
+// command, without a current build, or when nothing was told. The command takes the connection
+// (or the server) over, or discards it.
 function tellEarlyIntent(build, command, args) {
   if (command !== 'run' || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
   try {
@@ -99,7 +100,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const build = readBuild();
   const command = commandName(args);
   const earlyIntent = tellEarlyIntent(build, command, args);
-  // The intent is written before the command's bundle loads (a synchronous 20 ms or more).
+  // The intent is written (or the server started) before the command's bundle loads (a synchronous 20 ms or more).
   (earlyIntent ? earlyIntent.sent : Promise.resolve())
     .then(() => loadMain(build, command))
     .then(

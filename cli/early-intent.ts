@@ -1,13 +1,15 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Autonomy } from '../core/adapter.js';
 import { type LocatedState, locateState } from '../core/config/locate.js';
 import type { SessionIntent } from '../core/orchestrator/intent.js';
 // The modules themselves (no index.js): this file is a bundle of its own, loaded before the command's.
 import { checkPrompt } from '../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../core/process/env.js';
-import { socketPath } from './daemon/socket-path.js';
+import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
+import { logPath, socketPath } from './daemon/socket-path.js';
 
 /**
  * `run`'s intent, told before the command's bundle loads. cli/bin.cjs loads this module as a
@@ -16,7 +18,9 @@ import { socketPath } from './daemon/socket-path.js';
  * listens, the intent is written on a new connection at once, so that the agent starts while the
  * command's bundle loads, and the connection is handed to the command (`main`'s `earlyIntent`).
  * The command parses its arguments itself and takes the connection over only when its own intent
- * is the same (cli/commands/run-intent.ts); otherwise it tells its intent on it again.
+ * is the same (cli/commands/run-intent.ts); otherwise it tells its intent on it again. When no
+ * orchestrator listens, the server is started here with the intent (`serve --auto --intent`, as
+ * the command would start it once loaded), and the command waits for that one.
  */
 export interface EarlySeed {
   /** The intent written. */
@@ -35,9 +39,26 @@ export interface EarlySeed {
   sent: Promise<void>;
   /** The connection the intent went on; undefined when none could be made. Nothing reads it before the command takes it. */
   socket: Promise<Socket | undefined>;
-  /** Closes the connection (the command does not use it): the server discards the agent. */
-  discard(): void;
+  /**
+   * The server started with the intent because none listened (`listening` false); undefined when
+   * one listened or none could be started (the command then starts one itself).
+   */
+  server: AutoServer | undefined;
+  /**
+   * For a command that does not use them: closes the connection (the server discards the agent),
+   * or asks the server started here to exit once it serves (see {@link retireServer}). Resolves
+   * when that is done; never rejects. Once only: later calls get the same promise.
+   */
+  discard(): Promise<void>;
 }
+
+/** What {@link tellEarlyIntent} does besides reading its arguments (tests replace the server's start). */
+export interface EarlyDeps {
+  /** Starts a background server for a state directory with an intent (auto-start.ts). */
+  startServer(place: ServerPlace, intent: SessionIntent): AutoServer;
+}
+
+const DEFAULT_DEPS: EarlyDeps = { startServer: spawnAutoServer };
 
 /** The request id of the early intent: never one of the command's own connection (`c1`, `c2`, …), whose client ignores its answer. */
 export const EARLY_INTENT_ID = 'early-intent';
@@ -77,10 +98,16 @@ export function sameIntent(a: SessionIntent, b: SessionIntent): boolean {
  * Tells the intent of the command line `args` (argv without node and the script) to the
  * orchestrator of its state directory, or returns undefined: for any command but a plain `run`
  * (see {@link scanRunArgs}), a prompt `run` refuses, or a state directory that cannot be located
- * early. Without a socket there nothing is told (`listening` false): the command then only reuses
- * the location. Never throws.
+ * early. Without a socket there, the server is started with the intent (`server`; `listening`
+ * false): every ms before the agent's spawn is on the path of the turn, and the command's bundle,
+ * config and checks take some 40 ms before it would start one. Never throws.
  */
-export function tellEarlyIntent(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): EarlySeed | undefined {
+export function tellEarlyIntent(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  deps: EarlyDeps = DEFAULT_DEPS,
+): EarlySeed | undefined {
   try {
     const scanned = scanRunArgs(args);
     if (!scanned) return undefined;
@@ -92,7 +119,18 @@ export function tellEarlyIntent(args: readonly string[], env: NodeJS.ProcessEnv,
     const intent = intentOf(scanned.flags, env, cwd);
     if (!existsSync(path)) {
       const none = Promise.resolve(undefined);
-      return { intent, config: scanned.config, located, listening: false, sent: none, socket: none, discard: () => undefined };
+      const server = startServer(deps, { stateDir: located.stateDir, configPath: located.configPath, cwd, env }, intent);
+      let discarded: Promise<void> | undefined;
+      return {
+        intent,
+        config: scanned.config,
+        located,
+        listening: false,
+        sent: none,
+        socket: none,
+        server: server?.started,
+        discard: () => (discarded ??= server ? retireServer(server.started, located.stateDir, server.madeStateDir) : Promise.resolve()),
+      };
     }
     const socket = connect(path, intent);
     let timer: NodeJS.Timeout | undefined;
@@ -108,11 +146,92 @@ export function tellEarlyIntent(args: readonly string[], env: NodeJS.ProcessEnv,
       listening: true,
       sent,
       socket,
-      discard: () => void socket.then((s) => s?.destroy()),
+      server: undefined,
+      discard: () => socket.then((s) => void s?.destroy()),
     };
   } catch {
     return undefined;
   }
+}
+
+// The server started for `place` with `intent`, and whether its state directory was made for it;
+// undefined when it could not be started (the command starts one itself, and reports why not).
+function startServer(
+  deps: EarlyDeps,
+  place: ServerPlace,
+  intent: SessionIntent,
+): { started: AutoServer; madeStateDir: boolean } | undefined {
+  try {
+    const madeStateDir = !existsSync(place.stateDir);
+    return { started: deps.startServer(place, intent), madeStateDir };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long a server started early and not used is waited for, to serve or to exit, before it is left to its idle exit. */
+const RETIRE_WAIT_MS = 15_000;
+/** How often its socket is looked for meanwhile. */
+const RETIRE_POLL_MS = 10;
+
+/**
+ * Asks a server started with an early intent that the command did not use (its config or own checks
+ * failed, or it ran elsewhere) to exit, as the command does with one it started itself
+ * (connect-matching.ts `abandon`): once it serves, `exitIfIdle` (reason `unused`) on a connection of
+ * its own; an idle auto-started server agrees after it discarded the intent's agent. A server that
+ * exits first (it failed as the command did, e.g. on an invalid config) needs nothing, but when the
+ * state directory was made for it and holds only its log, both go: a command that failed leaves no
+ * state behind. Never rejects.
+ */
+export async function retireServer(server: AutoServer, stateDir: string, madeStateDir: boolean): Promise<void> {
+  try {
+    let exitCode: number | null | undefined;
+    void server.exited.then((code) => {
+      exitCode = code;
+    });
+    const path = socketPath(stateDir);
+    const deadline = Date.now() + RETIRE_WAIT_MS;
+    while (exitCode === undefined && !existsSync(path) && Date.now() < deadline) await sleep(RETIRE_POLL_MS);
+    if (exitCode === undefined && existsSync(path)) {
+      await askToExit(path);
+      return;
+    }
+    // Anything else in it (another command's server) is not this server's to remove.
+    if (exitCode !== undefined && exitCode !== 0 && madeStateDir && readdirSync(stateDir).join() === 'orchestrator.log') {
+      unlinkSync(logPath(stateDir));
+      rmdirSync(stateDir);
+    }
+  } catch {
+    // Gone already, refused, or something else was there: it exits by itself when idle.
+  }
+}
+
+/** The request id of an early server's retirement (its own connection). */
+const RETIRE_ID = 'early-retire';
+
+// Sends `exitIfIdle` (reason `unused`) on a new connection and resolves at its answer, or when the
+// connection ends or fails, at most RETIRE_WAIT_MS later.
+function askToExit(path: string): Promise<void> {
+  return new Promise((done) => {
+    const socket = createConnection(path);
+    const finish = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      done();
+    };
+    const timer = setTimeout(finish, RETIRE_WAIT_MS);
+    socket.once('connect', () => {
+      socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: RETIRE_ID, method: 'exitIfIdle', params: { reason: 'unused' } })}\n`);
+    });
+    // The answer is one line; the server exits (closing the connection) right after it when it agreed.
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      if (received.includes('\n')) finish();
+    });
+    socket.once('close', finish);
+    socket.once('error', finish);
+  });
 }
 
 // Connects and writes the intent request once connected; resolves undefined when the connect fails.

@@ -78,7 +78,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   } finally {
     removeShutdownHandlers();
     // Not taken (the command line failed to parse, or was not the `run` the early tell read): its agent goes.
-    takeEarlySeed()?.discard();
+    await takeEarlySeed()?.discard();
   }
 }
 

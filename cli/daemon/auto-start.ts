@@ -1,10 +1,18 @@
 import { spawn } from 'node:child_process';
 import { closeSync, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { deferCaCerts } from '../../core/install/extra-ca.js';
-import type { CliContext } from '../context.js';
 import { BIN_PATH } from '../package-root.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
-import { logPath } from './wire.js';
+// The module itself, not wire.ts (zod): `run`'s early bundle (cli/early-intent.ts) starts servers too.
+import { logPath } from './socket-path.js';
+
+/** Where a server is started: its state directory, the config file it loads, its working directory and environment. */
+export interface ServerPlace {
+  stateDir: string;
+  configPath: string | undefined;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
 
 /** A background server just started. */
 export interface AutoServer {
@@ -26,14 +34,12 @@ export interface AutoServer {
  * race exits quietly), stops its own children on SIGTERM/SIGINT, and exits by itself after
  * `orchestrator.idleExitMs` without clients or turns.
  *
- * Its file system calls are synchronous: they are on the path to the server's start, and the
+ * Synchronous, as its file system calls: they are on the path to the server's start, and the
  * calling command waits for that server anyway; each asynchronous call would be a thread-pool round
- * trip (milliseconds each on a loaded machine) before the spawn.
+ * trip (milliseconds each on a loaded machine) before the spawn. Throws what they throw (a state
+ * directory that cannot be made). Loads no schema: `run`'s early bundle calls it too.
  */
-export async function spawnAutoServer(
-  ctx: Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env'>,
-  intent?: SessionIntent,
-): Promise<AutoServer> {
+export function spawnAutoServer(ctx: ServerPlace, intent?: SessionIntent): AutoServer {
   mkdirSync(ctx.stateDir, { recursive: true, mode: 0o700 });
   const log = openSync(logPath(ctx.stateDir), 'a', 0o600);
   try {

@@ -195,6 +195,12 @@ export interface ConnectOptions {
   early?: Promise<OrchestratorClient | undefined> | undefined;
   /** What a `run` is about to create: a server started here gets it with its spawn (`serve --auto --intent`). */
   intent?: SessionIntent | undefined;
+  /**
+   * A server this command started already, for this state directory and with its intent (a `run`
+   * started it before its command loaded: cli/early-intent.ts): waited for as one started by this
+   * call, which tries no connection before it and spawns none in its place.
+   */
+  spawned?: AutoServer | undefined;
 }
 
 /**
@@ -221,7 +227,8 @@ export async function connectOrchestrator(
   const path = socketPath(ctx.stateDir);
   // Without a socket file nothing serves here (a connect would fail): a server is started at once.
   const early = options.early ? await options.early : undefined;
-  const socket = early ?? (existsSync(path) ? await tryConnect(path) : undefined);
+  // A server started for this command just now serves nobody yet: it is waited for like one started below.
+  const socket = early ?? (!options.spawned && existsSync(path) ? await tryConnect(path) : undefined);
   if (socket) options.onAttempted?.();
   const first = await confirmed(socket, options.signal);
   if (first) return first;
@@ -232,11 +239,14 @@ export async function connectOrchestrator(
       `no orchestrator is running for ${ctx.stateDir}; start one with \`one-works serve\``,
     );
   }
-  if (options.signal?.aborted) {
+  // A server started already is waited for all the same: a caller that gave up then asks it to exit.
+  if (options.signal?.aborted && !options.spawned) {
     throw new OneWorksError(ERROR_CODES.REQUEST_CANCELLED, `no orchestrator was started for ${ctx.stateDir}: the command gave up first`);
   }
+  let given = options.spawned;
   const start = async (): Promise<{ server: AutoServer; exitCode: () => number | null | undefined }> => {
-    const server = await spawnAutoServer(ctx, options.intent);
+    const server = given ?? spawnAutoServer(ctx, options.intent);
+    given = undefined;
     options.onAutoStart?.();
     let exitCode: number | null | undefined;
     void server.exited.then((code) => {

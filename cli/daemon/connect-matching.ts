@@ -21,14 +21,18 @@ type MatchingContext = Pick<CliContext, 'stateDir' | 'configPath' | 'cwd' | 'env
  */
 export async function connectMatchingOrchestrator(
   ctx: MatchingContext,
-  options: Pick<ConnectOptions, 'onAutoStart' | 'onAttempted' | 'signal' | 'early' | 'intent'> = {},
+  options: Pick<ConnectOptions, 'onAutoStart' | 'onAttempted' | 'signal' | 'early' | 'intent' | 'spawned'> = {},
 ): Promise<OrchestratorClient> {
   // Computed once a server answered: a server to start is started without waiting for it.
   let fingerprint: string | undefined;
   let restarted = false;
   for (let attempt = 1; ; attempt += 1) {
-    // The connection opened early (a `run`'s intent told on it) is the first attempt's only.
-    const client = await connectOrchestrator(ctx, { autoStart: true, ...options, ...(attempt === 1 ? {} : { early: undefined }) });
+    // The connection opened early (a `run`'s intent told on it), or the server started early, is the first attempt's only.
+    const client = await connectOrchestrator(ctx, {
+      autoStart: true,
+      ...options,
+      ...(attempt === 1 ? {} : { early: undefined, spawned: undefined }),
+    });
     let hello: ServerHello;
     try {
       // The hello that confirmed the connection (connectOrchestrator) answers this too: one round trip.
@@ -90,7 +94,7 @@ export interface PendingOrchestrator {
  */
 export function beginMatchingOrchestrator(
   ctx: MatchingContext,
-  intent: Pick<ConnectOptions, 'early' | 'intent'> = {},
+  intent: Pick<ConnectOptions, 'early' | 'intent' | 'spawned'> = {},
 ): PendingOrchestrator {
   let started = false;
   const given = new AbortController();

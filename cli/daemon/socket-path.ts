@@ -6,3 +6,6 @@ import { join } from 'node:path';
  * without loading the wire's schemas.
  */
 export const socketPath = (stateDir: string): string => join(stateDir, 'orchestrator.sock');
+
+/** `<state>/orchestrator.log`: stdout and stderr of an auto-started server (wire.ts re-exports it). */
+export const logPath = (stateDir: string): string => join(stateDir, 'orchestrator.log');

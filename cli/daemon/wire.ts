@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError, type ErrorCode } from '../../core/errors.js';
@@ -17,9 +16,7 @@ import { ProtocolError, type Envelope, type Inbound } from '../../core/protocol/
  * `events.event` notifications `{ sessionId, event }`.
  */
 
-export { socketPath } from './socket-path.js';
-/** `<state>/orchestrator.log`: stdout and stderr of an auto-started server. */
-export const logPath = (stateDir: string): string => join(stateDir, 'orchestrator.log');
+export { logPath, socketPath } from './socket-path.js';
 
 /** Longest single `wait` the server serves; clients loop for longer waits. */
 export const MAX_WAIT_MS = 60_000;

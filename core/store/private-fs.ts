@@ -1,5 +1,5 @@
 import { randomBytes } from '../lazy-crypto.js';
-import { lstatSync, mkdirSync, type Stats } from 'node:fs';
+import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
@@ -28,8 +28,9 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 }
 
 /**
- * {@link ensurePrivateDir} with synchronous calls, for a command that only reads and exits (see
- * FileStoreOptions.syncReads): it starts no thread-pool work.
+ * {@link ensurePrivateDir} with synchronous calls: for a command that only reads and exits (see
+ * FileStoreOptions.syncReads), where it starts no thread-pool work, and before an agent's spawn
+ * (see prepareSessionHome), where a thread-pool round trip costs more than the call.
  */
 export function ensurePrivateDirSync(dir: string): void {
   let info = lstatSync(dir, { throwIfNoEntry: false });
@@ -50,6 +51,29 @@ function assertPrivateDir(dir: string, info: Stats): void {
         data: { path: dir },
       },
     );
+  }
+}
+
+/**
+ * {@link writeFileAtomic} with `durable: false`, with synchronous calls (see prepareSessionHome):
+ * a temp file in the same directory given exactly `mode`, renamed over `file` (a symlink there is
+ * replaced, not followed); on failure the temp file is removed.
+ */
+export function writeFileAtomicSync(file: string, content: string | Uint8Array, mode: number = PRIVATE_FILE_MODE): void {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temp, 'wx', mode);
+    try {
+      fchmodSync(fd, mode);
+      const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
   }
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createContext, type CliContext } from '../../cli/context.js';
+import { spawnAutoServer } from '../../cli/daemon/auto-start.js';
 import { beginMatchingOrchestrator } from '../../cli/daemon/connect-matching.js';
 import { logPath, socketPath } from '../../cli/daemon/wire.js';
 import { runCli } from '../support/cli-runner.js';
@@ -98,6 +99,29 @@ describe('a connection begun before the command checks', () => {
     expect(servers(root)).toEqual([spawned]);
     await again.abandon();
     await pending.abandon();
+  }, 60_000);
+
+  it('waits for a server the command started before (a run’s early bundle did), starts none of its own, and asks it to exit when given up', async () => {
+    const { root, context } = await makeRoot();
+    const ctx = await context();
+    const spawned = spawnAutoServer(ctx);
+    const pending = beginMatchingOrchestrator(ctx, { spawned });
+    expect((await pending.client).server().pid).toBe(spawned.pid);
+    expect(servers(root)).toEqual([spawned.pid]);
+    await pending.abandon();
+    expect(await waitForExit([spawned.pid!], 15_000)).toEqual([]);
+    expect(await readFile(logPath(ctx.stateDir), 'utf8')).toMatch(/asked the unused server to exit/);
+  }, 60_000);
+
+  it('given up before that server serves, still waits for it and asks it to exit', async () => {
+    const { root, context } = await makeRoot();
+    const ctx = await context();
+    const spawned = spawnAutoServer(ctx);
+    const pending = beginMatchingOrchestrator(ctx, { spawned });
+    await pending.abandon();
+    expect(await waitForExit([spawned.pid!], 15_000)).toEqual([]);
+    expect(servers(root)).toEqual([]);
+    expect(existsSync(socketPath(ctx.stateDir))).toBe(false);
   }, 60_000);
 
   it('leaves a server it did not start running when it is given up', async () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -7,6 +8,7 @@ import { exitCodeFor } from '../../cli/exit-codes.js';
 import { ERROR_CODES } from '../../core/errors.js';
 import { BUILD_TIMEOUT_MS, buildPackage, copyPackage } from '../support/package-copy.js';
 import { type FakeOrchestrator, fakeOrchestrator } from '../support/fake-orchestrator-socket.js';
+import { findProcesses, waitForNoProcesses } from '../support/rig-processes.js';
 
 // The installed `run` (cli/bin.cjs on a build) tells its intent from the early bundle
 // (dist/cli/early-intent.cjs) before it loads the command's, and the command goes on on that same
@@ -59,5 +61,30 @@ describe('an installed run tells its intent before the command loads', () => {
     const frames = fake.connections[0]!;
     expect(frames[0]).toMatchObject({ id: EARLY_INTENT_ID, method: 'intent', params: { workspace: join(work, 'ws'), model: 'model-a' } });
     expect(frames.map((f) => f.method)).toEqual(['intent', 'hello', 'intent.drop']);
+  });
+});
+
+describe('an installed run with no orchestrator running', () => {
+  it('on a config the full load refuses, fails with that error and leaves no server and no state behind', async () => {
+    // The early bundle reads only where the state lives, and starts the server with the intent
+    // before the command loads: that server fails on the same config, and the command, failing too,
+    // removes the state directory made for it.
+    const dir = join(root, 'invalid');
+    await mkdir(join(dir, 'ws'), { recursive: true });
+    const stateDir = join(dir, 'state');
+    await writeFile(
+      join(dir, 'one-works.yaml'),
+      `state: { directory: ${stateDir} }\nworkspaces: { approved: [${join(dir, 'ws')}] }\norchestrator: { maxConcurrentRuns: many }\n`,
+    );
+    const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', 'hello'], {
+      cwd: dir,
+      reject: false,
+      stdin: 'ignore',
+      env: { NODE_OPTIONS: '' },
+    });
+    expect(result.exitCode, result.stderr).toBe(exitCodeFor(ERROR_CODES.CONFIG_INVALID));
+    expect(result.stderr).toContain('maxConcurrentRuns');
+    expect(await waitForNoProcesses(() => findProcesses(dir), 15_000)).toEqual([]);
+    expect(existsSync(stateDir)).toBe(false);
   });
 });

@@ -1,10 +1,13 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tellIntent } from '../../cli/commands/run-intent.js';
 import { registerRunCommands, type TurnFlags } from '../../cli/commands/run.js';
-import { EARLY_INTENT_ID, intentOf, scanRunArgs, tellEarlyIntent } from '../../cli/early-intent.js';
+import type { AutoServer, ServerPlace } from '../../cli/daemon/auto-start.js';
+import { EARLY_INTENT_ID, type EarlyDeps, intentOf, retireServer, scanRunArgs, tellEarlyIntent } from '../../cli/early-intent.js';
+import type { SessionIntent } from '../../core/orchestrator/intent.js';
 import { createProgram, type GlobalOptions } from '../../cli/main.js';
 import { type FakeOrchestrator, fakeOrchestrator, until } from '../support/fake-orchestrator-socket.js';
 
@@ -31,6 +34,30 @@ async function commanderRead(args: string[]): Promise<{ config: string | undefin
   }
   return read ?? 'error';
 }
+
+// A server start that records what it was asked and starts nothing: `exit` settles its exit code.
+function recordingStart(): EarlyDeps & { started: Array<{ place: ServerPlace; intent: SessionIntent }>; exit(code: number): void } {
+  let exit: (code: number) => void = () => undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    exit = resolve;
+  });
+  const started: Array<{ place: ServerPlace; intent: SessionIntent }> = [];
+  return {
+    started,
+    exit: (code) => exit(code),
+    startServer: (place, intent): AutoServer => {
+      started.push({ place, intent });
+      return { pid: undefined, exited, logOffset: 0 };
+    },
+  };
+}
+
+// A server start that fails (a state directory that cannot be made).
+const failingStart: EarlyDeps = {
+  startServer: () => {
+    throw new Error('EACCES');
+  },
+};
 
 const CWD = '/home/someone/project';
 const ENV = { TERM: 'xterm-256color', NO_COLOR: '1' };
@@ -165,19 +192,92 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
     await until(() => fake!.connections[0]?.length === 1);
     expect(fake!.connections).toHaveLength(1);
     expect(fake!.connections[0]![0]!.params).toMatchObject({ workspace: ws });
-    seed!.discard();
+    await seed!.discard();
     await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
     fake = undefined;
-    const none = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    const none = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!, failingStart);
     expect(none?.listening).toBe(false);
     expect(await none?.socket).toBeUndefined();
   });
 
-  it('without a socket at the early tell, the command looks again and tells its intent to a server listening by then', async () => {
+  it('without a socket, starts the server with the intent, and the command waits for that one instead of starting one', async () => {
     const { config, stateDir, ws } = await setUp();
     await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
-    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!);
+    fake = undefined;
+    const start = recordingStart();
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, '-m', 'm1', 'hello'], ENV, root!, start);
     expect(seed?.listening).toBe(false);
+    expect(start.started).toEqual([
+      { place: { stateDir, configPath: config, cwd: root!, env: ENV }, intent: intentOf({ workspace: ws, model: 'm1' }, ENV, root!) },
+    ]);
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws, model: 'm1' }, seed);
+    const options = early!.connectOptions(stateDir);
+    expect(options.spawned).toBe(seed!.server);
+    expect(options.intent).toEqual(start.started[0]!.intent);
+    // Used: closing the command's early intent leaves the server to the connection that waits for it.
+    await early!.close();
+    expect(start.started).toHaveLength(1);
+  });
+
+  it('asks the server it started to exit when the command does not use it (unused), on a connection of its own', async () => {
+    const { config, stateDir, ws } = await setUp();
+    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
+    const start = recordingStart();
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!, start);
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws }, seed);
+    // The command failed before it connected (e.g. its config): the server, serving by then, is asked to exit.
+    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
+    await early!.close();
+    expect(fake.connections).toEqual([[{ jsonrpc: '2.0', id: 'early-retire', method: 'exitIfIdle', params: { reason: 'unused' } }]]);
+  });
+
+  it('asks that server to exit when the command runs with another state directory', async () => {
+    const { config, stateDir, ws } = await setUp();
+    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
+    const start = recordingStart();
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!, start);
+    const early = tellIntent({ config }, ENV, root!, { workspace: ws }, seed);
+    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
+    expect(early!.connectOptions(join(root!, 'elsewhere')).spawned).toBeUndefined();
+    await early!.close();
+    expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['exitIfIdle']]);
+  });
+
+  it('when the server it started fails (the command failed the same way), removes the state directory made for it', async () => {
+    root = await mkdtemp(join(tmpdir(), 'ow-early-intent-'));
+    const stateDir = join(root, 'state');
+    const config = join(root, 'one-works.yaml');
+    await writeFile(config, `state: { directory: ${stateDir} }\n`);
+    const start = recordingStart();
+    const seed = tellEarlyIntent(['--config', config, 'run', 'hello'], ENV, root, start);
+    expect(seed?.server).toBeDefined();
+    // What spawnAutoServer makes: the directory and the server's log.
+    await mkdir(stateDir);
+    await writeFile(join(stateDir, 'orchestrator.log'), 'one-works: config_invalid\n');
+    start.exit(2);
+    await seed!.discard();
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it('leaves a state directory that was there before, with the failed server’s log', async () => {
+    const stateDir = join(await mkdtemp(join(tmpdir(), 'ow-early-intent-')), 'state');
+    root = dirname(stateDir);
+    await mkdir(stateDir);
+    await writeFile(join(stateDir, 'orchestrator.log'), 'one-works: config_invalid\n');
+    let exit: (code: number) => void = () => undefined;
+    const server: AutoServer = { pid: undefined, exited: new Promise((resolve) => (exit = resolve)), logOffset: 0 };
+    const retired = retireServer(server, stateDir, false);
+    exit(2);
+    await retired;
+    expect(await readFile(join(stateDir, 'orchestrator.log'), 'utf8')).toBe('one-works: config_invalid\n');
+  });
+
+  it('without a socket and with no server started at the early tell, the command looks again and tells its intent to a server listening by then', async () => {
+    const { config, stateDir, ws } = await setUp();
+    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
+    const seed = tellEarlyIntent(['--config', config, 'run', '-w', ws, 'hello'], ENV, root!, failingStart);
+    expect(seed?.listening).toBe(false);
+    expect(seed?.server).toBeUndefined();
     fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
     const early = tellIntent({ config }, ENV, root!, { workspace: ws }, seed);
     const client = await early!.connectOptions(stateDir).early;
