@@ -14,6 +14,7 @@ import { CODEX_CREDENTIALS, CodexConfigSchema } from '../adapters/codex/config.j
 import { DROID_CREDENTIALS, DroidConfigSchema } from '../adapters/droid/config.js';
 import { harnessName, type ProcessConfig, ProcessConfigSchema } from '../adapters/process-runner/config.js';
 import type { GlobalOptions } from './main.js';
+import { ADAPTER_SECRET_PATHS } from './adapter-secret-paths.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
 
@@ -22,7 +23,7 @@ import { createProgressRenderer } from './progress.js';
  * themselves (cli/adapter-table.ts, each with the same `configSchema`) load with the commands
  * that use them.
  */
-const ADAPTER_CONFIG_SCHEMAS = {
+export const ADAPTER_CONFIG_SCHEMAS = {
   droid: DroidConfigSchema,
   'claude-code': ClaudeConfigSchema,
   codex: CodexConfigSchema,
@@ -106,7 +107,10 @@ export interface ContextOptions {
    * that look at all of them (`doctor`, `adapters`, …). `lazy`: each adapter when first asked for
    * with `ctx.loadAdapter` (`run` loads its session's adapter, the orchestrator those of its
    * sessions). `false`: none, for commands that only read the state and talk to the orchestrator.
-   * Every enabled adapter's block is validated in each case (by the config schemas alone).
+   * With `all` and `lazy` every adapter block the config names is validated at once (by the config
+   * schemas alone); with `false` each is validated when first read, its secrets registered at once
+   * (cli/adapter-secret-paths.ts): listing sessions builds no adapter's schema, and does not stop
+   * at an adapter block that `run` would refuse.
    */
   adapters?: 'all' | 'lazy' | false;
 }
@@ -130,6 +134,9 @@ export async function createContext(
     onSecrets: (secrets) => {
       for (const secret of secrets) processRedactor.register(secret);
     },
+    // A command that loads no adapter reads no adapter block: the blocks are parsed (and an invalid
+    // one refused) when first read, their secrets registered now all the same.
+    ...(mode === false ? { deferredBlocks: { secretPaths: ADAPTER_SECRET_PATHS } } : {}),
   });
   const config = loaded.config as OneWorksConfig;
   // The database URL is registered whole by collectSecrets; its password alone is a secret too.

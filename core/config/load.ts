@@ -13,6 +13,7 @@ import {
   type OneWorksConfig,
   type ParsedConfig,
 } from './schema.js';
+import { type SecretPath, secretsAtPaths } from './secret-paths.js';
 import { applyEnvDefaults, type ConfigEnv, collectSecrets } from './secrets.js';
 import { describeZodIssues } from './zod-issues.js';
 
@@ -33,6 +34,15 @@ export interface LoadConfigOptions<A extends AdapterSchemas> {
    * that a caller registers each with its redactor before the value can be used.
    */
   onSecrets?: (secrets: string[]) => void;
+  /**
+   * The adapter blocks the file names are parsed when first read, as the ones it leaves out are,
+   * not at load: for a command that reads none (createContext's `adapters: false`), building their
+   * schemas is most of its configuration's cost. The secrets of each are found at load at its
+   * `secretPaths` (core/config/secret-paths.ts) and handed to `onSecrets`; a block without an entry
+   * there is parsed at load. An invalid block throws `config_invalid` (the message a load that
+   * parsed it would have thrown) when first read, not at load.
+   */
+  deferredBlocks?: { secretPaths: Readonly<Record<string, readonly SecretPath[]>> };
 }
 
 export interface LoadedConfig<A extends AdapterSchemas> {
@@ -61,8 +71,22 @@ export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOp
   const { schema, cwd, env } = options;
   const found = findConfigFile(options);
   if (found) {
-    const { parsed, input, view } = parseConfigInput(found.text, { schema, env, file: displayName(found.path, cwd) });
-    const config = resolveDefaults(view, parsed, env, options.onSecrets);
+    const file = displayName(found.path, cwd);
+    const { parsed, input, view, deferred } = parseConfigInput(found.text, {
+      schema,
+      env,
+      file,
+      deferrable: options.deferredBlocks?.secretPaths,
+    });
+    const secretPaths = options.deferredBlocks?.secretPaths ?? {};
+    for (const [name, block] of deferred) options.onSecrets?.(secretsAtPaths(secretPaths[name] ?? [], block.input, env));
+    // A deferred block that does not parse: the whole text parsed again throws what a load that
+    // parsed the block would have thrown, with its positions.
+    const invalid = (error: unknown): never => {
+      parseConfigInput(found.text, { schema, env, file });
+      throw configInvalid(file, [{ path: '', message: 'invalid adapter block' }], error);
+    };
+    const config = resolveDefaults(view, parsed, env, options.onSecrets, { deferred, invalid });
     return { config, path: found.path, source: 'file', explicitKeys: keyPaths(input) };
   }
   const { parsed, view } = parseConfigInput('', { schema, env, file: CONFIG_FILE_NAME });
@@ -82,12 +106,18 @@ export function parseConfigText<A extends AdapterSchemas>(
   return withAbsentBlocks(parsed, view, (block) => block.parse(undefined, { jitless: true }));
 }
 
+/** A named adapter block whose parse is deferred: its schema and what the file gives for it. */
+interface DeferredBlock {
+  block: z.ZodType;
+  input: unknown;
+}
+
 // parseConfigText, keeping the plain (interpolated) YAML value the schema parsed and the view it
 // was parsed with: the adapter blocks the text leaves out are not in `parsed` (see withAbsentBlocks).
 function parseConfigInput<A extends AdapterSchemas>(
   text: string,
-  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string },
-): { parsed: ParsedConfig<A>; input: unknown; view: ConfigView } {
+  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string; deferrable?: Readonly<Record<string, unknown>> | undefined },
+): { parsed: ParsedConfig<A>; input: unknown; view: ConfigView; deferred: ReadonlyMap<string, DeferredBlock> } {
   const { schema, env, file } = options;
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
@@ -106,11 +136,11 @@ function parseConfigInput<A extends AdapterSchemas>(
   const input: unknown = doc.contents === null ? {} : toValue(doc, file);
   // Without zod's JIT: it compiles a parser per object schema on first use, which pays off over
   // many parses, and a process parses its config once (a third of a short command's start).
-  let view = configSchemaFor(schema, input);
+  let view = configSchemaFor(schema, input, options.deferrable);
   let result = view.schema.safeParse(input, { jitless: true });
   // Invalid: parsed again whole, so that the problems are found and described as by the whole schema.
   if (!result.success && view.schema !== schema) {
-    view = { schema, absentBlocks: new Map(), adapterNames: [] };
+    view = { schema, absentBlocks: new Map(), deferredBlocks: new Map(), adapterNames: [] };
     result = schema.safeParse(input, { jitless: true });
   }
   if (!result.success) {
@@ -120,20 +150,29 @@ function parseConfigInput<A extends AdapterSchemas>(
       issues.map((issue) => ({ ...issue, message: fromEnv.redact(issue.message) })),
     );
   }
-  return { parsed: result.data as ParsedConfig<A>, input, view };
+  const adapters = (input as { adapters?: Record<string, unknown> }).adapters;
+  const deferred = new Map([...view.deferredBlocks].map(([name, block]) => [name, { block, input: adapters?.[name] }]));
+  return { parsed: result.data as ParsedConfig<A>, input, view, deferred };
 }
 
 // `config` with each adapter block the view left out filled in by `fill` when first read (then
-// kept), in the schema's order: to whoever reads it, the value a whole parse gives.
-function withAbsentBlocks<T>(config: T, view: ConfigView, fill: (block: z.ZodType) => unknown): T {
-  if (view.absentBlocks.size === 0) return config;
+// kept), in the schema's order: to whoever reads it, the value a whole parse gives. A deferred
+// block is filled by `fill` too, given what the file holds for it.
+function withAbsentBlocks<T>(
+  config: T,
+  view: ConfigView,
+  fill: (block: z.ZodType, deferred?: DeferredBlock) => unknown,
+  deferredBlocks: ReadonlyMap<string, DeferredBlock> = new Map(),
+): T {
+  if (view.absentBlocks.size === 0 && deferredBlocks.size === 0) return config;
   const parsed = config as T & { adapters: Record<string, unknown> };
   const adapters: Record<string, unknown> = {};
   const keep = (name: string, value: unknown): void => {
     Object.defineProperty(adapters, name, { value, enumerable: true, configurable: true, writable: true });
   };
   for (const name of view.adapterNames) {
-    const block = view.absentBlocks.get(name);
+    const deferred = deferredBlocks.get(name);
+    const block = view.absentBlocks.get(name) ?? deferred?.block;
     if (!block) {
       if (Object.hasOwn(parsed.adapters, name)) adapters[name] = parsed.adapters[name];
       continue;
@@ -142,7 +181,7 @@ function withAbsentBlocks<T>(config: T, view: ConfigView, fill: (block: z.ZodTyp
       enumerable: true,
       configurable: true,
       get: () => {
-        const value = fill(block);
+        const value = fill(block, deferred);
         keep(name, value);
         return value;
       },
@@ -184,14 +223,27 @@ function resolveDefaults<A extends AdapterSchemas>(
   parsed: ParsedConfig<A>,
   env: ConfigEnv,
   onSecrets: ((secrets: string[]) => void) | undefined,
+  deferral: { deferred: ReadonlyMap<string, DeferredBlock>; invalid: (error: unknown) => never } = {
+    deferred: new Map(),
+    invalid: (error) => {
+      throw error;
+    },
+  },
 ): OneWorksConfig<A> {
+  const { deferred, invalid } = deferral;
   const filled = applyEnvDefaults(view.schema, parsed, env);
   onSecrets?.(collectSecrets(view.schema, filled));
-  const config = withAbsentBlocks(filled, view, (block) => {
-    const value = applyEnvDefaults(block, block.parse(undefined, { jitless: true }), env);
+  const fill = (block: z.ZodType, named?: DeferredBlock): unknown => {
+    let parsedBlock: unknown;
+    if (named) {
+      const result = block.safeParse(named.input, { jitless: true });
+      parsedBlock = result.success ? result.data : invalid(result.error);
+    } else parsedBlock = block.parse(undefined, { jitless: true });
+    const value = applyEnvDefaults(block, parsedBlock, env);
     onSecrets?.(collectSecrets(block, value));
     return value;
-  });
+  };
+  const config = withAbsentBlocks(filled, view, fill, deferred);
   return {
     ...config,
     state: { ...config.state, directory: config.state.directory ?? defaultStateDir(env) },

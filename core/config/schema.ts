@@ -280,6 +280,8 @@ export interface ConfigView {
   schema: z.ZodType;
   /** Adapter blocks the input does not name, by name: each is what its schema gives for nothing (`{}`). */
   absentBlocks: ReadonlyMap<string, z.ZodType>;
+  /** Adapter blocks the input names that are parsed when first read (`deferrable`), by name: the view's schema takes any value for them. */
+  deferredBlocks: ReadonlyMap<string, z.ZodType>;
   /** Every adapter block's name, in the schema's order (the order of a whole parse's keys). */
   adapterNames: readonly string[];
 }
@@ -290,17 +292,24 @@ export interface ConfigView {
  * configuration cost, and most commands never read them. The caller fills each left-out block
  * from `absentBlocks` when it is first read; it parses `{}` there, which every adapter schema must
  * accept. A failed parse must be repeated with `schema` itself, whose messages know every block.
+ * The blocks `input` names whose names are keys of `deferrable` are left out the same way (the
+ * view's schema takes any value for them): the caller parses each when first read.
  * For a schema that createConfigSchema did not make, or input without an `adapters` mapping, the
  * view is `schema` whole.
  */
-export function configSchemaFor(schema: z.ZodType, input: unknown): ConfigView {
+export function configSchemaFor(schema: z.ZodType, input: unknown, deferrable: Readonly<Record<string, unknown>> = {}): ConfigView {
   const blocks = ADAPTER_BLOCKS.get(schema);
   const adapters = isPlainObject(input) ? (input.adapters === undefined ? {} : input.adapters) : undefined;
-  if (!blocks || !(schema instanceof z.ZodObject) || !isPlainObject(adapters)) return { schema, absentBlocks: new Map(), adapterNames: [] };
+  if (!blocks || !(schema instanceof z.ZodObject) || !isPlainObject(adapters)) {
+    return { schema, absentBlocks: new Map(), deferredBlocks: new Map(), adapterNames: [] };
+  }
   const named = Object.entries(blocks).filter(([name]) => Object.hasOwn(adapters, name));
+  const deferredBlocks = new Map(named.filter(([name]) => Object.hasOwn(deferrable, name)));
   const absentBlocks = new Map(Object.entries(blocks).filter(([name]) => !Object.hasOwn(adapters, name)));
-  const adapterSchema = z.strictObject(Object.fromEntries(named)).prefault({});
-  return { schema: schema.extend({ adapters: adapterSchema }), absentBlocks, adapterNames: Object.keys(blocks) };
+  const adapterSchema = z
+    .strictObject(Object.fromEntries(named.map(([name, block]) => [name, deferredBlocks.has(name) ? z.unknown() : block])))
+    .prefault({});
+  return { schema: schema.extend({ adapters: adapterSchema }), absentBlocks, deferredBlocks, adapterNames: Object.keys(blocks) };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
