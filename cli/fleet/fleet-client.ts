@@ -210,12 +210,16 @@ export class FleetClient implements OrchestratorClient {
     }
   }
 
+  // READ_ORDER: a summary reads the queue, then the record. A worker writes a finished turn's
+  // record (its run terminal) before it marks the request `done` (core/fleet/fleet-worker.ts), so a
+  // record read after the queue is at least as new: a session the queue shows settled has its
+  // run's outcome in the record. Read side by side, a record read before the worker's write and a
+  // queue read after its `done` made an idle session whose latest run was still `running` (a
+  // `wait` returned before the outcome was there; seen in the fleet bench).
   async status(sessionId: string): Promise<FleetSummary> {
-    const [record, requests, lost] = await Promise.all([
-      this.#record(sessionId),
-      this.#queue.queuedRequests(this.#store, sessionId),
-      this.#lost(),
-    ]);
+    // The queue first, the record after it (see READ_ORDER).
+    const [requests, lost] = await Promise.all([this.#queue.queuedRequests(this.#store, sessionId), this.#lost()]);
+    const record = await this.#record(sessionId);
     const creates = record ? new Map() : await this.#creates(requests);
     const summary = this.#summary(sessionId, record, requests, lost, creates);
     if (!summary) {
@@ -227,11 +231,9 @@ export class FleetClient implements OrchestratorClient {
   }
 
   async list(): Promise<FleetSummary[]> {
-    const [records, requests, lost] = await Promise.all([
-      this.#store.listSessions(),
-      this.#queue.queuedRequests(this.#store),
-      this.#lost(),
-    ]);
+    // The queue first, the records after it (see READ_ORDER).
+    const [requests, lost] = await Promise.all([this.#queue.queuedRequests(this.#store), this.#lost()]);
+    const records = await this.#store.listSessions();
     const bySession = new Map<string, QueuedRequest[]>();
     for (const request of requests) bySession.set(request.sessionId, [...(bySession.get(request.sessionId) ?? []), request]);
     const out: FleetSummary[] = [];
