@@ -107,12 +107,19 @@ export interface ContextOptions {
    * that look at all of them (`doctor`, `adapters`, …). `lazy`: each adapter when first asked for
    * with `ctx.loadAdapter` (`run` loads its session's adapter, the orchestrator those of its
    * sessions). `false`: none, for commands that only read the state and talk to the orchestrator.
-   * With `all` and `lazy` every adapter block the config names is validated at once (by the config
-   * schemas alone); with `false` each is validated when first read, its secrets registered at once
-   * (cli/adapter-secret-paths.ts): listing sessions builds no adapter's schema, and does not stop
-   * at an adapter block that `run` would refuse.
+   * Every adapter block the config names is validated at load (by the config schemas alone),
+   * unless `adapterBlocks` says otherwise.
    */
   adapters?: 'all' | 'lazy' | false;
+  /**
+   * With `adapters: false`, `when-read`: each adapter block is validated when first read, its
+   * secrets registered at load all the same (cli/adapter-secret-paths.ts). For the commands that
+   * only read the state and never start an orchestrator (`sessions`, `events`): they build no
+   * adapter's schema, and do not stop at an adapter block that `run` would refuse. A command that
+   * may start one (`submit`, `wait`, …) keeps `at-load` (the default): it refuses a bad block itself,
+   * before any server starts.
+   */
+  adapterBlocks?: 'at-load' | 'when-read';
 }
 
 export async function createContext(
@@ -134,9 +141,9 @@ export async function createContext(
     onSecrets: (secrets) => {
       for (const secret of secrets) processRedactor.register(secret);
     },
-    // A command that loads no adapter reads no adapter block: the blocks are parsed (and an invalid
-    // one refused) when first read, their secrets registered now all the same.
-    ...(mode === false ? { deferredBlocks: { secretPaths: ADAPTER_SECRET_PATHS } } : {}),
+    // A state-only command reads no adapter block: the blocks are parsed (and an invalid one
+    // refused) when first read, their secrets registered now all the same.
+    ...(mode === false && options.adapterBlocks === 'when-read' ? { deferredBlocks: { secretPaths: ADAPTER_SECRET_PATHS } } : {}),
   });
   const config = loaded.config as OneWorksConfig;
   // The database URL is registered whole by collectSecrets; its password alone is a secret too.

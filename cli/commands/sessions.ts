@@ -24,7 +24,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
   const sessions = program.command('sessions').description('list and show recorded sessions');
   const list = (cmd: Command): Promise<void> =>
     run(async () => {
-      const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
+      const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false, adapterBlocks: 'when-read' });
       const all = Boolean(cmd.optsWithGlobals<{ all?: boolean }>().all);
       if (isFleet(ctx)) return listFleet(ctx, all);
       const store = await openStore(ctx, { own: false, syncReads: true });
@@ -57,7 +57,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .argument('<id>', 'session id')
     .action((id: string, _o: unknown, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false, adapterBlocks: 'when-read' });
         if (isFleet(ctx)) return showFleet(ctx, id);
         const store = await openStore(ctx, { own: false, syncReads: true });
         const recorded = await store.readSession(id);
@@ -76,7 +76,7 @@ export function registerSessionCommands(program: Command, run: (body: CommandBod
     .option('-f, --follow', 'wait for new events until interrupted')
     .action((id: string, flags: { follow?: boolean }, cmd: Command) =>
       run(async () => {
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false });
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: false, adapterBlocks: 'when-read' });
         // A fleet's events are rows of its database, followed through NOTIFY plus reads.
         const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
         try {

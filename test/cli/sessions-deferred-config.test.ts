@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -91,6 +92,12 @@ describe('sessions and events with adapter blocks parsed only when read', { time
     expect(listed.exitCode, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout)).toMatchObject({ sessionId: ID });
     expect((await box.run(['events', ID])).exitCode).toBe(0);
+    // A command that could start an orchestrator refuses the block itself, before any server starts.
+    const submitted = await box.run(['submit', 'hello']);
+    expect(submitted.exitCode).toBe(2);
+    expect(submitted.stderr).toMatch(/one-works\.yaml:6:\d+: adapters\.droid\.bogus/);
+    expect(submitted.stderr).not.toContain('before it served');
+    expect(existsSync(join(stateDir, 'orchestrator.log'))).toBe(false);
     const refused = await box.run(['run', 'hello']);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/one-works\.yaml:6:\d+: adapters\.droid/);
