@@ -5,16 +5,24 @@ import { createPrepareServices } from '../core/install/services.js';
 // The config's own modules, not core/config/index.js: the lock (semver), the JSON Schema export and
 // the YAML rewriter are loaded only by the commands that use them.
 import { loadConfig } from '../core/config/load.js';
+import type { SecretPath } from '../core/config/secret-paths.js';
 import { approvedRootPath, createConfigSchema, DEFAULT_ADAPTER } from '../core/config/schema.js';
 import { OneWorksError } from '../core/errors.js';
 import { postgresUrlSecrets } from '../core/store/postgres-url.js';
-import { AcpConfigSchema, acpAgentName, DroidAcpBlockSchema, GEMINI_CREDENTIALS, GeminiConfigSchema } from '../adapters/acp/config.js';
-import { CLAUDE_CREDENTIALS, ClaudeConfigSchema } from '../adapters/claude-code/config.js';
-import { CODEX_CREDENTIALS, CodexConfigSchema } from '../adapters/codex/config.js';
-import { DROID_CREDENTIALS, DroidConfigSchema } from '../adapters/droid/config.js';
-import { harnessName, type ProcessConfig, ProcessConfigSchema } from '../adapters/process-runner/config.js';
+import {
+  ACP_SECRET_PATHS,
+  AcpConfigSchema,
+  acpAgentName,
+  DroidAcpBlockSchema,
+  GEMINI_CREDENTIALS,
+  GEMINI_SECRET_PATHS,
+  GeminiConfigSchema,
+} from '../adapters/acp/config.js';
+import { CLAUDE_CREDENTIALS, CLAUDE_SECRET_PATHS, ClaudeConfigSchema } from '../adapters/claude-code/config.js';
+import { CODEX_CREDENTIALS, CODEX_SECRET_PATHS, CodexConfigSchema } from '../adapters/codex/config.js';
+import { DROID_CREDENTIALS, DROID_SECRET_PATHS, DroidConfigSchema } from '../adapters/droid/config.js';
+import { harnessName, PROCESS_SECRET_PATHS, type ProcessConfig, ProcessConfigSchema } from '../adapters/process-runner/config.js';
 import type { GlobalOptions } from './main.js';
-import { ADAPTER_SECRET_PATHS } from './adapter-secret-paths.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
 
@@ -43,6 +51,22 @@ export const ADAPTER_CREDENTIALS: Readonly<Record<string, Readonly<Record<string
   'claude-code': CLAUDE_CREDENTIALS,
   codex: CODEX_CREDENTIALS,
   gemini: GEMINI_CREDENTIALS,
+};
+
+/**
+ * Where each adapter block holds secrets, by block (each adapter's config module, next to its
+ * schema): what a command that leaves the blocks unparsed registers (ContextOptions.adapterBlocks).
+ * test/core/config/deferred-blocks.test.ts checks each against its schema.
+ */
+export const ADAPTER_SECRET_PATHS: Readonly<Record<keyof typeof ADAPTER_CONFIG_SCHEMAS, readonly SecretPath[]>> = {
+  droid: DROID_SECRET_PATHS,
+  'claude-code': CLAUDE_SECRET_PATHS,
+  codex: CODEX_SECRET_PATHS,
+  process: PROCESS_SECRET_PATHS,
+  // Its own block holds `enabled` and `policy` only; it runs with the droid block's settings.
+  'droid-acp': [],
+  gemini: GEMINI_SECRET_PATHS,
+  acp: ACP_SECRET_PATHS,
 };
 
 /** The names of the adapters in the tree (`acp` is a block of agents, each `acp:<name>`). */
@@ -113,7 +137,7 @@ export interface ContextOptions {
   adapters?: 'all' | 'lazy' | false;
   /**
    * With `adapters: false`, `when-read`: each adapter block is validated when first read, its
-   * secrets registered at load all the same (cli/adapter-secret-paths.ts). For the commands that
+   * secrets registered at load all the same (ADAPTER_SECRET_PATHS). For the commands that
    * only read the state and never start an orchestrator (`sessions`, `events`): they build no
    * adapter's schema, and do not stop at an adapter block that `run` would refuse. A command that
    * may start one (`submit`, `wait`, …) keeps `at-load` (the default): it refuses a bad block itself,

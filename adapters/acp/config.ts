@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
-import { credentialsField, envField, envNamesField, secretEnvSchema, secretSchema } from '../../core/config/adapter-fields.js';
+import {
+  credentialSecretPaths,
+  credentialsField,
+  envField,
+  envNamesField,
+  secretEnvSchema,
+  secretSchema,
+} from '../../core/config/adapter-fields.js';
+import type { SecretPath } from '../../core/config/secret-paths.js';
 
 // The YAML blocks of the ACP adapters, apart from their code so that loading the configuration
 // does not load the ACP SDK (cli/context.ts imports this module alone).
@@ -15,6 +23,15 @@ export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
  */
 /** The gemini block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
 export const GEMINI_CREDENTIALS = { GEMINI_API_KEY: 'Gemini API key', GOOGLE_API_KEY: 'Google API key' };
+
+/** Where this block holds secrets, as its schema marks them (core/config/secret-paths.ts): registered by the commands that leave the block unparsed. */
+export const GEMINI_SECRET_PATHS: readonly SecretPath[] = [...credentialSecretPaths(GEMINI_CREDENTIALS), { path: ['endpoint', 'apiKey'] }];
+
+/** Where this block holds secrets, as its schema marks them (core/config/secret-paths.ts): registered by the commands that leave the block unparsed. */
+export const ACP_SECRET_PATHS: readonly SecretPath[] = [
+  { path: ['agents', '*', 'mcpServers', '*', 'env', '*'] },
+  { path: ['agents', '*', 'mcpServers', '*', 'headers', '*'] },
+];
 
 export const AcpMcpServerSchema = lazySchema(() =>
   z

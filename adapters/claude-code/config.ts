@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
-import { credentialsField, ENV_NAME, envField, envNamesField, secretSchema } from '../../core/config/adapter-fields.js';
+import {
+  credentialSecretPaths,
+  credentialsField,
+  ENV_NAME,
+  envField,
+  envNamesField,
+  secretSchema,
+} from '../../core/config/adapter-fields.js';
+import type { SecretPath } from '../../core/config/secret-paths.js';
 
 /**
  * The `adapters.claude-code` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -24,6 +32,14 @@ export const CLAUDE_CREDENTIALS = {
   ANTHROPIC_AUTH_TOKEN: 'Bearer token',
   CLAUDE_CODE_OAUTH_TOKEN: 'OAuth token',
 };
+
+/** Where this block holds secrets, as its schema marks them (core/config/secret-paths.ts): registered by the commands that leave the block unparsed. */
+export const CLAUDE_SECRET_PATHS: readonly SecretPath[] = [
+  ...credentialSecretPaths(CLAUDE_CREDENTIALS),
+  { path: ['endpoint', 'apiKey'] },
+  { path: ['mcpServers', '*', 'env', '*'] },
+  { path: ['mcpServers', '*', 'headers', '*'] },
+];
 
 export const ClaudeCliSchema = lazySchema(() => cliSelectionSchema({ binary: 'claude', pin: CLAUDE_DEFAULT_PIN }));
 

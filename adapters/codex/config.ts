@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { cliSelectionSchema, endpointUrlSchema } from '../../core/adapter.js';
-import { credentialsField, envField, envNamesField, secretSchema } from '../../core/config/adapter-fields.js';
+import { credentialSecretPaths, credentialsField, envField, envNamesField, secretSchema } from '../../core/config/adapter-fields.js';
+import type { SecretPath } from '../../core/config/secret-paths.js';
 
 /**
  * The `adapters.codex` block of one-works.yaml: the common adapter shape (`enabled`, `cli`,
@@ -20,6 +21,9 @@ export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full
 
 /** The block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
 export const CODEX_CREDENTIALS = { OPENAI_API_KEY: 'OpenAI API key', CODEX_API_KEY: 'Codex API key' };
+
+/** Where this block holds secrets, as its schema marks them (core/config/secret-paths.ts): registered by the commands that leave the block unparsed. */
+export const CODEX_SECRET_PATHS: readonly SecretPath[] = [...credentialSecretPaths(CODEX_CREDENTIALS), { path: ['endpoint', 'apiKey'] }];
 
 export const CodexCliSchema = lazySchema(() =>
   cliSelectionSchema({

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { hasUrlUserinfo } from '../../core/config/secrets.js';
 import { cliSelectionSchema } from '../../core/adapter.js';
-import { credentialsField, envField, secretEnvSchema, secretSchema } from '../../core/config/adapter-fields.js';
+import { credentialSecretPaths, credentialsField, envField, secretEnvSchema, secretSchema } from '../../core/config/adapter-fields.js';
+import type { SecretPath } from '../../core/config/secret-paths.js';
 
 /**
  * The `adapters.droid` block of one-works.yaml. Secret fields carry `.meta({ secret: true })`
@@ -47,6 +48,15 @@ const absolutePath = lazySchema(() =>
 
 /** The block's `credentials`, variable name → what it is: each defaults to the host variable of its name (credentialsField). */
 export const DROID_CREDENTIALS = { FACTORY_API_KEY: 'Factory API key', FACTORY_TOKEN: 'Factory token' };
+
+/** Where this block holds secrets, as its schema marks them (core/config/secret-paths.ts): registered by the commands that leave the block unparsed. */
+export const DROID_SECRET_PATHS: readonly SecretPath[] = [
+  { path: ['customModels', '*', 'apiKey'] },
+  { path: ['customModels', '*', 'extraHeaders', '*'] },
+  ...credentialSecretPaths(DROID_CREDENTIALS),
+  { path: ['mcpServers', '*', 'env', '*'] },
+  { path: ['mcpServers', '*', 'headers', '*'] },
+];
 
 export const DroidCliSchema = lazySchema(() => cliSelectionSchema({ binary: 'droid', pin: DROID_DEFAULT_PIN }));
 

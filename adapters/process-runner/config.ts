@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { lazySchema } from '../../core/lazy-schema.js';
 import { envField, secretEnvSchema } from '../../core/config/adapter-fields.js';
+import type { SecretPath } from '../../core/config/secret-paths.js';
 
 /**
  * The `adapters.process` block of one-works.yaml: harnesses by name, each a command that speaks
@@ -17,6 +18,12 @@ export const TOOL_SETS = ['workspace'] as const;
 export const MCP_TOOL_KINDS = ['read', 'search', 'fetch', 'other'] as const;
 
 /** An MCP server One Works starts (inside the session sandbox) and calls for the runner: stdio only. */
+/** Where this block holds secrets, as its schema marks them (core/config/secret-paths.ts): registered by the commands that leave the block unparsed. */
+export const PROCESS_SECRET_PATHS: readonly SecretPath[] = [
+  { path: ['harnesses', '*', 'provider', 'apiKey'] },
+  { path: ['harnesses', '*', 'mcpServers', '*', 'env', '*'] },
+];
+
 export const HarnessMcpServerSchema = lazySchema(() =>
   z.strictObject({
     command: z.string().min(1).describe('The server: an absolute path, or a name found on PATH.'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SecretPath } from './secret-paths.js';
 
 /**
  * The fields of an adapter's YAML block that say what reaches its process's environment, shared
@@ -63,4 +64,13 @@ export function credentialsField<const Name extends string>(description: string,
     .strictObject(shape)
     .prefault({} as never)
     .describe(description);
+}
+
+/**
+ * Where a `credentials` field made by {@link credentialsField} from `secrets` holds its secrets
+ * (core/config/secret-paths.ts), each filled from the host variable of its name: for an adapter's
+ * written-out secret paths, from the same map as the field itself.
+ */
+export function credentialSecretPaths(secrets: Record<string, string>): SecretPath[] {
+  return Object.keys(secrets).map((name) => ({ path: ['credentials', name], env: name }));
 }

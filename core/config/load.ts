@@ -76,15 +76,15 @@ export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOp
       schema,
       env,
       file,
-      deferrable: options.deferredBlocks?.secretPaths,
+      deferrable: new Set(Object.keys(options.deferredBlocks?.secretPaths ?? {})),
     });
     const secretPaths = options.deferredBlocks?.secretPaths ?? {};
     for (const [name, block] of deferred) options.onSecrets?.(secretsAtPaths(secretPaths[name] ?? [], block.input, env));
     // A deferred block that does not parse: the whole text parsed again throws what a load that
     // parsed the block would have thrown, with its positions.
-    const invalid = (error: unknown): never => {
+    const invalid = (name: string, error: unknown): never => {
       parseConfigInput(found.text, { schema, env, file });
-      throw configInvalid(file, [{ path: '', message: 'invalid adapter block' }], error);
+      throw configInvalid(file, [{ path: `adapters.${name}`, message: 'does not match its schema' }], error);
     };
     const config = resolveDefaults(view, parsed, env, options.onSecrets, { deferred, invalid });
     return { config, path: found.path, source: 'file', explicitKeys: keyPaths(input) };
@@ -103,20 +103,22 @@ export function parseConfigText<A extends AdapterSchemas>(
   options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string },
 ): ParsedConfig<A> {
   const { parsed, view } = parseConfigInput(text, options);
-  return withAbsentBlocks(parsed, view, (block) => block.parse(undefined, { jitless: true }));
+  return withLazyBlocks(parsed, view, (block) => block.parse(undefined, { jitless: true }));
 }
 
-/** A named adapter block whose parse is deferred: its schema and what the file gives for it. */
+/** A named adapter block whose parse is deferred: its name, its schema and what the file gives for it. */
 interface DeferredBlock {
+  name: string;
   block: z.ZodType;
   input: unknown;
 }
 
 // parseConfigText, keeping the plain (interpolated) YAML value the schema parsed and the view it
-// was parsed with: the adapter blocks the text leaves out are not in `parsed` (see withAbsentBlocks).
+// was parsed with: the adapter blocks the text leaves out, and those deferred, are not in `parsed`
+// (see withLazyBlocks).
 function parseConfigInput<A extends AdapterSchemas>(
   text: string,
-  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string; deferrable?: Readonly<Record<string, unknown>> | undefined },
+  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string; deferrable?: ReadonlySet<string> },
 ): { parsed: ParsedConfig<A>; input: unknown; view: ConfigView; deferred: ReadonlyMap<string, DeferredBlock> } {
   const { schema, env, file } = options;
   const lineCounter = new LineCounter();
@@ -151,14 +153,14 @@ function parseConfigInput<A extends AdapterSchemas>(
     );
   }
   const adapters = (input as { adapters?: Record<string, unknown> }).adapters;
-  const deferred = new Map([...view.deferredBlocks].map(([name, block]) => [name, { block, input: adapters?.[name] }]));
+  const deferred = new Map([...view.deferredBlocks].map(([name, block]) => [name, { name, block, input: adapters?.[name] }]));
   return { parsed: result.data as ParsedConfig<A>, input, view, deferred };
 }
 
-// `config` with each adapter block the view left out filled in by `fill` when first read (then
-// kept), in the schema's order: to whoever reads it, the value a whole parse gives. A deferred
-// block is filled by `fill` too, given what the file holds for it.
-function withAbsentBlocks<T>(
+// `config` with each adapter block the view left out (absent from the text, or deferred) filled in
+// by `fill` when first read (then kept), in the schema's order: to whoever reads it, the value a
+// whole parse gives. `fill` gets a deferred block's name and what the text holds for it.
+function withLazyBlocks<T>(
   config: T,
   view: ConfigView,
   fill: (block: z.ZodType, deferred?: DeferredBlock) => unknown,
@@ -223,9 +225,9 @@ function resolveDefaults<A extends AdapterSchemas>(
   parsed: ParsedConfig<A>,
   env: ConfigEnv,
   onSecrets: ((secrets: string[]) => void) | undefined,
-  deferral: { deferred: ReadonlyMap<string, DeferredBlock>; invalid: (error: unknown) => never } = {
+  deferral: { deferred: ReadonlyMap<string, DeferredBlock>; invalid: (name: string, error: unknown) => never } = {
     deferred: new Map(),
-    invalid: (error) => {
+    invalid: (_name, error) => {
       throw error;
     },
   },
@@ -237,13 +239,13 @@ function resolveDefaults<A extends AdapterSchemas>(
     let parsedBlock: unknown;
     if (named) {
       const result = block.safeParse(named.input, { jitless: true });
-      parsedBlock = result.success ? result.data : invalid(result.error);
+      parsedBlock = result.success ? result.data : invalid(named.name, result.error);
     } else parsedBlock = block.parse(undefined, { jitless: true });
     const value = applyEnvDefaults(block, parsedBlock, env);
     onSecrets?.(collectSecrets(block, value));
     return value;
   };
-  const config = withAbsentBlocks(filled, view, fill, deferred);
+  const config = withLazyBlocks(filled, view, fill, deferred);
   return {
     ...config,
     state: { ...config.state, directory: config.state.directory ?? defaultStateDir(env) },

@@ -292,19 +292,19 @@ export interface ConfigView {
  * configuration cost, and most commands never read them. The caller fills each left-out block
  * from `absentBlocks` when it is first read; it parses `{}` there, which every adapter schema must
  * accept. A failed parse must be repeated with `schema` itself, whose messages know every block.
- * The blocks `input` names whose names are keys of `deferrable` are left out the same way (the
+ * The blocks `input` names whose names are in `deferrable` are left out the same way (the
  * view's schema takes any value for them): the caller parses each when first read.
  * For a schema that createConfigSchema did not make, or input without an `adapters` mapping, the
  * view is `schema` whole.
  */
-export function configSchemaFor(schema: z.ZodType, input: unknown, deferrable: Readonly<Record<string, unknown>> = {}): ConfigView {
+export function configSchemaFor(schema: z.ZodType, input: unknown, deferrable: ReadonlySet<string> = new Set()): ConfigView {
   const blocks = ADAPTER_BLOCKS.get(schema);
   const adapters = isPlainObject(input) ? (input.adapters === undefined ? {} : input.adapters) : undefined;
   if (!blocks || !(schema instanceof z.ZodObject) || !isPlainObject(adapters)) {
     return { schema, absentBlocks: new Map(), deferredBlocks: new Map(), adapterNames: [] };
   }
   const named = Object.entries(blocks).filter(([name]) => Object.hasOwn(adapters, name));
-  const deferredBlocks = new Map(named.filter(([name]) => Object.hasOwn(deferrable, name)));
+  const deferredBlocks = new Map(named.filter(([name]) => deferrable.has(name)));
   const absentBlocks = new Map(Object.entries(blocks).filter(([name]) => !Object.hasOwn(adapters, name)));
   const adapterSchema = z
     .strictObject(Object.fromEntries(named.map(([name, block]) => [name, deferredBlocks.has(name) ? z.unknown() : block])))

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { z } from 'zod';
-import { ADAPTER_SECRET_PATHS } from '../../../cli/adapter-secret-paths.js';
-import { ADAPTER_CONFIG_SCHEMAS, CONFIG_SCHEMA } from '../../../cli/context.js';
+import { ADAPTER_CONFIG_SCHEMAS, ADAPTER_SECRET_PATHS, CONFIG_SCHEMA } from '../../../cli/context.js';
 import { applyEnvDefaults, collectSecrets, createConfigSchema, loadConfig } from '../../../core/config/index.js';
 import { adapterBlockSchema } from '../../../core/config/schema.js';
 import { secretPaths, secretsAtPaths } from '../../../core/config/secret-paths.js';
@@ -13,7 +13,7 @@ import { lazySchema } from '../../../core/lazy-schema.js';
 
 // Issue 15: a command that reads no adapter block (`sessions`, `events`, …) leaves the blocks the
 // file names unparsed until read, as those it leaves out; their secrets still reach the redactor at
-// load, found at paths written out ahead of time (cli/adapter-secret-paths.ts).
+// load, found at paths each adapter writes out next to its schema (cli/context.ts ADAPTER_SECRET_PATHS).
 
 let dir: string;
 beforeEach(async () => {
@@ -71,18 +71,17 @@ const SECRETS = [
 ];
 
 describe('secret paths', () => {
-  it('are written out for every adapter block as its schema has them', () => {
+  it('are written out by every adapter as its block schema has them', () => {
     const computed = Object.fromEntries(
       Object.entries(ADAPTER_CONFIG_SCHEMAS).map(([name, schema]) => [name, secretPaths(adapterBlockSchema(name, schema as z.ZodType))]),
     );
-    // On a difference, put `computed` in cli/adapter-secret-paths.ts.
+    // On a difference, the adapter's *_SECRET_PATHS (its config module) must say what the schema says.
     expect(ADAPTER_SECRET_PATHS).toEqual(computed);
   });
 
   it('find what collectSecrets finds over the parsed blocks', async () => {
     const { config } = await load(SECRET_TEXT, SECRET_ENV, { defer: false });
     const raw = { droid: undefined as unknown, 'claude-code': undefined as unknown };
-    const { parse } = await import('yaml');
     const text = SECRET_TEXT.replace('${OTHER_MODEL_KEY}', SECRET_ENV.OTHER_MODEL_KEY);
     Object.assign(raw, (parse(text) as { adapters: typeof raw }).adapters);
     const env = { HOME: dir, ...SECRET_ENV };
