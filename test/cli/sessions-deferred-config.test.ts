@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLI_TEST_TIMEOUT_MS, createCliSandbox, type CliSandbox } from '../support/cli-runner.js';
+import { CLI_TEST_TIMEOUT_MS, createCliSandbox, processesReferring, type CliSandbox } from '../support/cli-runner.js';
+import { killQuietly } from '../support/rig-processes.js';
 
 // Issue 15: the commands that read only the state (`sessions`, `events`) parse no adapter block at
 // load (core/config/load.ts deferredBlocks). From the user's side: what they print still has every
@@ -23,6 +24,7 @@ beforeEach(async () => {
   stateDir = join(box.root, 'state');
 });
 afterEach(async () => {
+  for (const left of processesReferring(box.root)) killQuietly(left.pid);
   await box.remove();
 });
 
@@ -102,6 +104,8 @@ describe('sessions and events with adapter blocks parsed only when read', { time
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/one-works\.yaml:6:\d+: adapters\.droid/);
     expect(refused.stderr).toContain('bogus');
+    // The server `run` started for its intent before the config was read exits on the same error.
+    await expect.poll(() => processesReferring(box.root), { timeout: 15_000 }).toEqual([]);
   });
 
   it('still refuse an adapter the config does not know', async () => {
