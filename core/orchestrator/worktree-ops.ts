@@ -121,6 +121,10 @@ export async function discardSession(ctx: OrchestratorContext, slot: SessionSlot
 export async function checkSession(ctx: OrchestratorContext, slot: SessionSlot, request: CheckSessionRequest): Promise<SessionCheck> {
   liveWorktree(slot.book.record);
   assertIdle(slot, 'check');
+  // The check runs with the session's HOME, and an agent's exit ends every process with that HOME
+  // (core/session/launch.ts): a warm agent closing mid-check (idle, budget) would kill the check.
+  // It is stopped first, as for a discard; the next turn starts it again.
+  await slot.closeRunner('check');
   const result = await runCheck(slot.book.record, request.command, {
     stateDir: ctx.deps.stateDir,
     sandbox: ctx.deps.worktrees?.sandbox ?? 'none',
