@@ -25,6 +25,7 @@ import { harnessName, PROCESS_SECRET_PATHS, type ProcessConfig, ProcessConfigSch
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
+import { viewCwd, viewEnv, viewStdio } from '../core/process/view.js';
 
 /**
  * The adapters' YAML blocks, by adapter name: the configuration needs only these. The adapters
@@ -148,18 +149,20 @@ export interface ContextOptions {
 
 export async function createContext(
   globals: GlobalOptions,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = viewEnv(),
   options: ContextOptions = {},
 ): Promise<CliContext> {
   const mode = options.adapters ?? 'all';
   const tables = mode === 'all' ? await (await import('./adapter-table.js')).loadAllAdapters() : undefined;
-  const cwd = process.cwd();
-  const out = new Output({ json: Boolean(globals.json) });
+  // The client's directory and streams when the orchestrator runs this command for it (core/process/view.ts).
+  const cwd = viewCwd();
+  const { stdout, stderr } = viewStdio();
+  const out = new Output({ json: Boolean(globals.json), stdout, stderr });
   // Every secret of the config is registered as it becomes known: an adapter block the file leaves
   // out is made (with its defaults from the environment) when first read.
   const loaded = await loadConfig({
     schema: CONFIG_SCHEMA,
-    ...(globals.config ? { path: resolve(globals.config) } : {}),
+    ...(globals.config ? { path: resolve(cwd, globals.config) } : {}),
     cwd,
     env,
     onSecrets: (secrets) => {
@@ -321,7 +324,7 @@ export async function createContext(
       return new Map(Object.entries(lock.adapters[name] ?? {}));
     },
     services: createPrepareServices(),
-    progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }),
+    progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }, stderr as NodeJS.WriteStream),
   };
   return ctx;
 }

@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { currentView, ViewDeclined, viewStdio } from '../core/process/view.js';
 import { ERROR_CODES, type ErrorCode, isOneWorksError } from '../core/errors.js';
 import { installExitCleanup } from '../core/process/child-registry.js';
 import { type CommandModule, commandModulesFor } from './command-table.js';
@@ -34,8 +35,14 @@ export interface MainOptions {
  * actionable message (no stack unless --verbose); exit codes come from one table (exit-codes.ts).
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
-  installExitCleanup();
-  putEarlySeed(options.earlyIntent);
+  // Run by the orchestrator for a thin client (core/process/view.ts): the server's process is not
+  // this command's, so neither its exit nor its signals are taken over, and no early intent is there.
+  const view = currentView();
+  if (!view) {
+    installExitCleanup();
+    putEarlySeed(options.earlyIntent);
+  }
+  const { stdout, stderr } = viewStdio();
   let exitCode: number = EXIT.ok;
   let verbose = argv.includes('--verbose');
   const json = argv.includes('--json');
@@ -45,8 +52,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
 
   const program = createProgram();
   program.configureOutput({
-    writeErr: (s) => process.stderr.write(terminalSafe(s)),
-    writeOut: (s) => process.stdout.write(terminalSafe(s)),
+    writeErr: (s) => stderr.write(terminalSafe(s)),
+    writeOut: (s) => stdout.write(terminalSafe(s)),
   });
   program.hook('preAction', (cmd) => {
     verbose = Boolean(cmd.optsWithGlobals().verbose);
@@ -56,7 +63,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const modules: CommandModule[] = await Promise.all(commandModulesFor(argv).map((load) => load()));
   for (const register of modules) register(program, run);
 
-  const removeShutdownHandlers = installShutdownHandlers();
+  const removeShutdownHandlers = view ? () => undefined : installShutdownHandlers();
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -64,21 +71,23 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    // The client runs the command itself.
+    if (error instanceof ViewDeclined) throw error;
     if (isOneWorksError(error)) {
-      if (json) printJsonError(error.code, error.message);
-      else printError(`one-works: ${error.message}`);
-      if (verbose && error.stack) printError(error.stack);
+      if (json) printJsonError(stderr, error.code, error.message);
+      else printError(stderr, `one-works: ${error.message}`);
+      if (verbose && error.stack) printError(stderr, error.stack);
       return exitCodeFor(error.code);
     }
     const message = error instanceof Error ? error.message : String(error);
-    if (json) printJsonError(ERROR_CODES.INTERNAL, `internal error: ${message}`);
-    else printError(`one-works: internal error: ${message}`);
-    if (verbose && error instanceof Error && error.stack) printError(error.stack);
+    if (json) printJsonError(stderr, ERROR_CODES.INTERNAL, `internal error: ${message}`);
+    else printError(stderr, `one-works: internal error: ${message}`);
+    if (verbose && error instanceof Error && error.stack) printError(stderr, error.stack);
     return EXIT.internal;
   } finally {
     removeShutdownHandlers();
     // Not taken (the command line failed to parse, or was not the `run` the early tell read): its agent goes.
-    await takeEarlySeed()?.discard();
+    if (!view) await takeEarlySeed()?.discard();
   }
 }
 
@@ -103,12 +112,12 @@ export function createProgram(): Command {
 
 // In --json mode an error is one JSON line on stderr, `{"error":{"code","message"}}`, so a program
 // reads the stable code without parsing prose; stdout keeps only results.
-function printJsonError(code: ErrorCode, message: string): void {
+function printJsonError(stderr: NodeJS.WritableStream, code: ErrorCode, message: string): void {
   const line = JSON.stringify({ error: { code, message: processRedactor.redact(message) } });
-  process.stderr.write(`${jsonTerminalSafe(line)}\n`);
+  stderr.write(`${jsonTerminalSafe(line)}\n`);
 }
 
 // An error may quote a secret or the agent's text (a tool's output, a title): redacted, made inert.
-function printError(text: string): void {
-  process.stderr.write(`${terminalSafe(processRedactor.redact(text))}\n`);
+function printError(stderr: NodeJS.WritableStream, text: string): void {
+  stderr.write(`${terminalSafe(processRedactor.redact(text))}\n`);
 }

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { viewStdio } from '../core/process/view.js';
 import type { Adapter, Autonomy, PermissionAsk, PermissionDecision } from '../core/adapter.js';
 import { OneWorksError } from '../core/errors.js';
 import {
@@ -65,7 +66,7 @@ export function createDecider(
   options: DeciderOptions = {},
 ): (ask: PermissionAsk, session: SessionRecord) => Promise<PermissionDecision> {
   const yamlPolicy = (adapterConfig as { policy?: PermissionPolicyInput } | undefined)?.policy;
-  const terminal = options.terminal ?? { input: process.stdin, output: process.stderr };
+  const terminal = options.terminal ?? { input: viewStdio().stdin, output: viewStdio().stderr };
   const escalator =
     options.escalator ??
     (isInteractive(out, terminal)

@@ -1,4 +1,5 @@
 import { killAllChildrenSync } from '../core/process/child-registry.js';
+import { currentView } from '../core/process/view.js';
 import { EXIT } from './exit-codes.js';
 
 /**
@@ -37,6 +38,9 @@ export function installShutdownHandlers(forceAfterMs = 20_000): () => void {
 
 /** Claims the shutdown signal for the duration of a command; call the returned release when done. */
 export function claimShutdown(): { signal: AbortSignal; release: () => void } {
+  // A command the orchestrator runs for a client stops on that client's signal, not the server's.
+  const view = currentView();
+  if (view) return { signal: view.shutdown, release: () => undefined };
   claims++;
   let released = false;
   return {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { viewStdio } from '../../core/process/view.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
@@ -53,7 +54,8 @@ export async function followTurn(
 ): Promise<number> {
   const { out } = ctx;
   const prompts = new AbortController();
-  const terminal = { input: process.stdin, output: process.stderr };
+  const { stdin, stderr } = viewStdio();
+  const terminal = { input: stdin, output: stderr };
   const escalator = isInteractive(out, terminal)
     ? createTtyEscalator({ ...terminal, redact: (text) => out.redact(text), signal: prompts.signal })
     : undefined;
