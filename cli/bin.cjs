@@ -55,15 +55,34 @@ function commandName(argv) {
   return undefined;
 }
 
+// cli/early-intent.ts's bundle for `run` (undefined for any other command, or without a current build).
+function loadEarly(build, command) {
+  if (command !== 'run' || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
+  try {
+    const { loadBundle } = require('./run-build.cjs');
+    return loadBundle(root + build.early.bundle, `early-intent-${build.early.bundleHash}`);
+  } catch {
+    return undefined;
+  }
+}
+
+// A plain `run` handed to the orchestrator that listens for it (see delegateRun in
+// cli/early-intent.ts): resolves with its exit code, or undefined when the command is this
+// process's to run.
+function delegate(early, args) {
+  try {
+    return early?.delegateRun(args, process.env, process.cwd()) ?? Promise.resolve(undefined);
+  } catch {
+    return Promise.resolve(undefined);
+  }
+}
+
 // `run`'s intent, told to a running orchestrator before the command's bundle loads, or with the
 // spawn of the server it starts when none runs (see cli/early-intent.ts): undefined for any other
 // command, without a current build, or when nothing was told. The command takes the connection
 // (or the server) over, or discards it.
-function tellEarlyIntent(build, command, args) {
-  if (command !== 'run' || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
+function tellEarlyIntent(early, args) {
   try {
-    const { loadBundle } = require('./run-build.cjs');
-    const early = loadBundle(root + build.early.bundle, `early-intent-${build.early.bundleHash}`);
     return early?.tellEarlyIntent(args, process.env, process.cwd());
   } catch {
     // The command tells its intent itself.
@@ -99,18 +118,25 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 } else {
   const build = readBuild();
   const command = commandName(args);
-  const earlyIntent = tellEarlyIntent(build, command, args);
-  // The intent is written (or the server started) before the command's bundle loads (a synchronous 20 ms or more).
-  (earlyIntent ? earlyIntent.sent : Promise.resolve())
-    .then(() => loadMain(build, command))
-    .then(
-      async (main) => {
-        process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
-      },
-      (error) => {
-        // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
-        process.exitCode = 1;
-        throw error;
-      },
-    );
+  const early = loadEarly(build, command);
+  delegate(early, args).then((exitCode) => {
+    if (exitCode !== undefined) {
+      process.exitCode = exitCode;
+      return;
+    }
+    const earlyIntent = tellEarlyIntent(early, args);
+    // The intent is written (or the server started) before the command's bundle loads (a synchronous 20 ms or more).
+    return (earlyIntent ? earlyIntent.sent : Promise.resolve())
+      .then(() => loadMain(build, command))
+      .then(
+        async (main) => {
+          process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
+        },
+        (error) => {
+          // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
+          process.exitCode = 1;
+          throw error;
+        },
+      );
+  });
 }

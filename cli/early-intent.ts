@@ -9,6 +9,7 @@ import type { SessionIntent } from '../core/orchestrator/intent.js';
 import { checkPrompt } from '../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../core/process/env.js';
 import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
+import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './daemon/command-methods.js';
 import { logPath, socketPath } from './daemon/socket-path.js';
 
 /**
@@ -314,3 +315,186 @@ export function scanRunArgs(args: readonly string[]): ScannedRun | undefined {
   if (operands.length !== 2 || operands[0] !== 'run') return undefined;
   return { config, flags, prompt: operands[1]! };
 }
+
+/** Set to `0` to have `run` always load the command itself instead of handing it to the orchestrator. */
+export const DELEGATE_ENV = 'ONE_WORKS_DELEGATE';
+
+/** The exit code of a delegated command whose client got a second signal (as the command's own second Ctrl-C). */
+const EXIT_INTERRUPTED = 130;
+/** A first signal's grace before the client exits anyway (as the command's own installShutdownHandlers). */
+const SIGNAL_GRACE_MS = 20_000;
+
+/** How the client's standard streams look (what `command.run` tells the server). */
+interface StreamFacts {
+  isTTY: boolean;
+  columns?: number;
+}
+
+/** The process a delegated run writes to and is signalled in (tests give their own). */
+export interface DelegateIo {
+  stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  stdin: { isTTY?: boolean };
+  /** Subscribes to SIGINT/SIGTERM; returns the unsubscribe. */
+  onSignal(listener: (signal: 'SIGINT' | 'SIGTERM') => void): () => void;
+}
+
+const PROCESS_IO: DelegateIo = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  onSignal(listener) {
+    process.on('SIGINT', listener);
+    process.on('SIGTERM', listener);
+    return () => {
+      process.off('SIGINT', listener);
+      process.off('SIGTERM', listener);
+    };
+  },
+};
+
+/**
+ * Hands a plain `run` to the orchestrator of its state directory, which runs the command itself
+ * with this process's directory, environment and streams (cli/daemon/delegated-run.ts), and
+ * resolves with its exit code once it is done, its output written here as it comes. The command's
+ * 3.4 MB are then never loaded here: on a small machine that load takes CPU from the agent
+ * starting meanwhile. Resolves undefined, with nothing written, when the command is the caller's
+ * to run as before: another command line than {@link scanRunArgs} reads, a refused prompt, a
+ * terminal that could show permission prompts (stdin and stderr TTYs, no --json), no orchestrator
+ * listening, an older server, or a server that declined (another config or environment, a fleet,
+ * any failure before the command reached it: the command then reports it itself). With
+ * `ONE_WORKS_DELEGATE=0` it is never handed over. Never rejects.
+ *
+ * A first SIGINT/SIGTERM is passed on (the command cancels its turn and settles); a second one,
+ * or none settled SIGNAL_GRACE_MS after the first, exits with 130 at once (the turn's cancel goes on).
+ */
+export function delegateRun(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  io: DelegateIo = PROCESS_IO,
+): Promise<number | undefined> | undefined {
+  try {
+    if (env[DELEGATE_ENV] === '0') return undefined;
+    const scanned = scanRunArgs(args);
+    if (!scanned) return undefined;
+    checkPrompt(scanned.prompt);
+    if (!args.includes('--json') && io.stdin.isTTY === true && io.stderr.isTTY === true) return undefined;
+    const located = locateState({ ...(scanned.config ? { path: resolve(cwd, scanned.config) } : {}), cwd, env });
+    if (!located) return undefined;
+    const path = socketPath(located.stateDir);
+    if (!existsSync(path)) return undefined;
+    const params = {
+      args: absolutePaths(args, cwd),
+      cwd,
+      env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string')),
+      stdout: streamFacts(io.stdout),
+      stderr: streamFacts(io.stderr),
+    };
+    return runOn(path, intentOf(scanned.flags, env, cwd), params, io);
+  } catch {
+    return undefined;
+  }
+}
+
+function streamFacts(stream: { isTTY?: boolean; columns?: number }): StreamFacts {
+  return { isTTY: stream.isTTY === true, ...(stream.columns ? { columns: stream.columns } : {}) };
+}
+
+// The command line with the values of -c/--config and -w/--workspace made absolute against `cwd`:
+// the server resolves paths against its own directory.
+function absolutePaths(args: readonly string[], cwd: string): string[] {
+  const paths = new Set(['-c', '--config', '-w', '--workspace']);
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    if (equals > 0 && paths.has(arg.slice(0, equals))) out.push(`${arg.slice(0, equals)}=${resolve(cwd, arg.slice(equals + 1))}`);
+    else if (paths.has(arg) && i + 1 < args.length) {
+      out.push(arg, resolve(cwd, args[i + 1]!));
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+// Runs `params` on the server at `path`: resolves its exit code, or undefined when it declined
+// (or could not take it) before the command reached it.
+// The intent goes first on the connection: the agent starts while the server sets the command up,
+// and the command takes it over (or it is discarded).
+function runOn(path: string, intent: SessionIntent, params: object, io: DelegateIo): Promise<number | undefined> {
+  return new Promise((settle) => {
+    const socket = createConnection(path);
+    let matched = false;
+    let done = false;
+    let signalled = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const finish = (exitCode: number | undefined): void => {
+      if (done) return;
+      done = true;
+      stopSignals();
+      clearTimeout(graceTimer);
+      socket.destroy();
+      settle(exitCode);
+    };
+    const stopSignals = io.onSignal((signal) => {
+      // Before the command runs for real, a signal ends this process as the command's own would.
+      if (signalled || !matched) {
+        finish(EXIT_INTERRUPTED);
+        return;
+      }
+      signalled = true;
+      socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'command-signal', method: COMMAND_SIGNAL, params: { signal } })}\n`);
+      graceTimer = setTimeout(() => finish(EXIT_INTERRUPTED), SIGNAL_GRACE_MS);
+      graceTimer.unref();
+    });
+    socket.once('connect', () => {
+      socket.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: EARLY_INTENT_ID, method: 'intent', params: intent })}\n${JSON.stringify({ jsonrpc: '2.0', id: COMMAND_RUN_ID, method: COMMAND_RUN, params })}\n`,
+      );
+    });
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      for (let end = received.indexOf('\n'); end >= 0 && !done; end = received.indexOf('\n')) {
+        const line = received.slice(0, end);
+        received = received.slice(end + 1);
+        onMessage(line);
+      }
+    });
+    const onMessage = (line: string): void => {
+      let message: { id?: unknown; method?: unknown; params?: { stream?: unknown; text?: unknown }; result?: unknown; error?: unknown };
+      try {
+        message = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (message.method === COMMAND_MATCHED) matched = true;
+      else if (message.method === COMMAND_OUTPUT) {
+        const { stream, text } = message.params ?? {};
+        if (typeof text === 'string') (stream === 'stderr' ? io.stderr : io.stdout).write(text);
+      } else if (message.id === COMMAND_RUN_ID) {
+        const exitCode = (message.result as { exitCode?: unknown } | undefined)?.exitCode;
+        // Declined, or an older server that has no such method: the caller runs the command.
+        finish(typeof exitCode === 'number' && matched ? exitCode : matched ? 1 : undefined);
+      }
+    };
+    const onClosed = (): void => {
+      if (done) return;
+      // Gone before the command ran for real: the caller runs it. Gone while it ran: said, as the command's own client would.
+      if (matched)
+        io.stderr.write(
+          'one-works: the orchestrator closed the connection before the run ended (its turn may go on: see `one-works sessions`)\n',
+        );
+      finish(matched ? EXIT_CONNECTION_CLOSED : undefined);
+    };
+    socket.once('close', onClosed);
+    socket.on('error', () => undefined);
+  });
+}
+
+/** The request id of a delegated command. */
+const COMMAND_RUN_ID = 'command-run';
+/** The exit code of a `connection_closed` error (cli/exit-codes.ts: an agent-side failure). */
+const EXIT_CONNECTION_CLOSED = 5;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { locateState } from '../../core/config/load.js';
+import { currentView } from '../../core/process/view.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
 import type { AutoServer } from '../daemon/auto-start.js';
 import { adoptSocket, type OrchestratorClient, tryConnect } from '../daemon/client.js';
@@ -73,7 +74,7 @@ export function tellIntent(
   const located =
     seed && seed.config === globals.config
       ? seed.located
-      : locateState({ ...(globals.config ? { path: resolve(globals.config) } : {}), cwd, env });
+      : locateState({ ...(globals.config ? { path: resolve(cwd, globals.config) } : {}), cwd, env });
   if (!located) {
     void seed?.discard();
     return undefined;
@@ -114,8 +115,11 @@ function listen(path: string, intent: SessionIntent): { client: Promise<Orchestr
   });
   const client = tryConnect(path).then(
     (connected) => {
-      // Not awaited: the answer (or an older server's refusal) changes nothing here.
-      connected?.intent?.(intent).catch(() => undefined);
+      // Not awaited: the answer (or an older server's refusal) changes nothing here. A command the
+      // orchestrator runs for a client takes over the intent that client told (core/process/view.ts).
+      const handed = currentView()?.handedIntent;
+      if (handed !== undefined) connected?.adoptIntent?.(handed).catch(() => undefined);
+      else connected?.intent?.(intent).catch(() => undefined);
       sent();
       return connected;
     },

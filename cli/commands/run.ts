@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { resolve } from 'node:path';
 import type { Adapter, Autonomy, LockedVersion, ResolvedCli } from '../../core/adapter.js';
 import { adapterBlockSchema } from '../../core/config/schema.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
@@ -6,6 +7,7 @@ import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.j
 import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 // The module itself, not core/process/index.js (execa and its ~150 modules): the client spawns nothing.
 import { presentationOf } from '../../core/process/env.js';
+import { currentView, ViewDeclined, viewCwd, viewEnv } from '../../core/process/view.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { beginMatchingOrchestrator } from '../daemon/connect-matching.js';
@@ -88,10 +90,10 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
         checkPrompt(prompt);
         sessionPolicyFromFlags(flags);
         // Told first: the agent starts while this process loads its config and makes its checks.
-        const early = tellIntent(globals, process.env, process.cwd(), flags, takeEarlySeed());
+        const early = tellIntent(globals, viewEnv(), viewCwd(), flags, takeEarlySeed());
         try {
           await early?.ready;
-          const ctx = await createContext(globals, process.env, { adapters: 'lazy' });
+          const ctx = await createContext(globals, viewEnv(), { adapters: 'lazy' });
           return await runTurn(ctx, { kind: 'new', flags, early }, prompt);
         } finally {
           // Unused (the config failed, a fleet): its connection goes, and the agent with it.
@@ -128,7 +130,7 @@ export function registerRunCommands(program: Command, run: (body: CommandBody) =
     .action((sessionId: string, prompt: string, flags: TurnFlags, cmd: Command) =>
       run(async () => {
         withoutSchemaCompilation();
-        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), process.env, { adapters: 'lazy' });
+        const ctx = await createContext(cmd.optsWithGlobals<GlobalOptions>(), viewEnv(), { adapters: 'lazy' });
         return runTurn(ctx, { kind: 'resume', sessionId, flags }, prompt);
       }),
     );
@@ -140,6 +142,9 @@ type Target = { kind: 'new'; flags: TurnFlags; early?: EarlyIntent | undefined }
 // reached meanwhile); the turn's settings are checked by the orchestrator at acceptance.
 async function runTurn(ctx: CliContext, target: Target, prompt: string): Promise<number> {
   checkPrompt(prompt);
+  // Run by the orchestrator for a thin client: a fleet's turn is submitted by the client itself
+  // (a declined command is run again by its client: nothing may have been submitted before).
+  if (isFleet(ctx) && currentView()) throw new ViewDeclined('the state is a fleet');
   // A fleet (state.backend postgres): the database is the state, a worker runs the turn.
   const fleet = isFleet(ctx) ? await openFleet(ctx) : undefined;
   try {
@@ -331,7 +336,7 @@ function startChecks(
   approvalDir: string | undefined,
   resuming = false,
 ): StartedChecks {
-  const dir = approvalDir ?? target.flags.workspace ?? ctx.cwd;
+  const dir = approvalDir ?? (target.flags.workspace ? resolve(ctx.cwd, target.flags.workspace) : ctx.cwd);
   const checks: StartedChecks = {
     adapter: fleet ? localAdapter(ctx, adapterName) : ctx.loadAdapter(adapterName),
     approved: fleet ? canonicalWorkspace(dir) : resolveWorkspace(ctx, dir, resuming),

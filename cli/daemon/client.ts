@@ -84,6 +84,8 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
    * starts now (see SessionIntent); an older server refuses the method (the caller ignores it).
    */
   intent?(intent: SessionIntent): Promise<IntentStart>;
+  /** Takes over, on this connection, the intent a `command.run`'s client told (see core/process/view.ts). */
+  adoptIntent?(token: string): Promise<{ adopted: boolean }>;
   /**
    * The answer to the latest `hello` on this connection, undefined before any: a client from
    * {@link connectOrchestrator} has one (the hello that confirmed the connection), so a caller
@@ -486,6 +488,12 @@ class SocketClient implements OrchestratorClient {
   // An intent went out on this connection before this client was made on it (adoptSocket).
   markIntentOpen(): void {
     this.#intentOpen = true;
+  }
+
+  /** Takes over, on this connection, the intent a `command.run`'s client told (see core/process/view.ts). */
+  adoptIntent(token: string): Promise<{ adopted: boolean }> {
+    this.#intentOpen = true;
+    return this.#call('intent.adopt', { token }) as Promise<{ adopted: boolean }>;
   }
 
   intent(intent: SessionIntent): Promise<IntentStart> {

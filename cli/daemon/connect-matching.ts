@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { currentView, type ProcessView, ViewDeclined } from '../../core/process/view.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { type ConnectOptions, connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
@@ -26,6 +27,10 @@ export async function connectMatchingOrchestrator(
   // Computed once a server answered: a server to start is started without waiting for it.
   let fingerprint: string | undefined;
   let restarted = false;
+  // Run by the orchestrator for a thin client (core/process/view.ts): it uses that very server when
+  // it matches, and otherwise starts, restarts or waits for none (the client then runs the command).
+  const view = currentView();
+  if (view) return connectForView(ctx, options, view);
   for (let attempt = 1; ; attempt += 1) {
     // The connection opened early (a `run`'s intent told on it), or the server started early, is the first attempt's only.
     const client = await connectOrchestrator(ctx, {
@@ -65,6 +70,31 @@ export async function connectMatchingOrchestrator(
     }
     await client.close();
     throw mismatch(ctx, hello);
+  }
+}
+
+// The matching client of a command run for a thin client, whose `view` is told so; ViewDeclined when
+// none listens or the one that does runs with another config or environment.
+async function connectForView(
+  ctx: MatchingContext,
+  options: Pick<ConnectOptions, 'onAttempted' | 'signal' | 'early'>,
+  view: ProcessView,
+): Promise<OrchestratorClient> {
+  let client: OrchestratorClient;
+  try {
+    client = await connectOrchestrator(ctx, { autoStart: false, ...options, intent: undefined, spawned: undefined });
+  } catch {
+    throw new ViewDeclined('no orchestrator listens for its state directory');
+  }
+  try {
+    const hello = client.greeting ?? (await client.hello());
+    if (hello.fingerprint !== environmentFingerprint(ctx))
+      throw new ViewDeclined('the orchestrator runs with another config or environment');
+    view.matched();
+    return client;
+  } catch (error) {
+    await client.close();
+    throw error instanceof ViewDeclined ? error : new ViewDeclined('its orchestrator did not answer');
   }
 }
 

@@ -94,6 +94,7 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
       onExitRequest,
       onShutdownRequest,
       escalations,
+      log: (message) => out.info(message),
       takeStartIntent: startIntent
         ? () => {
             if (intentTaken) return Promise.resolve(undefined);

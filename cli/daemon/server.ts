@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { chmod, rm } from 'node:fs/promises';
+import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './command-methods.js';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Orchestrator } from '../../core/orchestrator/index.js';
-import { createConnection, type Connection } from '../../core/protocol/index.js';
+import { createConnection, type Connection, ProtocolError } from '../../core/protocol/index.js';
 import { createStreamTransport } from '../../core/transport/index.js';
 import { EscalationAttachParamsSchema, type EscalationRouter } from './escalations.js';
 import {
@@ -9,6 +11,8 @@ import {
   AnswerAskParamsSchema,
   CancelParamsSchema,
   CheckSessionParamsSchema,
+  CommandRunParamsSchema,
+  CommandSignalParamsSchema,
   CreateSessionParamsSchema,
   DiffSessionParamsSchema,
   MergeSessionParamsSchema,
@@ -17,6 +21,7 @@ import {
   type ExitReason,
   ForkSessionParamsSchema,
   ImportSessionParamsSchema,
+  IntentAdoptParamsSchema,
   IntentDropParamsSchema,
   IntentParamsSchema,
   MAX_WAIT_MS,
@@ -66,6 +71,8 @@ export interface OrchestratorServerOptions {
   takeStartIntent?: (() => Promise<string | undefined>) | undefined;
   /** Where `escalations.attach` registers a client as its session's escalator. */
   escalations?: EscalationRouter | undefined;
+  /** The server's log (orchestrator.log): says which `run` commands it ran for their clients. */
+  log?: ((message: string) => void) | undefined;
 }
 
 /** A listening control socket. */
@@ -96,7 +103,7 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
     },
     () => undefined,
   );
-  const served: Served = { ...options, startedAt, ready, created: () => created };
+  const served: Served = { ...options, startedAt, ready, created: () => created, handed: new Map() };
   const server = createServer((socket) => {
     reached = true;
     serveClient(served, socket, connections);
@@ -132,12 +139,19 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
 }
 
 // The server's options with what serving needs: its start time, and the orchestrator once created.
-type Served = OrchestratorServerOptions & { startedAt: string; ready: Promise<Orchestrator>; created: () => Orchestrator | undefined };
+type Served = OrchestratorServerOptions & {
+  startedAt: string;
+  ready: Promise<Orchestrator>;
+  created: () => Orchestrator | undefined;
+  /** Intents handed by a `command.run` to the command it runs, by a one-time token (see `intent.adopt`). */
+  handed: Map<string, string>;
+};
 
 // Nothing is live or queued before the orchestrator exists.
 const NO_ACTIVITY = { live: 0, queued: 0 } as const;
 
-function serveClient(options: Served, socket: Socket, connections: Set<Connection>): void {
+function serveClient(served: Served, socket: Socket, connections: Set<Connection>): void {
+  const options = served;
   const { ready } = options;
   const connection = createConnection(createStreamTransport(socket, socket), controlEnvelope, { idPrefix: 's' });
   connections.add(connection);
@@ -160,19 +174,36 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
   let closed = false;
   // The `intent` being handled, if any: `intent.drop` waits for it.
   let telling: Promise<unknown> = Promise.resolve();
-  handle('intent', (p, orchestrator) => {
-    const intent = parseParams(IntentParamsSchema, p);
-    const previous = intentId;
-    intentId = undefined;
-    if (previous !== undefined) void orchestrator.dropIntent(previous, 'its client told another intent');
-    const work = orchestrator.startIntent(intent).then((started) => {
-      // The client went away meanwhile: nobody will create its session.
-      if (started.intentId !== undefined && closed) void orchestrator.dropIntent(started.intentId, 'its client went away');
-      else intentId = started.intentId;
-      return started;
+  // `telling` is set as the request arrives (not once the orchestrator is there): a `command.run`
+  // right behind it on the connection waits for it too.
+  handleNow('intent', (p) => {
+    const work = ready.then((orchestrator) => {
+      const intent = parseParams(IntentParamsSchema, p);
+      const previous = intentId;
+      intentId = undefined;
+      if (previous !== undefined) void orchestrator.dropIntent(previous, 'its client told another intent');
+      return orchestrator.startIntent(intent).then((started) => {
+        // The client went away meanwhile: nobody will create its session.
+        if (started.intentId !== undefined && closed) void orchestrator.dropIntent(started.intentId, 'its client went away');
+        else intentId = started.intentId;
+        return started;
+      });
     });
     telling = work.catch(() => undefined);
     return work;
+  });
+  // The command a `command.run` runs takes the intent its client told (on the client's connection)
+  // over on its own connection, by the token it was handed: its createSession there takes that agent.
+  handle('intent.adopt', async (p, orchestrator) => {
+    const { token } = parseParams(IntentAdoptParamsSchema, p);
+    const adopted = served.handed.get(token);
+    served.handed.delete(token);
+    if (adopted === undefined) return { adopted: false };
+    await telling;
+    const previous = intentId;
+    intentId = adopted;
+    if (previous !== undefined) void orchestrator.dropIntent(previous, 'its client adopted another intent');
+    return { adopted: true };
   });
   // The client gives its intent up (its own checks failed): answered once the agent is stopped and its directory removed.
   handle('intent.drop', async (p, orchestrator) => {
@@ -191,6 +222,50 @@ function serveClient(options: Served, socket: Socket, connections: Set<Connectio
     const taken = intentId ?? (await options.takeStartIntent?.());
     intentId = undefined;
     return orchestrator.createSession(request, { intentId: taken });
+  });
+  // A plain `run` handed over by a thin client (cli/bin.cjs): run here with the client's process
+  // view, its output sent on this connection before the answer (see delegated-run.ts). One at a time.
+  let command: AbortController | undefined;
+  handleNow(COMMAND_RUN, async (p) => {
+    const params = parseParams(CommandRunParamsSchema, p);
+    if (command) throw ProtocolError.invalidParams('a command already runs on this connection');
+    command = new AbortController();
+    // The intent told just before on this connection (its agent starting) goes to the command.
+    await telling;
+    const handedIntent = intentId;
+    intentId = undefined;
+    const token = handedIntent === undefined ? undefined : randomUUID();
+    if (token !== undefined) served.handed.set(token, handedIntent!);
+    try {
+      const { runDelegated } = await import('./delegated-run.js');
+      const result = await runDelegated(
+        { ...params, ...(token ? { handedIntent: token } : {}) },
+        (stream, text) => {
+          if (connection.state === 'open') connection.notify(COMMAND_OUTPUT, { stream, text }).catch(() => undefined);
+        },
+        command.signal,
+        () => {
+          if (connection.state === 'open') connection.notify(COMMAND_MATCHED, {}).catch(() => undefined);
+        },
+        () => closed,
+      );
+      options.log?.(
+        'exitCode' in result
+          ? `command: ran a client's \`run\` here (exit ${result.exitCode})`
+          : `command: declined a client's \`run\`, which runs it itself (${result.declined})`,
+      );
+      return result;
+    } finally {
+      command = undefined;
+      // Not adopted (the command declined or failed first): its agent goes.
+      if (token !== undefined && served.handed.delete(token))
+        void served.created()?.dropIntent(handedIntent!, 'its command did not use it');
+    }
+  });
+  handleNow(COMMAND_SIGNAL, (p) => {
+    const { signal } = parseParams(CommandSignalParamsSchema, p);
+    command?.abort(signal);
+    return Promise.resolve({ signalled: command !== undefined });
   });
   handle('sendMessage', (p, orchestrator) => orchestrator.sendMessage(parseParams(SendMessageParamsSchema, p)));
   handle('cancel', (p, orchestrator) => {

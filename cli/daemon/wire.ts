@@ -67,6 +67,27 @@ export const CreateSessionParamsSchema = paramsSchema(() => ({
     ])
     .optional(),
 }));
+/** How a thin client's standard stream looks to the command the server runs for it. */
+const ClientStreamSchema = z.strictObject({ isTTY: z.boolean(), columns: z.number().int().positive().optional() });
+/**
+ * `command.run`: a plain `run` command line that cli/bin.cjs hands to the orchestrator instead of
+ * loading the command (cli/daemon/delegated-run.ts), with what the command would see of its
+ * process. Its output comes as COMMAND_OUTPUT notifications before the answer, `{ exitCode }`, or
+ * `{ declined }` with nothing printed (the client then runs the command itself). The environment
+ * is the client's (this is a 0600 socket of the same user); it is never logged or recorded.
+ */
+export const CommandRunParamsSchema = paramsSchema(() => ({
+  args: z.array(z.string()).max(256),
+  cwd: z.string().min(1),
+  env: z.record(z.string(), z.string()),
+  stdout: ClientStreamSchema,
+  stderr: ClientStreamSchema,
+}));
+/** `intent.adopt`: the command a `command.run` runs takes its client's intent over (core/process/view.ts handedIntent). */
+export const IntentAdoptParamsSchema = paramsSchema(() => ({ token: z.string().uuid() }));
+/** `command.signal`: the client of a `command.run` on this connection got SIGINT or SIGTERM. */
+export const CommandSignalParamsSchema = paramsSchema(() => ({ signal: z.enum(['SIGINT', 'SIGTERM']) }));
+
 /**
  * `intent`: what a new `run` is about to create (core/orchestrator/intent.ts SessionIntent), sent
  * before its createSession on the same connection; an older server answers method-not-found

@@ -14,6 +14,11 @@ export interface ProcessView {
   stdin: Readable & { isTTY?: boolean };
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable & { isTTY?: boolean };
+  /**
+   * The token of the intent the client told before it handed the command over (its agent starting):
+   * the command adopts it on its own connection (`intent.adopt`) instead of telling one.
+   */
+  handedIntent?: string;
   /** Aborted when the client is told SIGINT or SIGTERM (the command's claimShutdown signal). */
   shutdown: AbortSignal;
   /**

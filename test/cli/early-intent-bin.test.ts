@@ -47,11 +47,12 @@ describe('an installed run tells its intent before the command loads', () => {
     const build = JSON.parse(await readFile(join(pkg, 'dist', 'build.json'), 'utf8')) as { early?: { bundle: string } };
     expect(build.early?.bundle).toBe('dist/cli/early-intent.cjs');
 
+    // Not handed to the orchestrator (see below): the command loads here, as with an older server.
     const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', '-m', 'model-a', 'hello'], {
       cwd: work,
       reject: false,
       stdin: 'ignore',
-      env: { NODE_OPTIONS: '' },
+      env: { NODE_OPTIONS: '', ONE_WORKS_DELEGATE: '0' },
     });
     expect(result.exitCode, result.stderr).toBe(exitCodeFor(ERROR_CODES.ORCHESTRATOR_MISMATCH));
     expect(result.stderr).toContain('runs with a different configuration or environment');
@@ -61,6 +62,31 @@ describe('an installed run tells its intent before the command loads', () => {
     const frames = fake.connections[0]!;
     expect(frames[0]).toMatchObject({ id: EARLY_INTENT_ID, method: 'intent', params: { workspace: join(work, 'ws'), model: 'model-a' } });
     expect(frames.map((f) => f.method)).toEqual(['intent', 'hello', 'intent.drop']);
+  });
+});
+
+describe('an installed run hands itself to the orchestrator that listens', () => {
+  it('tells its intent and the command line first; a server that does not run it (an older one) leaves it to the command', async () => {
+    fake.connections.length = 0;
+    const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', '-m', 'model-a', 'hello'], {
+      cwd: work,
+      reject: false,
+      stdin: 'ignore',
+      env: { NODE_OPTIONS: '', OW_UNRELATED: 'kept' },
+    });
+    // The command then ran here, as above: refused by this server's fingerprint.
+    expect(result.exitCode, result.stderr).toBe(exitCodeFor(ERROR_CODES.ORCHESTRATOR_MISMATCH));
+    expect(fake.connections).toHaveLength(2);
+    const [handed, own] = fake.connections;
+    expect(handed!.map((f) => f.method)).toEqual(['intent', 'command.run']);
+    expect(handed![1]!.params).toMatchObject({
+      args: ['run', '-w', join(work, 'ws'), '-m', 'model-a', 'hello'],
+      cwd: work,
+      env: { OW_UNRELATED: 'kept' },
+      stdout: { isTTY: false },
+      stderr: { isTTY: false },
+    });
+    expect(own!.map((f) => f.method)).toEqual(['intent', 'hello', 'intent.drop']);
   });
 });
 

@@ -35,6 +35,8 @@ export interface StartedCli {
   result: Promise<CliResult>;
   /** What the CLI printed on stdout so far (e.g. a live view's streamed text). */
   stdoutSoFar(): string;
+  /** What the CLI printed on stderr so far (e.g. the log of a `serve` started by hand). */
+  stderrSoFar(): string;
   /** What it was started with, how long it ran, how it ended (if it did) and its stderr so far. */
   describe(): string;
 }
@@ -422,7 +424,14 @@ export function startOneWorks(args: readonly string[], options: { cwd: string; e
       `\`one-works ${args.join(' ')}\` (pid ${child.pid}) ${ended ?? `still running after ${Date.now() - startedAt} ms`}`,
       complained === '' ? '  stderr: (empty)' : `  stderr:\n${indent(indent(tail(complained, REPORT_STDERR_CHARS)))}`,
     ].join('\n');
-  return { pid: child.pid!, kill: (signal) => child.kill(signal), result, stdoutSoFar: () => printed, describe };
+  return {
+    pid: child.pid!,
+    kill: (signal) => child.kill(signal),
+    result,
+    stdoutSoFar: () => printed,
+    stderrSoFar: () => complained,
+    describe,
+  };
 }
 
 /** The Claude Code version the conformance tests drive (installed by the global setup). */

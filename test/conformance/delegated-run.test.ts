@@ -1,0 +1,201 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exitCodeFor } from '../../cli/exit-codes.js';
+import { ERROR_CODES } from '../../core/errors.js';
+import { BUILD_TIMEOUT_MS } from '../support/package-copy.js';
+import { CliRigs, type CliRig, startOneWorks } from '../support/one-works-cli.js';
+import { waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
+import { executeStep, until } from './orchestrator-rig.js';
+
+// A plain `run` whose orchestrator is up is handed to it by cli/bin.cjs (cli/early-intent.ts
+// delegateRun): the orchestrator runs the command with the client's directory, environment and
+// streams, and the client only prints what comes back (cli/daemon/delegated-run.ts). Each case
+// runs the real droid against a scripted model, and compares with the same command run by the
+// client itself (ONE_WORKS_DELEGATE=0) where the outcome must be the same.
+
+const rigs = new CliRigs();
+afterEach(() => rigs.dispose());
+
+const ROOT = join(import.meta.dirname, '..', '..');
+// Only a build runs the delegation (the sources through tsx load the command themselves): the
+// checkout's build is brought up to date first, as `npm run bench` does (in CI it is current).
+beforeAll(async () => {
+  const build = JSON.parse(readFileSync(join(ROOT, 'dist', 'build.json'), 'utf8').toString()) as {
+    builtAt: number;
+    early?: { bundle: string };
+    sources?: Record<string, string[]>;
+  };
+  const stale = Object.values(build.sources ?? {})
+    .flat()
+    .some((file) => !existsSync(join(ROOT, file)) || statSync(join(ROOT, file)).mtimeMs > build.builtAt);
+  if (stale || !build.early) {
+    const built = await execa(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, reject: false });
+    expect(built.exitCode, built.stderr).toBe(0);
+  }
+}, BUILD_TIMEOUT_MS);
+
+// The autonomy that lets the scripted commands run without asking anyone (no terminal here).
+const RUNS_COMMANDS = { autonomy: 'high' };
+// droid 0.225.2's Execute supervisor polls every 2 s whether droid lives, then kills its group.
+const TOOL_LINGER_MS = 10_000;
+const AGENT_CLOSE_MS = 15_000;
+const NOT_DELEGATED = { ONE_WORKS_DELEGATE: '0' };
+
+// Session ids, timestamps and durations differ between two runs of the same command.
+const normalized = (text: string): string => text.replace(/s-[0-9a-f]{10}/g, 's-ID');
+
+type Server = ReturnType<CliRig['start']>;
+// What the server (started by hand: its log is its stderr) says of the commands clients handed it.
+const ranHere = (server: Server): number => server.stderrSoFar().match(/command: ran a client's `run` here/g)?.length ?? 0;
+const declined = (server: Server): number => server.stderrSoFar().match(/command: declined a client's `run`/g)?.length ?? 0;
+// The server logs a command before it answers, but this process may read the server's stderr
+// after the client's exit: waited for (a test timeout fails it), then counted exactly.
+const handedOver = async (server: Server, count: number): Promise<void> => {
+  await until(() => ranHere(server) + declined(server) >= count);
+};
+
+async function serve(rig: CliRig): Promise<Server> {
+  const server = rig.start(['serve']);
+  await until(() => existsSync(join(rig.stateDir, 'orchestrator.sock')));
+  return server;
+}
+
+// Every file under `dir`, read (binary as latin1), for a search of a secret.
+function readAll(dir: string): string {
+  let all = '';
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) all += readFileSync(join(entry.parentPath, entry.name), 'latin1');
+  }
+  return all;
+}
+
+describe('run handed to the orchestrator that is up', () => {
+  it('prints what the command run by itself prints, exits the same, and leaves the client environment nowhere', async () => {
+    const model = await rigs.model({ steps: [{ text: 'same answer' }, { text: 'same answer' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    // A variable of the client's environment that One Works has no use for: it travels to the
+    // orchestrator with the command, and must not be written anywhere.
+    const secret = 'sk-delegated-client-only-4f1c2a';
+    const handed = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: { OW_TEST_CLIENT_SECRET: secret } });
+    const itself = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: { ...NOT_DELEGATED, OW_TEST_CLIENT_SECRET: secret } });
+    expect(handed.exitCode, handed.stderr).toBe(0);
+    expect(itself.exitCode, itself.stderr).toBe(0);
+    expect(handed.stdout).toContain('same answer');
+    expect(normalized(handed.stdout)).toBe(normalized(itself.stdout));
+    expect(normalized(handed.stderr)).toBe(normalized(itself.stderr));
+    // The first ran in the orchestrator, the second in its own process.
+    await handedOver(server, 1);
+    expect(ranHere(server)).toBe(1);
+    expect(declined(server)).toBe(0);
+    const ids = await rig.sessionIds();
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect((await rig.readSession(id)).runs.map((r) => r.status)).toEqual(['completed']);
+    server.kill('SIGTERM');
+    expect((await server.result).exitCode).toBe(0);
+    expect(readAll(rig.stateDir)).not.toContain(secret);
+    expect(handed.stdout + handed.stderr).not.toContain(secret);
+  });
+
+  it('resolves a relative workspace and config against the client directory, and prints --json the same', async () => {
+    const model = await rigs.model({ steps: [{ text: 'json answer' }, { text: 'json answer' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    const below = join(rig.workspace, 'below');
+    await mkdir(below);
+    // From the rig's root: the config and the workspace are given relative to it.
+    const relative = ['--config', 'one-works.yaml', '--json', 'run', '-w', join(basename(rig.workspace), 'below'), 'hello'];
+    const handed = await startOneWorks(relative, { cwd: rig.root, env: { HOME: rig.userHome } }).result;
+    const itself = await startOneWorks(relative, { cwd: rig.root, env: { HOME: rig.userHome, ...NOT_DELEGATED } }).result;
+    expect(handed.exitCode, handed.stderr).toBe(0);
+    expect(itself.exitCode, itself.stderr).toBe(0);
+    await handedOver(server, 1);
+    expect(ranHere(server)).toBe(1);
+    const results = [handed, itself].map((r) => JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { type: string; sessionId: string });
+    for (const result of results) {
+      expect(result.type).toBe('result');
+      expect((await rig.readSession(result.sessionId)).workspace).toBe(below);
+    }
+    // Line by line the same events and result, but for the session and what differs per run.
+    const shape = (stdout: string): string[] =>
+      stdout.split('\n').map((line) => normalized(line).replace(/"(at|key|messageId|epoch)":"[^"]*"/g, ''));
+    expect(shape(handed.stdout).length).toBe(shape(itself.stdout).length);
+  });
+
+  it('a workspace outside the approved roots: the same refusal and exit code, and no session', async () => {
+    const model = await rigs.model({ steps: [{ text: 'never' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    const outside = join(rig.root, 'outside');
+    await mkdir(outside);
+    const handed = await rig.run(['run', '-w', outside, 'hello']);
+    const itself = await rig.run(['run', '-w', outside, 'hello'], { env: NOT_DELEGATED });
+    expect(handed.exitCode).toBe(exitCodeFor(ERROR_CODES.WORKSPACE_NOT_APPROVED));
+    expect(handed.stderr).toContain('is not inside an approved root');
+    expect(handed).toEqual(itself);
+    expect(await rig.sessionIds()).toEqual([]);
+    // The orchestrator ran it as far as the refusal, which came before the command reached it: the client said it.
+    await handedOver(server, 1);
+    expect(ranHere(server) + declined(server)).toBe(1);
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('an orchestrator started with another config: declined, and the command refuses it itself with no turn run', async () => {
+    const model = await rigs.model({ steps: [{ text: 'never' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    // The file changes under the running server: its fingerprint is no longer the command's.
+    await writeFile(rig.configPath, `${await readFile(rig.configPath, 'utf8')}defaults: { adapter: droid }\n`);
+    const handed = await rig.run(['run', '-w', rig.workspace, 'hello']);
+    expect(handed.exitCode).toBe(exitCodeFor(ERROR_CODES.ORCHESTRATOR_MISMATCH));
+    expect(handed.stderr).toContain('runs with a different configuration or environment');
+    await handedOver(server, 1);
+    expect(declined(server)).toBe(1);
+    expect(ranHere(server)).toBe(0);
+    expect(await rig.sessionIds()).toEqual([]);
+    expect(model.requests).toHaveLength(0);
+    server.kill('SIGTERM');
+    expect((await server.result).exitCode).toBe(0);
+  });
+
+  it('Ctrl-C is passed on: the turn is interrupted, the command exits 130, no droid is left', async () => {
+    const model = await rigs.model({ steps: [executeStep('call_delegated_int_1', 'sleep 3041'), { text: 'never reached' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    // Everything of the rig but the server the test started (it stays up, as a user's would).
+    const others = () => rig.processes().filter((p) => p.pid !== server.pid);
+    const cli = rig.start(['run', '-w', rig.workspace, 'sleep a while']);
+    await until(() => rig.processes().some((p) => p.args === 'sleep 3041'));
+    const droid = rig.processes().find((p) => p.args.includes(' exec --input-format stream-jsonrpc'))!;
+    cli.kill('SIGINT');
+    const result = await cli.result;
+    expect(result.exitCode, result.stderr).toBe(130);
+    expect(result.stderr).toContain('interrupting the turn');
+    await handedOver(server, 1);
+    expect(ranHere(server)).toBe(1);
+    const [id] = await rig.sessionIds();
+    expect((await rig.readSession(id!)).runs[0]).toMatchObject({ status: 'interrupted' });
+    expect(await waitForExit([droid.pid], AGENT_CLOSE_MS)).toEqual([]);
+    expect(await waitForNoProcesses(others, TOOL_LINGER_MS)).toEqual([]);
+  });
+
+  it('a client that dies mid-turn leaves the turn to finish in the orchestrator', async () => {
+    const model = await rigs.model({ steps: [executeStep('call_delegated_kill_1', 'sleep 2.5'), { text: 'finished without its client' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    const cli = rig.start(['run', '-w', rig.workspace, 'sleep briefly']);
+    await until(() => rig.processes().some((p) => p.args === 'sleep 2.5'));
+    cli.kill('SIGKILL');
+    await expect(cli.result).rejects.toThrow();
+    const [id] = await rig.sessionIds();
+    await until(async () => (await rig.readSession(id!)).runs[0]?.status === 'completed');
+    const events = await rig.readEvents(id!);
+    expect(events.some((e) => e.type === 'assistant.message' && e.text === 'finished without its client')).toBe(true);
+    // It was the orchestrator's to run: the command it ran for the gone client ended with the turn.
+    await handedOver(server, 1);
+    expect(ranHere(server)).toBe(1);
+  });
+});
