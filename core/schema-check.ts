@@ -19,14 +19,34 @@ export type QuickCheck = (value: unknown) => boolean;
 const NEVER_SURE: QuickCheck = () => false;
 const ALWAYS: QuickCheck = () => true;
 
+// The checks of the modules loaded so far that were not compiled yet (see warmQuickChecks).
+const uncompiled = new Set<() => void>();
+
 /** Compiles `schema` once, on the first call; keep the result and call it per value. */
 export function compileQuickCheck(schema: z.ZodType): QuickCheck {
   // On first use: a module that defines a check builds neither it nor its (lazy) schema on load.
   let check: QuickCheck | undefined;
-  return (value) => {
+  const compileNow = (): void => {
     check ??= compile(schema);
-    return check(value);
+    uncompiled.delete(compileNow);
   };
+  uncompiled.add(compileNow);
+  return (value) => {
+    if (check === undefined) compileNow();
+    return check!(value);
+  };
+}
+
+/**
+ * Compiles every check defined so far that no value has met yet: a long-lived process (the
+ * orchestrator) does it in its idle time, so that its first turns do not. Yields between checks
+ * (a client that arrives meanwhile is served between two); resolves once all are compiled.
+ */
+export async function warmQuickChecks(): Promise<void> {
+  for (const compileNow of [...uncompiled]) {
+    compileNow();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 // The internals read here are zod 4's public-but-internal `_zod.def` (type, shape, checks…).

@@ -108,7 +108,7 @@ export function tellIntent(
 // The intent told on a connection to the server listening at `path` (looked for again here), or,
 // without a socket file (nothing listens), none: the intent then goes with the server's spawn.
 function listen(path: string, intent: SessionIntent): { client: Promise<OrchestratorClient | undefined>; ready: Promise<void> } {
-  if (!existsSync(path)) return { client: Promise.resolve(undefined), ready: Promise.resolve() };
+  if (!existsSync(path) || currentView()?.rehearsal) return { client: Promise.resolve(undefined), ready: Promise.resolve() };
   let sent: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => {
     sent = resolve;

@@ -80,6 +80,11 @@ async function connectForView(
   options: Pick<ConnectOptions, 'onAttempted' | 'signal' | 'early'>,
   view: ProcessView,
 ): Promise<OrchestratorClient> {
+  // Its fingerprint is worked out as for a client's, then it stops: it reaches no orchestrator.
+  if (view.rehearsal) {
+    environmentFingerprint(ctx);
+    throw new ViewDeclined('a rehearsal');
+  }
   let client: OrchestratorClient;
   try {
     client = await connectOrchestrator(ctx, { autoStart: false, ...options, intent: undefined, spawned: undefined });

@@ -24,7 +24,7 @@ type Stream = 'stdout' | 'stderr';
  * a first SIGINT would (the command cancels its turn and settles).
  */
 export async function runDelegated(
-  params: z.infer<typeof CommandRunParamsSchema> & { handedIntent?: string },
+  params: z.infer<typeof CommandRunParamsSchema> & { handedIntent?: string; rehearsal?: boolean },
   send: (stream: Stream, text: string) => void,
   signal: AbortSignal,
   onMatched: () => void = () => undefined,
@@ -46,6 +46,7 @@ export async function runDelegated(
     stderr: clientStream('stderr', params.stderr, write),
     shutdown: signal,
     ...(params.handedIntent ? { handedIntent: params.handedIntent } : {}),
+    ...(params.rehearsal ? { rehearsal: true } : {}),
     matched: () => {
       // A client that went away before (e.g. on Ctrl-C) gets nothing started for it.
       if (clientGone()) throw new ViewDeclined('its client went away');
@@ -81,4 +82,27 @@ function clientStream(
     },
   });
   return Object.assign(writable, { isTTY: facts.isTTY, ...(facts.columns ? { columns: facts.columns } : {}) });
+}
+
+/**
+ * Runs a `run` of `workspace` as a rehearsal in this server's idle time (see ProcessView.rehearsal):
+ * its config load, checks and fingerprint, with nothing printed, no agent started and no
+ * orchestrator reached. The code of a command run for a client is compiled on its first use (the
+ * server's code cache holds what its own start ran): without this, the first `run` a server took
+ * over would spend some 50 ms more of the server's CPU, while its agent starts. Never rejects.
+ */
+export async function rehearseDelegatedRun(configPath: string | undefined, workspace: string): Promise<void> {
+  const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  await runDelegated(
+    {
+      args: [...(configPath ? ['--config', configPath] : []), 'run', '--workspace', workspace, 'rehearsal'],
+      cwd: process.cwd(),
+      env,
+      stdout: { isTTY: false },
+      stderr: { isTTY: false },
+      rehearsal: true,
+    },
+    () => undefined,
+    new AbortController().signal,
+  ).catch(() => undefined);
 }

@@ -1,4 +1,7 @@
 import { existsSync } from 'node:fs';
+import { warmLazySchemas } from '../../core/lazy-schema.js';
+import { warmQuickChecks } from '../../core/schema-check.js';
+import { rehearseDelegatedRun } from './delegated-run.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isOneWorksError } from '../../core/errors.js';
 import { startOrchestrator } from '../../core/orchestrator/index.js';
@@ -15,6 +18,9 @@ import { serverIdentity } from './fingerprint.js';
 import { startOrchestratorServer } from './server.js';
 import { type ExitReason, IntentParamsSchema, parseParams, socketPath } from './wire.js';
 import type { IntentStart, SessionIntent } from '../../core/orchestrator/index.js';
+
+/** How long after its start a server with no client warms up (schemas, checks, a rehearsed delegated `run`). */
+const WARM_UP_DELAY_MS = 1000;
 
 export interface ServeOptions {
   /** Started by a client (`serve --auto`): losing the owner lock exits quietly, and the idle exit applies. */
@@ -110,6 +116,16 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     // entry read) is done now, in idle time: while the command that started an auto-started
     // server connects and checks, or before the first command reaches a server started by hand.
     setImmediate(() => void warmAdapter(ctx.defaultAdapter));
+    // Then, when no client came meanwhile, what the first turns would build on their way: the
+    // code of a `run` a client hands over, and the schemas and quick checks of the modules loaded.
+    setTimeout(() => {
+      if (server.clients() > 0) return;
+      void (async () => {
+        await rehearseDelegatedRun(ctx.configPath, ctx.approvedRoots[0] ?? ctx.cwd);
+        await warmLazySchemas();
+        await warmQuickChecks();
+      })();
+    }, WARM_UP_DELAY_MS).unref();
     const orchestrator = await creating.catch(async (error: unknown) => {
       await server.close();
       throw error;

@@ -19,6 +19,12 @@ export interface ProcessView {
    * the command adopts it on its own connection (`intent.adopt`) instead of telling one.
    */
   handedIntent?: string;
+  /**
+   * A rehearsal (cli/daemon/delegated-run.ts rehearseDelegatedRun): the command goes as far as it
+   * can without reaching any orchestrator, telling any intent or printing anything, so that its
+   * code is compiled before a client's command needs it.
+   */
+  rehearsal?: boolean;
   /** Aborted when the client is told SIGINT or SIGTERM (the command's claimShutdown signal). */
   shutdown: AbortSignal;
   /**
