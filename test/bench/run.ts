@@ -9,7 +9,9 @@
  *    against a raw client that spawns droid, initializes, sets the BYOK model, runs the turn and
  *    exits: the raw client as a program of its own (test/bench/raw-droid-process.ts), spawn to
  *    exit like the command; the same client inside the bench's process, timed to its turn's end
- *    (no process start, no exit), is shown alongside;
+ *    (no process start, no exit), is shown alongside; and, not a goal row, the next `run` of the
+ *    background orchestrator the auto-started row left, after it idled BENCH_SETTLE_MS (15 s), as
+ *    between two commands of a user (the goal row's `serve` is started by hand, a fresh one per round);
  *  - follow-up: `one-works send` within keepWarmMs (warm agent) against the raw client's spawn +
  *    load_session + turn (+ exit), as a program and in-process;
  *  - prewarm: `one-works run` start to exit with `orchestrator.prewarm: 1` (a `serve` that started
@@ -373,6 +375,7 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   const rawOneInProcess: number[] = [];
   const rawFollowInProcess: number[] = [];
   const auto: number[] = [];
+  const background: number[] = [];
   const up: number[] = [];
   const send: number[] = [];
   const idleRss: number[] = [];
@@ -391,6 +394,11 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
     const autoConfig = await writeConfig(autoDir, entry, modelId);
     try {
       auto.push(await timed(process.execPath, [BIN, '--config', autoConfig, 'run', '--workspace', join(autoDir, 'ws'), 'hello'], autoDir));
+      // The background server that run started, idle as between two commands of a user, then the next run.
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      background.push(
+        await timed(process.execPath, [BIN, '--config', autoConfig, 'run', '--workspace', join(autoDir, 'ws'), 'hello again'], autoDir),
+      );
     } finally {
       await stopOrchestrator(join(autoDir, 'state'));
     }
@@ -416,6 +424,13 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   }
   report('one turn: run, orchestrator running, start to exit (ms)', up, rawOne, '<= 1.10x', 'raw client program');
   report('one turn: run, orchestrator auto-started, start to exit (ms)', auto, rawOne, '<= 1.3x', 'raw client program');
+  report(
+    `one turn: run, background orchestrator idle ${SETTLE_MS / 1000} s after the run that started it, start to exit (ms)`,
+    background,
+    rawOne,
+    'n/a',
+    'raw client program',
+  );
   report(
     'follow-up: send within keepWarmMs, start to exit, vs raw spawn + load + turn (ms)',
     send,
