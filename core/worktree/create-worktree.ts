@@ -42,6 +42,25 @@ export async function repositoryRoot(git: GitOptions, workspace: string): Promis
   }
 }
 
+// `git worktree add` reads every worktree's admin directory (.git/worktrees/<name>) while it makes
+// its own: two at once in one repository can fail ("failed to read .git/worktrees/<other>/
+// commondir", seen in CI with two parallel `run --worktree` through one orchestrator). This process
+// adds one worktree at a time per repository; the adds of different repositories run side by side.
+const adding = new Map<string, Promise<unknown>>();
+
+function oneAtATime<T>(repository: string, work: () => Promise<T>): Promise<T> {
+  const next = (adding.get(repository) ?? Promise.resolve()).then(work, work);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  adding.set(repository, settled);
+  void settled.then(() => {
+    if (adding.get(repository) === settled) adding.delete(repository);
+  });
+  return next;
+}
+
 /**
  * Creates the session's worktree at `<stateDir>/worktrees/<sessionId>` on a new branch at the
  * base commit (`git worktree add --lock -b`), so the user's checkout, index and HEAD are never
@@ -80,12 +99,14 @@ export async function createWorktree(
   const root = path.join(options.stateDir, WORKTREES_DIR);
   await mkdir(root, { recursive: true, mode: 0o700 });
   const worktreePath = path.join(root, options.sessionId);
-  await runGit(
-    git,
-    ['worktree', 'add', '--lock', '--reason', `one-works session ${options.sessionId}`, '-b', branch, worktreePath, baseCommit],
-    {
-      cwd,
-    },
+  await oneAtATime(repository, () =>
+    runGit(
+      git,
+      ['worktree', 'add', '--lock', '--reason', `one-works session ${options.sessionId}`, '-b', branch, worktreePath, baseCommit],
+      {
+        cwd,
+      },
+    ),
   );
   try {
     const gitDir = await gitText(git, ['rev-parse', '--absolute-git-dir'], { cwd: worktreePath });
