@@ -387,7 +387,7 @@ export function delegateRun(
     const params = {
       args: absolutePaths(args, cwd),
       cwd,
-      env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string')),
+      env: definedEnv(env),
       stdout: streamFacts(io.stdout),
       stderr: streamFacts(io.stderr),
     };
@@ -395,6 +395,11 @@ export function delegateRun(
   } catch {
     return undefined;
   }
+}
+
+/** The variables of `env` that are set (an environment as the wire carries it). */
+export function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 }
 
 function streamFacts(stream: { isTTY?: boolean; columns?: number }): StreamFacts {

@@ -1,7 +1,7 @@
 import { Readable, Writable } from 'node:stream';
 import type { z } from 'zod';
 import { type ProcessView, runInView, ViewDeclined } from '../../core/process/view.js';
-import { scanRunArgs } from '../early-intent.js';
+import { definedEnv, scanRunArgs } from '../early-intent.js';
 import type { CommandRunParamsSchema } from './wire.js';
 
 /** What `command.run` answers: the command's exit code, or why it did not run here (nothing was printed). */
@@ -92,12 +92,11 @@ function clientStream(
  * over would spend some 50 ms more of the server's CPU, while its agent starts. Never rejects.
  */
 export async function rehearseDelegatedRun(configPath: string | undefined, workspace: string): Promise<void> {
-  const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
   await runDelegated(
     {
       args: [...(configPath ? ['--config', configPath] : []), 'run', '--workspace', workspace, 'rehearsal'],
       cwd: process.cwd(),
-      env,
+      env: definedEnv(process.env),
       stdout: { isTTY: false },
       stderr: { isTTY: false },
       rehearsal: true,

@@ -42,18 +42,22 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+// The copy's installed `run` with a model flag, in `work`, with `env` added to an empty environment.
+const installedRun = (env: Record<string, string>) =>
+  execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', '-m', 'model-a', 'hello'], {
+    cwd: work,
+    reject: false,
+    stdin: 'ignore',
+    env: { NODE_OPTIONS: '', ...env },
+  });
+
 describe('an installed run tells its intent before the command loads', () => {
   it('writes it from the early bundle and goes on on the same connection', async () => {
     const build = JSON.parse(await readFile(join(pkg, 'dist', 'build.json'), 'utf8')) as { early?: { bundle: string } };
     expect(build.early?.bundle).toBe('dist/cli/early-intent.cjs');
 
     // Not handed to the orchestrator (see below): the command loads here, as with an older server.
-    const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', '-m', 'model-a', 'hello'], {
-      cwd: work,
-      reject: false,
-      stdin: 'ignore',
-      env: { NODE_OPTIONS: '', ONE_WORKS_DELEGATE: '0' },
-    });
+    const result = await installedRun({ ONE_WORKS_DELEGATE: '0' });
     expect(result.exitCode, result.stderr).toBe(exitCodeFor(ERROR_CODES.ORCHESTRATOR_MISMATCH));
     expect(result.stderr).toContain('runs with a different configuration or environment');
     // One connection: the early intent first, then the command's own requests, ending with the
@@ -68,12 +72,7 @@ describe('an installed run tells its intent before the command loads', () => {
 describe('an installed run hands itself to the orchestrator that listens', () => {
   it('tells its intent and the command line first; a server that does not run it (an older one) leaves it to the command', async () => {
     fake.connections.length = 0;
-    const result = await execa(process.execPath, [join(pkg, 'cli', 'bin.cjs'), 'run', '-w', 'ws', '-m', 'model-a', 'hello'], {
-      cwd: work,
-      reject: false,
-      stdin: 'ignore',
-      env: { NODE_OPTIONS: '', OW_UNRELATED: 'kept' },
-    });
+    const result = await installedRun({ OW_UNRELATED: 'kept' });
     // The command then ran here, as above: refused by this server's fingerprint.
     expect(result.exitCode, result.stderr).toBe(exitCodeFor(ERROR_CODES.ORCHESTRATOR_MISMATCH));
     expect(fake.connections).toHaveLength(2);

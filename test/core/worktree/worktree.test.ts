@@ -165,4 +165,19 @@ describe('worktree sessions with real git', () => {
     expect((await readFile(join(common, 'refs/heads/ow/s-packed'), 'utf8')).trim()).toBe(await git(repo, 'rev-parse', 'ow/s-packed'));
     expect(await git(repo, 'rev-parse', 'ow/s-packed')).toBe(wt.baseCommit);
   });
+
+  // `git worktree add` reads every worktree's admin directory (.git/worktrees/<name>) while it
+  // makes its own: two at once in one repository failed in CI ("failed to read
+  // .git/worktrees/<other>/commondir"), with two parallel `run --worktree` through one
+  // orchestrator. Without one add at a time per repository this case failed in 2 of 3 runs.
+  it('gives every session created at the same moment in one repository its worktree and branch', async () => {
+    const parallel = 12;
+    const rounds = 6;
+    for (let round = 0; round < rounds; round += 1) {
+      const made = await Promise.allSettled(Array.from({ length: parallel }, (_, i) => make(`s-${round}-${i}`)));
+      expect(made.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : []))).toEqual([]);
+    }
+    const listed = await git(repo, 'worktree', 'list', '--porcelain');
+    expect(listed.match(/^branch refs\/heads\/ow\/s-/gm)).toHaveLength(rounds * parallel);
+  });
 });
