@@ -34,7 +34,7 @@ export interface PtyResult {
  * killed (timeout), with the screen in the message.
  */
 export async function runInPty(rig: CliRig, args: readonly string[], dialog: readonly PtyStep[]): Promise<PtyResult> {
-  const env = { PATH: process.env.PATH ?? '', HOME: rig.userHome, TERM: 'dumb' };
+  const env = ptyDriverEnv(rig);
   const driver = execa(
     'python3',
     [
@@ -64,4 +64,28 @@ export async function runInPty(rig: CliRig, args: readonly string[], dialog: rea
     driverPid: driver.pid!,
     diagnostics: done.stderr.replace(/^pty-run: pid \d+\n?/, ''),
   };
+}
+
+// What the driver is started with (it may add to it: see environmentInPty).
+const ptyDriverEnv = (rig: CliRig): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: rig.userHome, TERM: 'dumb' });
+
+/**
+ * The environment a command run by {@link runInPty} gets: the driver's own start may change it
+ * (Python's locale coercion sets LC_CTYPE; a pyenv shim puts its directories first on PATH). A
+ * `serve` a pty command must match (the orchestrator's fingerprint covers such variables) is
+ * started with it.
+ */
+export async function environmentInPty(rig: CliRig): Promise<Record<string, string>> {
+  const done = await execa('python3', [PTY_RUN, '--timeout', '10', '--dialog', '[]', '--', '/usr/bin/env'], {
+    cwd: rig.root,
+    env: ptyDriverEnv(rig),
+    extendEnv: false,
+    stdin: 'ignore',
+  });
+  return Object.fromEntries(
+    done.stdout
+      .split(/\r?\n/)
+      .filter((line) => line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
 }
