@@ -25,7 +25,7 @@ import { harnessName, PROCESS_SECRET_PATHS, type ProcessConfig, ProcessConfigSch
 import type { GlobalOptions } from './main.js';
 import { Output, processRedactor } from './output.js';
 import { createProgressRenderer } from './progress.js';
-import { viewCwd, viewEnv, viewStdio } from '../core/process/view.js';
+import { viewCwd, viewEnv, viewStdio } from './process-view.js';
 
 /**
  * The adapters' YAML blocks, by adapter name: the configuration needs only these. The adapters
@@ -154,7 +154,7 @@ export async function createContext(
 ): Promise<CliContext> {
   const mode = options.adapters ?? 'all';
   const tables = mode === 'all' ? await (await import('./adapter-table.js')).loadAllAdapters() : undefined;
-  // The client's directory and streams when the orchestrator runs this command for it (core/process/view.ts).
+  // The client's directory and streams when the orchestrator runs this command for it (cli/process-view.ts).
   const cwd = viewCwd();
   const { stdout, stderr } = viewStdio();
   const out = new Output({ json: Boolean(globals.json), stdout, stderr });

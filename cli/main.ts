@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { currentView, ViewDeclined, viewStdio } from '../core/process/view.js';
+import { currentView, ViewDeclined, viewStdio } from './process-view.js';
 import { ERROR_CODES, type ErrorCode, isOneWorksError } from '../core/errors.js';
 import { installExitCleanup } from '../core/process/child-registry.js';
 import { type CommandModule, commandModulesFor } from './command-table.js';
@@ -35,7 +35,7 @@ export interface MainOptions {
  * actionable message (no stack unless --verbose); exit codes come from one table (exit-codes.ts).
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
-  // Run by the orchestrator for a thin client (core/process/view.ts): the server's process is not
+  // Run by the orchestrator for a thin client (cli/process-view.ts): the server's process is not
   // this command's, so neither its exit nor its signals are taken over, and no early intent is there.
   const view = currentView();
   if (!view) {

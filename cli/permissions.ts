@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { viewStdio } from '../core/process/view.js';
+import { viewStdio } from './process-view.js';
 import type { Adapter, Autonomy, PermissionAsk, PermissionDecision } from '../core/adapter.js';
 import { OneWorksError } from '../core/errors.js';
 import {

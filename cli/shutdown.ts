@@ -1,5 +1,5 @@
 import { killAllChildrenSync } from '../core/process/child-registry.js';
-import { currentView } from '../core/process/view.js';
+import { currentView } from './process-view.js';
 import { EXIT } from './exit-codes.js';
 
 /**

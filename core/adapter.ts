@@ -152,7 +152,9 @@ export interface PrepareContext {
   install?: boolean;
   /** The user's environment: PATH for `system` and `--version`, npm settings for `managed`. Default: process.env. */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Registry settings; default: read from `env` and the `.npmrc` files of the cwd and home. */
+  /** The user's working directory, whose `.npmrc` counts for `managed`. Default: process.cwd(). */
+  cwd?: string;
+  /** Registry settings; default: read from `env` and the `.npmrc` files of `cwd` and home. */
   registry?: RegistryConfig;
   fetchOptions?: FetchOptions;
   /** The platform to pick the package for; default: this machine. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { viewStdio } from '../../core/process/view.js';
+import { viewStdio } from '../process-view.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';

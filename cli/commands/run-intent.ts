@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { locateState } from '../../core/config/load.js';
-import { currentView } from '../../core/process/view.js';
+import { currentView } from '../process-view.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
 import type { AutoServer } from '../daemon/auto-start.js';
 import { adoptSocket, type OrchestratorClient, tryConnect } from '../daemon/client.js';
@@ -116,7 +116,7 @@ function listen(path: string, intent: SessionIntent): { client: Promise<Orchestr
   const client = tryConnect(path).then(
     (connected) => {
       // Not awaited: the answer (or an older server's refusal) changes nothing here. A command the
-      // orchestrator runs for a client takes over the intent that client told (core/process/view.ts).
+      // orchestrator runs for a client takes over the intent that client told (cli/process-view.ts).
       const handed = currentView()?.handedIntent;
       if (handed !== undefined) connected?.adoptIntent?.(handed).catch(() => undefined);
       else connected?.intent?.(intent).catch(() => undefined);

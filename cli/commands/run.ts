@@ -7,7 +7,7 @@ import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.j
 import { checkPrompt } from '../../core/orchestrator/session-metadata.js';
 // The module itself, not core/process/index.js (execa and its ~150 modules): the client spawns nothing.
 import { presentationOf } from '../../core/process/env.js';
-import { currentView, ViewDeclined, viewCwd, viewEnv } from '../../core/process/view.js';
+import { currentView, ViewDeclined, viewCwd, viewEnv } from '../process-view.js';
 import { canonicalWorkspace, checkApproved } from '../../core/workspace/index.js';
 import { createContext, type CliContext } from '../context.js';
 import { beginMatchingOrchestrator } from '../daemon/connect-matching.js';
@@ -270,6 +270,9 @@ async function checkTurn(
         cacheDir: ctx.cacheDir,
         lock: await checks.lock!,
         onProgress: ctx.progress,
+        // The command's own (its client's, when the orchestrator runs it for one: see process-view.ts).
+        env: ctx.env,
+        cwd: ctx.cwd,
         // The binary's version as the last check of this very file found it: no extra CLI start per turn.
         reuseVersionCheck: true,
       });

@@ -84,7 +84,7 @@ export interface OrchestratorClient extends Omit<OrchestratorApi, 'subscribe' | 
    * starts now (see SessionIntent); an older server refuses the method (the caller ignores it).
    */
   intent?(intent: SessionIntent): Promise<IntentStart>;
-  /** Takes over, on this connection, the intent a `command.run`'s client told (see core/process/view.ts). */
+  /** Takes over, on this connection, the intent a `command.run`'s client told (see cli/process-view.ts). */
   adoptIntent?(token: string): Promise<{ adopted: boolean }>;
   /**
    * The answer to the latest `hello` on this connection, undefined before any: a client from
@@ -490,7 +490,7 @@ class SocketClient implements OrchestratorClient {
     this.#intentOpen = true;
   }
 
-  /** Takes over, on this connection, the intent a `command.run`'s client told (see core/process/view.ts). */
+  /** Takes over, on this connection, the intent a `command.run`'s client told (see cli/process-view.ts). */
   adoptIntent(token: string): Promise<{ adopted: boolean }> {
     this.#intentOpen = true;
     return this.#call('intent.adopt', { token }) as Promise<{ adopted: boolean }>;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { currentView, type ProcessView, ViewDeclined } from '../../core/process/view.js';
+import { currentView, type ProcessView, ViewDeclined } from '../process-view.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { type ConnectOptions, connectOrchestrator, type OrchestratorClient, type ServerHello } from './client.js';
@@ -27,7 +27,7 @@ export async function connectMatchingOrchestrator(
   // Computed once a server answered: a server to start is started without waiting for it.
   let fingerprint: string | undefined;
   let restarted = false;
-  // Run by the orchestrator for a thin client (core/process/view.ts): it uses that very server when
+  // Run by the orchestrator for a thin client (cli/process-view.ts): it uses that very server when
   // it matches, and otherwise starts, restarts or waits for none (the client then runs the command).
   const view = currentView();
   if (view) return connectForView(ctx, options, view);

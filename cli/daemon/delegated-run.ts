@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream';
 import type { z } from 'zod';
-import { type ProcessView, runInView, ViewDeclined } from '../../core/process/view.js';
+import { type ProcessView, runInView, ViewDeclined } from '../process-view.js';
 import { definedEnv, scanRunArgs } from '../early-intent.js';
 import type { CommandRunParamsSchema } from './wire.js';
 
@@ -12,7 +12,7 @@ type Stream = 'stdout' | 'stderr';
 /**
  * Runs a plain `run` command line for a thin client (cli/bin.cjs, through cli/early-intent.ts):
  * the command's own code (`main`), in this process, with the client's working directory,
- * environment and streams (core/process/view.ts). A `run` so pays neither the load of the
+ * environment and streams (cli/process-view.ts). A `run` so pays neither the load of the
  * command's 3.4 MB nor its config's parse in a process of its own, whose CPU would be taken from
  * the agent starting meanwhile on a small machine.
  *

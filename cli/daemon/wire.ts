@@ -83,7 +83,7 @@ export const CommandRunParamsSchema = paramsSchema(() => ({
   stdout: ClientStreamSchema,
   stderr: ClientStreamSchema,
 }));
-/** `intent.adopt`: the command a `command.run` runs takes its client's intent over (core/process/view.ts handedIntent). */
+/** `intent.adopt`: the command a `command.run` runs takes its client's intent over (cli/process-view.ts handedIntent). */
 export const IntentAdoptParamsSchema = paramsSchema(() => ({ token: z.string().uuid() }));
 /** `command.signal`: the client of a `command.run` on this connection got SIGINT or SIGTERM. */
 export const CommandSignalParamsSchema = paramsSchema(() => ({ signal: z.enum(['SIGINT', 'SIGTERM']) }));

@@ -1,5 +1,4 @@
 import { chmod, mkdir, rm, stat } from 'node:fs/promises';
-import { viewCwd, viewEnv } from '../process/view.js';
 import path from 'node:path';
 import semver from 'semver';
 import type { ProgressReport } from '../adapter.js';
@@ -97,7 +96,7 @@ export async function installPackage(options: InstallPackageOptions): Promise<In
   const registry =
     typeof options.registry === 'function'
       ? await options.registry()
-      : (options.registry ?? (await readNpmConfig({ projectDir: viewCwd(), env: viewEnv() })));
+      : (options.registry ?? (await readNpmConfig({ projectDir: process.cwd(), env: process.env })));
   // A process whose start deferred NODE_EXTRA_CA_CERTS (extra-ca.ts) trusts them here; a `ca` of the caller's stands.
   const ca = options.fetchOptions?.ca === undefined ? await deferredCaCertificates() : undefined;
   const fetchOptions = toFetchOptions(registry, ca ? { ...options.fetchOptions, ca } : options.fetchOptions);

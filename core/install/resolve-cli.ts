@@ -1,5 +1,4 @@
 import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
-import { viewCwd, viewEnv } from '../process/view.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
@@ -33,7 +32,7 @@ export async function resolveCli(selection: CliSelection, descriptor: CliDescrip
     throw new OneWorksError('config_invalid', `${key}.range is not a semver range: ${JSON.stringify(range)}`);
   }
   const pinnedBy = range === defaultCliRange(selection.version) ? `${key}.version ${selection.version}` : `${key}.range ${range}`;
-  const env = ctx.env ?? viewEnv();
+  const env = ctx.env ?? process.env;
   const located = await locateBinary(selection, descriptor, ctx, env);
   // Looked up once, for the remembered version and for remembering a new one.
   const identity = ctx.reuseVersionCheck ? fileIdentity(located.binaryPath) : undefined;
@@ -113,7 +112,7 @@ export async function checkCliVersion(binaryPath: string, range: string, options
   const timeoutMs = options.timeoutMs ?? VERSION_TIMEOUT_MS;
   let output: Awaited<ReturnType<PrepareServices['runCommand']>>;
   try {
-    const PATH = (options.env ?? viewEnv()).PATH ?? '';
+    const PATH = (options.env ?? process.env).PATH ?? '';
     output = await options.services.runCommand(binaryPath, ['--version'], {
       cwd: home,
       env: { PATH, HOME: home },
@@ -197,7 +196,7 @@ async function locateBinary(
     targetDir,
     binPath: descriptor.binPath(target.platform, target.arch),
     // Read only for a download: a cache hit (nearly every session start) reads no .npmrc.
-    registry: ctx.registry ?? (() => ctx.services.readNpmConfig({ projectDir: viewCwd(), env })),
+    registry: ctx.registry ?? (() => ctx.services.readNpmConfig({ projectDir: ctx.cwd ?? process.cwd(), env })),
     ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(ctx.fetchOptions ? { fetchOptions: ctx.fetchOptions } : {}),

@@ -20,7 +20,7 @@ export interface ProcessView {
    */
   handedIntent?: string;
   /**
-   * A rehearsal (cli/daemon/delegated-run.ts rehearseDelegatedRun): the command goes as far as it
+   * A rehearsal (daemon/delegated-run.ts rehearseDelegatedRun): the command goes as far as it
    * can without reaching any orchestrator, telling any intent or printing anything, so that its
    * code is compiled before a client's command needs it.
    */
