@@ -116,11 +116,15 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     // entry read) is done now, in idle time: while the command that started an auto-started
     // server connects and checks, or before the first command reaches a server started by hand.
     setImmediate(() => void warmAdapter(ctx.defaultAdapter));
-    // Then, when no client came meanwhile, what the first turns would build on their way: the
-    // code of a `run` a client hands over, and the schemas and quick checks of the modules loaded.
+    // Then, when no client is connected and no turn runs (a detached run leaves no client), what
+    // the first turns would build on their way: the code of a `run` a client hands over, and the
+    // schemas and quick checks of the modules loaded.
     setTimeout(() => {
-      if (server.clients() > 0) return;
       void (async () => {
+        // A failed creation is reported below; nothing is warmed for it.
+        const created = await creating.catch(() => undefined);
+        const { live, queued } = created?.activity() ?? { live: 0, queued: 0 };
+        if (!created || server.clients() > 0 || live > 0 || queued > 0) return;
         await rehearseDelegatedRun(ctx.configPath, ctx.approvedRoots[0] ?? ctx.cwd);
         await warmLazySchemas();
         await warmQuickChecks();
