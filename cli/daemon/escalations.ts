@@ -4,7 +4,7 @@ import type { PermissionAsk } from '../../core/adapter.js';
 import { AnswerChannelSchema } from '../../core/events/index.js';
 import {
   type AskBoard,
-  AskQuestionSchema,
+  askQuestionShape,
   askToolShape,
   declineEscalator,
   type EscalationAnswer,
@@ -38,7 +38,7 @@ export const EscalationAskParamsSchema = paramsSchema(() => ({
     kind: z.enum(['tool', 'question']),
     tools: z.array(ToolSchema),
     options: z.array(z.string()),
-    questions: z.array(AskQuestionSchema.loose()).optional(),
+    questions: z.array(z.looseObject(askQuestionShape())).optional(),
   }),
   /** The ask's id on the board (`escalation.settled` names it). */
   askId: z.string().optional(),

@@ -1,8 +1,10 @@
 import type { RuntimeEvent } from '../events/index.js';
-import { AskQuestionSchema } from '../permissions/index.js';
+import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
+import { askQuestionShape } from '../permissions/index.js';
 
 // Read leniently: logs written before questions were typed lack `options` and `multiSelect`.
-const LoggedQuestionSchema = AskQuestionSchema.partial({ index: true, options: true, multiSelect: true }).loose();
+const LoggedQuestionSchema = lazySchema(() => z.looseObject(askQuestionShape()).partial({ index: true, options: true, multiSelect: true }));
 
 type Asked = Extract<RuntimeEvent, { type: 'question.asked' }>;
 type Requested = Extract<RuntimeEvent, { type: 'permission.requested' }>;

@@ -18,13 +18,14 @@ export const AskChoiceSchema = lazySchema(() => z.enum(['allow', 'allow-session'
 export type AskChoice = z.infer<typeof AskChoiceSchema>;
 
 /** A typed question ({@link AskQuestion}) as events and channels carry it. */
-export const AskQuestionSchema = z.strictObject({
+export const askQuestionShape = () => ({
   index: z.number().int(),
   topic: z.string().optional(),
   question: z.string(),
   options: z.array(z.string()),
   multiSelect: z.boolean(),
 });
+export const AskQuestionSchema = lazySchema(() => z.strictObject(askQuestionShape()));
 
 /**
  * The fields of one tool call of a permission ask ({@link PermissionAsk} `tools`) that channels

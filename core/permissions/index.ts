@@ -17,6 +17,7 @@ export {
   AskBoard,
   AskQuestionSchema,
   AskChoiceSchema,
+  askQuestionShape,
   OpenAskSchema,
   answerText,
   askToolShape,

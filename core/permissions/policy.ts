@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema.js';
 import type { PermissionAsk } from '../adapter.js';
 import { COMMAND_SEPARATOR } from './command-match.js';
 import { decideTool } from './tool-verdict.js';
@@ -11,27 +12,26 @@ import type { PolicyContext, PolicyVerdict, ToolVerdict } from './tool-verdict.j
  * their native asks into `PermissionAsk` first.
  */
 
-const CommandPrefixSchema = z.string().refine((entry) => entry.trim().length > 0, { message: 'must not be blank' });
-
-const AllowPrefixSchema = CommandPrefixSchema.refine((entry) => !COMMAND_SEPARATOR.test(entry), {
-  message: "allow entries match one command at a time; split chains such as 'a && b' into separate entries",
-});
-
-const AbsolutePathSchema = z.string().refine((entry) => path.isAbsolute(entry), { message: 'must be an absolute path' });
-
 /**
  * The YAML policy block. Every list defaults to empty. To embed it with a default for the whole
  * block, use `.prefault({})` (zod 4's `.default` would skip the inner defaults).
  */
-export const PermissionPolicySchema = z.strictObject({
-  /** Command prefixes that auto-allow, e.g. `npm test`; every segment of a chain must match one. */
-  allow: z.array(AllowPrefixSchema).default([]),
-  /** Command prefixes that auto-deny, e.g. `git push`; any segment of a chain matching one denies. */
-  deny: z.array(CommandPrefixSchema).default([]),
-  /** Absolute path prefixes that writes may never touch. */
-  denyPaths: z.array(AbsolutePathSchema).default([]),
-  /** Absolute extra roots where writes count as inside the workspace (the workspace always does). */
-  writeBoundary: z.array(AbsolutePathSchema).default([]),
+export const PermissionPolicySchema = lazySchema(() => {
+  const commandPrefix = z.string().refine((entry) => entry.trim().length > 0, { message: 'must not be blank' });
+  const allowPrefix = commandPrefix.refine((entry) => !COMMAND_SEPARATOR.test(entry), {
+    message: "allow entries match one command at a time; split chains such as 'a && b' into separate entries",
+  });
+  const absolutePath = z.string().refine((entry) => path.isAbsolute(entry), { message: 'must be an absolute path' });
+  return z.strictObject({
+    /** Command prefixes that auto-allow, e.g. `npm test`; every segment of a chain must match one. */
+    allow: z.array(allowPrefix).default([]),
+    /** Command prefixes that auto-deny, e.g. `git push`; any segment of a chain matching one denies. */
+    deny: z.array(commandPrefix).default([]),
+    /** Absolute path prefixes that writes may never touch. */
+    denyPaths: z.array(absolutePath).default([]),
+    /** Absolute extra roots where writes count as inside the workspace (the workspace always does). */
+    writeBoundary: z.array(absolutePath).default([]),
+  });
 });
 export type PermissionPolicy = z.infer<typeof PermissionPolicySchema>;
 export type PermissionPolicyInput = z.input<typeof PermissionPolicySchema>;
