@@ -206,6 +206,42 @@ describe('run handed to the orchestrator that is up', () => {
     expect(await waitForNoProcesses(others, TOOL_LINGER_MS)).toEqual([]);
   });
 
+  it('a second Ctrl-C exits 130 at once, before the turn settles; the orchestrator still ends the turn', async () => {
+    const model = await rigs.model({ steps: [executeStep('call_delegated_int_2', 'sleep 3042'), { text: 'never reached' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    const others = () => rig.processes().filter((p) => p.pid !== server.pid);
+    const cli = rig.start(['run', '-w', rig.workspace, 'sleep a while']);
+    await until(() => rig.processes().some((p) => p.args === 'sleep 3042'));
+    const droid = rig.processes().find((p) => p.args.includes(' exec --input-format stream-jsonrpc'))!;
+    // A stopped droid cannot answer the interrupt: the turn cannot settle until it goes on.
+    process.kill(droid.pid, 'SIGSTOP');
+    try {
+      cli.kill('SIGINT');
+      // The first Ctrl-C reached the command in the orchestrator: it says so on the client's stderr.
+      await until(() => cli.stderrSoFar().includes('interrupting the turn'));
+      cli.kill('SIGINT');
+      const result = await cli.result;
+      expect(result.exitCode, result.stderr).toBe(130);
+      // The client did not wait for the turn: it is not settled, and the command still runs in the orchestrator.
+      const [id] = await rig.sessionIds();
+      expect((await rig.readSession(id!)).runs[0]?.status).toBe('running');
+      expect(ranHere(server)).toBe(0);
+    } finally {
+      // (Gone already when the rig's clean-up after a failure came first.)
+      try {
+        process.kill(droid.pid, 'SIGCONT');
+      } catch {}
+    }
+    // The orchestrator ends the turn the first Ctrl-C interrupted, and closes the agent.
+    const [id] = await rig.sessionIds();
+    await until(async () => (await rig.readSession(id!)).runs[0]?.status === 'interrupted');
+    await handedOver(server, 1);
+    expect(ranHere(server)).toBe(1);
+    expect(await waitForExit([droid.pid], AGENT_CLOSE_MS)).toEqual([]);
+    expect(await waitForNoProcesses(others, TOOL_LINGER_MS)).toEqual([]);
+  });
+
   it('a client that dies mid-turn leaves the turn to finish in the orchestrator', async () => {
     const model = await rigs.model({ steps: [executeStep('call_delegated_kill_1', 'sleep 2.5'), { text: 'finished without its client' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
