@@ -59,8 +59,10 @@ function commandName(argv) {
 function loadEarly(build, command) {
   if (command !== 'run' || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
   try {
-    const { loadBundle } = require('./run-build.cjs');
-    return loadBundle(root + build.early.bundle, `early-intent-${build.early.bundleHash}`);
+    const { cacheDirectory, loadBundle } = require('./run-build.cjs');
+    const early = loadBundle(root + build.early.bundle, `early-intent-${build.early.bundleHash}`);
+    early?.useConfigValueCache?.(cacheDirectory(root + build.early.bundle));
+    return early;
   } catch {
     return undefined;
   }
@@ -96,14 +98,15 @@ async function loadMain(build, command) {
   const lean = build && command !== undefined && Object.hasOwn(build.lean ?? {}, command) ? build.lean[command] : undefined;
   const { bundle, bundleHash } = lean ?? build ?? {};
   if (build && isCurrent(build, bundle)) {
-    const { loadBundle } = require('./run-build.cjs');
+    const { cacheDirectory, loadBundle } = require('./run-build.cjs');
     // Only a command of the table has a cache (help and unknown commands run without one), named
     // after its module and this very bundle.
     const cacheName =
       command !== undefined && Object.hasOwn(build.commands, command) ? `${build.commands[command]}-${bundleHash}` : undefined;
     // Undefined when the bundle went away after build.json was read (a build under way): the sources then.
     const main = loadBundle(root + bundle, cacheName)?.main;
-    if (main) return main;
+    // A build's commands keep their config's parsed value beside their code caches.
+    if (main) return (argv, options) => main(argv, { ...options, configValueCache: cacheDirectory(root + bundle) });
   }
   const { register } = await import('tsx/esm/api');
   register();

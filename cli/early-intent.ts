@@ -4,6 +4,9 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Autonomy } from '../core/adapter.js';
 import { type LocatedState, locateState } from '../core/config/locate.js';
+
+// cli/bin.cjs turns it on for a build (the directory of its code caches).
+export { useConfigValueCache } from '../core/config/value-cache.js';
 import type { SessionIntent } from '../core/orchestrator/intent.js';
 // The modules themselves (no index.js): this file is a bundle of its own, loaded before the command's.
 import { checkPrompt } from '../core/orchestrator/session-metadata.js';

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { currentView, ViewDeclined, viewStdio } from './process-view.js';
 import { ERROR_CODES, type ErrorCode, isOneWorksError } from '../core/errors.js';
+import { useConfigValueCache } from '../core/config/value-cache.js';
 import { installExitCleanup } from '../core/process/child-registry.js';
 import { type CommandModule, commandModulesFor } from './command-table.js';
 import type { EarlySeed } from './early-intent.js';
@@ -28,6 +29,8 @@ export type CommandBody = () => Promise<number>;
 export interface MainOptions {
   /** `run`'s intent, told already (cli/early-intent.ts); discarded when no `run` takes it. */
   earlyIntent?: EarlySeed | undefined;
+  /** Where this process keeps its config file's parsed value (core/config/value-cache.ts): a build's commands only. */
+  configValueCache?: string | undefined;
 }
 
 /**
@@ -38,6 +41,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   // Run by the orchestrator for a thin client (cli/process-view.ts): the server's process is not
   // this command's, so neither its exit nor its signals are taken over, and no early intent is there.
   const view = currentView();
+  if (options.configValueCache !== undefined) useConfigValueCache(options.configValueCache);
   if (!view) {
     installExitCleanup();
     putEarlySeed(options.earlyIntent);

@@ -65,7 +65,7 @@ function loadBundle(bundle, cacheName) {
 function cachePath(bundle, cacheName) {
   const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0');
   const tag = options === '' ? '' : `-${crc32(options).toString(16).padStart(8, '0')}`;
-  return join(dirname(bundle), 'code-cache', `${cacheName}-${process.version}-${process.arch}${tag}.bin`);
+  return join(cacheDirectory(bundle), `${cacheName}-${process.version}-${process.arch}${tag}.bin`);
 }
 
 // The cached data when the file exists and its digest matches, else undefined.
@@ -101,5 +101,11 @@ function writeCache(file, script) {
   }
 }
 
+/** The directory of a bundle's code caches, where commands keep other start-up caches too (core/config/value-cache.ts). */
+function cacheDirectory(bundle) {
+  return join(dirname(bundle), 'code-cache');
+}
+
 exports.loadBundle = loadBundle;
+exports.cacheDirectory = cacheDirectory;
 exports.cachePath = cachePath;

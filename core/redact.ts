@@ -10,7 +10,7 @@
  */
 export const REDACTED = '[REDACTED]';
 
-const MIN_SECRET_LENGTH = 4;
+export const MIN_SECRET_LENGTH = 4;
 
 // What may sit between two characters of a wrapped base64 form: one line break, raw or as it
 // reads inside a JSON string.

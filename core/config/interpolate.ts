@@ -47,6 +47,31 @@ export function interpolate(text: string, env: ConfigEnv, onEnvValue?: OnEnvValu
 }
 
 /**
+ * A copy of `value` (the plain value a config's YAML gives) with every string that is a value (not
+ * a mapping key) interpolated, as {@link interpolateDocument} does on the document: undefined when
+ * a reference fails (the document then says where).
+ */
+export function interpolateValue(value: unknown, env: ConfigEnv): { value: unknown } | undefined {
+  let failed = false;
+  const visit = (item: unknown): unknown => {
+    if (typeof item === 'string') {
+      const result = interpolate(item, env);
+      if (!result.ok) failed = true;
+      return result.ok ? result.value : item;
+    }
+    if (Array.isArray(item)) return item.map(visit);
+    if (item !== null && typeof item === 'object') {
+      const copy: Record<string, unknown> = {};
+      for (const [key, inner] of Object.entries(item)) copy[key] = visit(inner);
+      return copy;
+    }
+    return item;
+  };
+  const interpolated = visit(value);
+  return failed ? undefined : { value: interpolated };
+}
+
+/**
  * Interpolates every string scalar VALUE of `doc` in place (keys are left alone) and returns the
  * references that failed, each with its node and key path. Aliases resolve to their anchors,
  * which are interpolated where they are defined. `onEnvValue` sees every value taken from `env`

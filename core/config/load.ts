@@ -1,7 +1,7 @@
 import { type Document, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { Redactor } from '../redact.js';
-import { interpolateDocument } from './interpolate.js';
+import { interpolateDocument, interpolateValue } from './interpolate.js';
 import { configInvalid, formatPath, positionOf, syntaxIssues } from './issues.js';
 import { displayName, findConfigFile, MAX_CONFIG_ALIASES } from './locate.js';
 import { CONFIG_FILE_NAME, defaultCacheDir, defaultStateDir } from './paths.js';
@@ -15,6 +15,7 @@ import {
 } from './schema.js';
 import { type SecretPath, secretsAtPaths } from './secret-paths.js';
 import { applyEnvDefaults, type ConfigEnv, collectSecrets } from './secrets.js';
+import { keepConfigValue, keptConfigValue } from './value-cache.js';
 import { describeZodIssues } from './zod-issues.js';
 
 export { findConfigFile, type LocatedState, locateState, MAX_CONFIG_ALIASES, MAX_CONFIG_BYTES } from './locate.js';
@@ -72,21 +73,29 @@ export async function loadConfig<A extends AdapterSchemas>(options: LoadConfigOp
   const found = findConfigFile(options);
   if (found) {
     const file = displayName(found.path, cwd);
-    const { parsed, input, view, deferred } = parseConfigInput(found.text, {
+    // Every secret handed on, to keep none of them in core/config/value-cache.ts's file.
+    const secrets: string[] = [];
+    const onSecrets = (known: string[]): void => {
+      secrets.push(...known);
+      options.onSecrets?.(known);
+    };
+    const { parsed, input, view, deferred, raw } = parseConfigInput(found.text, {
       schema,
       env,
       file,
       deferrable: new Set(Object.keys(options.deferredBlocks?.secretPaths ?? {})),
+      path: found.path,
     });
     const secretPaths = options.deferredBlocks?.secretPaths ?? {};
-    for (const [name, block] of deferred) options.onSecrets?.(secretsAtPaths(secretPaths[name] ?? [], block.input, env));
+    for (const [name, block] of deferred) onSecrets(secretsAtPaths(secretPaths[name] ?? [], block.input, env));
     // A deferred block that does not parse: the whole text parsed again throws what a load that
     // parsed the block would have thrown, with its positions.
     const invalid = (name: string, error: unknown): never => {
       parseConfigInput(found.text, { schema, env, file });
       throw configInvalid(file, [{ path: `adapters.${name}`, message: 'does not match its schema' }], error);
     };
-    const config = resolveDefaults(view, parsed, env, options.onSecrets, { deferred, invalid });
+    const config = resolveDefaults(view, parsed, env, onSecrets, { deferred, invalid });
+    if (raw) keepConfigValue(found.path, found.text, raw.value, secrets);
     return { config, path: found.path, source: 'file', explicitKeys: keyPaths(input) };
   }
   const { parsed, view } = parseConfigInput('', { schema, env, file: CONFIG_FILE_NAME });
@@ -118,12 +127,23 @@ interface DeferredBlock {
 // (see withLazyBlocks).
 function parseConfigInput<A extends AdapterSchemas>(
   text: string,
-  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string; deferrable?: ReadonlySet<string> },
-): { parsed: ParsedConfig<A>; input: unknown; view: ConfigView; deferred: ReadonlyMap<string, DeferredBlock> } {
+  options: { schema: ConfigSchema<A>; env: ConfigEnv; file: string; deferrable?: ReadonlySet<string>; path?: string },
+): ParsedInput<A> {
   const { schema, env, file } = options;
+  // The value a command kept for this very text of the file (core/config/value-cache.ts): when it
+  // interpolates and validates, the YAML is not parsed again. Otherwise (a reference that fails, an
+  // invalid value) the text is, and says where.
+  const kept = options.path === undefined ? undefined : keptConfigValue(options.path, text);
+  if (kept) {
+    const input = interpolateValue(kept.value, env);
+    const checked = input && validate(input.value, options);
+    if (input && checked?.result.success) return parsedInput(input.value, checked.view, checked.result.data, undefined);
+  }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
   if (doc.errors.length > 0) throw configInvalid(file, syntaxIssues(doc.errors));
+  // Before interpolation: the value to keep for the next command (none was kept for this text).
+  const raw = options.path !== undefined && !kept ? { value: doc.contents === null ? {} : toValue(doc, file) } : undefined;
   const locate = (path: readonly PropertyKey[], key?: string) => positionOf(doc, lineCounter, path, key);
   // Values from the environment may be secrets even in a field that is not one: every message
   // built from here on passes a redactor that knows them, and shows none of them.
@@ -136,15 +156,7 @@ function parseConfigInput<A extends AdapterSchemas>(
     );
   }
   const input: unknown = doc.contents === null ? {} : toValue(doc, file);
-  // Without zod's JIT: it compiles a parser per object schema on first use, which pays off over
-  // many parses, and a process parses its config once (a third of a short command's start).
-  let view = configSchemaFor(schema, input, options.deferrable);
-  let result = view.schema.safeParse(input, { jitless: true });
-  // Invalid: parsed again whole, so that the problems are found and described as by the whole schema.
-  if (!result.success && view.schema !== schema) {
-    view = { schema, absentBlocks: new Map(), deferredBlocks: new Map(), adapterNames: [] };
-    result = schema.safeParse(input, { jitless: true });
-  }
+  const { view, result } = validate(input, options);
   if (!result.success) {
     const issues = describeZodIssues(result.error.issues, schema, input, locate, (value) => fromEnv.redact(value) !== value);
     throw configInvalid(
@@ -152,9 +164,46 @@ function parseConfigInput<A extends AdapterSchemas>(
       issues.map((issue) => ({ ...issue, message: fromEnv.redact(issue.message) })),
     );
   }
+  return parsedInput(input, view, result.data, raw);
+}
+
+/** What {@link parseConfigInput} gives: the parsed config, its input, how it was parsed, and the value to keep. */
+interface ParsedInput<A extends AdapterSchemas> {
+  parsed: ParsedConfig<A>;
+  input: unknown;
+  view: ConfigView;
+  deferred: ReadonlyMap<string, DeferredBlock>;
+  /** The YAML's value before interpolation, when the caller is to keep it (see core/config/value-cache.ts). */
+  raw: { value: unknown } | undefined;
+}
+
+// The input parsed with the schema's view of it; when invalid, with the whole schema, so that the
+// problems are found and described as by the whole schema.
+function validate<A extends AdapterSchemas>(
+  input: unknown,
+  options: { schema: ConfigSchema<A>; deferrable?: ReadonlySet<string> },
+): { view: ConfigView; result: ReturnType<ConfigView['schema']['safeParse']> } {
+  const { schema } = options;
+  // Without zod's JIT: it compiles a parser per object schema on first use, which pays off over
+  // many parses, and a process parses its config once (a third of a short command's start).
+  const view = configSchemaFor(schema, input, options.deferrable);
+  const result = view.schema.safeParse(input, { jitless: true });
+  if (result.success || view.schema === schema) return { view, result };
+  return {
+    view: { schema, absentBlocks: new Map(), deferredBlocks: new Map(), adapterNames: [] },
+    result: schema.safeParse(input, { jitless: true }),
+  };
+}
+
+function parsedInput<A extends AdapterSchemas>(
+  input: unknown,
+  view: ConfigView,
+  data: unknown,
+  raw: { value: unknown } | undefined,
+): ParsedInput<A> {
   const adapters = (input as { adapters?: Record<string, unknown> }).adapters;
   const deferred = new Map([...view.deferredBlocks].map(([name, block]) => [name, { name, block, input: adapters?.[name] }]));
-  return { parsed: result.data as ParsedConfig<A>, input, view, deferred };
+  return { parsed: data as ParsedConfig<A>, input, view, deferred, raw };
 }
 
 // `config` with each adapter block the view left out (absent from the text, or deferred) filled in

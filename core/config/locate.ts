@@ -4,6 +4,7 @@ import { parseDocument } from 'yaml';
 import { OneWorksError } from '../errors.js';
 import { interpolate } from './interpolate.js';
 import { configInvalid } from './issues.js';
+import { keptConfigValue } from './value-cache.js';
 import { CONFIG_FILE_NAME, defaultStateDir, userConfigPath } from './paths.js';
 import type { ConfigEnv } from './secrets.js';
 
@@ -60,9 +61,8 @@ export function locateState(options: { path?: string | undefined; cwd: string; e
   try {
     const found = findConfigFile(options);
     if (!found) return { configPath: undefined, stateDir: defaultStateDir(options.env) };
-    const doc = parseDocument(found.text);
-    if (doc.errors.length > 0) return undefined;
-    const value: unknown = doc.contents === null ? {} : doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES });
+    const value = keptConfigValue(found.path, found.text)?.value ?? parseValue(found.text);
+    if (value === undefined) return undefined;
     const state = (value as { state?: unknown } | null)?.state;
     if (state === undefined || state === null) return { configPath: found.path, stateDir: defaultStateDir(options.env) };
     if (typeof state !== 'object') return undefined;
@@ -79,6 +79,13 @@ export function locateState(options: { path?: string | undefined; cwd: string; e
   } catch {
     return undefined;
   }
+}
+
+// The plain value of a config text's YAML (before interpolation), or undefined when it has errors.
+function parseValue(text: string): unknown {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return undefined;
+  return doc.contents === null ? {} : doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES });
 }
 
 // A missing implicit candidate is skipped; anything else unreadable is an error. Reads at most

@@ -111,9 +111,12 @@ describe('the sessions commands’ own bundle', () => {
     expect(removed.exitCode, removed.stderr).toBe(0);
     expect((await oneWorks(['sessions', '--all'])).stdout).toBe('no sessions yet');
     // They ran the lean bundle: its code caches are the only ones, named after its hash.
-    const caches = await readdir(join(pkg, 'dist', 'cli', 'code-cache'));
+    const files = await readdir(join(pkg, 'dist', 'cli', 'code-cache'));
+    const caches = files.filter((name) => name.endsWith('.bin'));
     expect(caches.length).toBeGreaterThan(0);
     expect(caches.every((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`))).toBe(true);
+    // Beside them, the config's parsed value they kept (core/config/value-cache.ts), and nothing else.
+    expect(files.filter((name) => !name.endsWith('.bin'))).toEqual([expect.stringMatching(/^config-value-[0-9a-z]+\.json$/)]);
   });
 
   it('loads none of node:module, node:timers/promises and node:fs/promises to list sessions (each is required on first use)', async () => {

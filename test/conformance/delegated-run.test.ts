@@ -4,9 +4,10 @@ import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../cli/exit-codes.js';
+import { hash53 } from '../../core/config/value-cache.js';
 import { ERROR_CODES } from '../../core/errors.js';
 import { BUILD_TIMEOUT_MS } from '../support/package-copy.js';
-import { CliRigs, type CliRig, startOneWorks } from '../support/one-works-cli.js';
+import { CliRigs, type CliRig, RIG_API_KEY, startOneWorks } from '../support/one-works-cli.js';
 import { environmentInPty, runInPty } from '../support/pty-cli.js';
 import { waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
 import { executeStep, until } from './orchestrator-rig.js';
@@ -99,6 +100,11 @@ describe('run handed to the orchestrator that is up', () => {
     expect((await server.result).exitCode).toBe(0);
     expect(readAll(rig.stateDir)).not.toContain(secret);
     expect(handed.stdout + handed.stderr).not.toContain(secret);
+    // The build's commands kept the config's parsed value for the next one (core/config/value-cache.ts),
+    // without the API key the config writes out.
+    const kept = readFileSync(join(ROOT, 'dist', 'cli', 'code-cache', `config-value-${hash53(rig.configPath).toString(36)}.json`), 'utf8');
+    expect(kept).toContain(rig.workspace);
+    expect(kept).not.toContain(RIG_API_KEY);
   });
 
   it('resolves a relative workspace and config against the client directory, and prints --json the same', async () => {
