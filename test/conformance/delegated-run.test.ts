@@ -126,14 +126,31 @@ describe('run handed to the orchestrator that is up', () => {
       expect(result.type).toBe('result');
       expect((await rig.readSession(result.sessionId)).workspace).toBe(below);
     }
-    // The same events (the order of the last two may differ between any two runs) and the result.
-    const types = (stdout: string): string[] =>
+    // Each prints its session's recorded events as they were recorded, none left out (then the
+    // result; the deltas are printed only), up to where the command stopped after the turn's end.
+    const printed = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; seq?: number })
+        .filter((event) => event.type !== 'assistant.delta' && event.type !== 'result')
+        .map((event) => `${event.seq}:${event.type}`);
+    for (const [i, run] of [handed, itself].entries()) {
+      const shown = printed(run.stdout);
+      const recorded = (await rig.readEvents(results[i]!.sessionId)).map((event) => `${event.seq}:${event.type}`);
+      expect(shown.some((event) => event.endsWith(':turn.completed'))).toBe(true);
+      expect(shown).toEqual(recorded.slice(0, shown.length));
+    }
+    // The same kinds of events: droid's working-state changes around the turn's end are counted
+    // out, as droid orders its last one before or after the turn's completion from run to run.
+    const kinds = (stdout: string): string[] =>
       stdout
         .trim()
         .split('\n')
         .map((line) => (JSON.parse(line) as { type: string }).type)
+        .filter((type) => type !== 'working.changed')
         .sort();
-    expect(types(handed.stdout)).toEqual(types(itself.stdout));
+    expect(kinds(handed.stdout)).toEqual(kinds(itself.stdout));
   });
 
   it('a workspace outside the approved roots: the same refusal and exit code, and no session', async () => {
