@@ -5,8 +5,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Autonomy } from '../core/adapter.js';
 import { type LocatedState, locateState } from '../core/config/locate.js';
 
-// cli/bin.cjs turns it on for a build (the directory of its code caches).
-export { useConfigValueCache } from '../core/config/value-cache.js';
 import type { SessionIntent } from '../core/orchestrator/intent.js';
 // The modules themselves (no index.js): this file is a bundle of its own, loaded before the command's.
 import { checkPrompt } from '../core/orchestrator/session-metadata.js';
@@ -14,6 +12,9 @@ import { presentationOf } from '../core/process/env.js';
 import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './daemon/command-methods.js';
 import { logPath, socketPath } from './daemon/socket-path.js';
+
+// cli/bin.cjs turns it on for a build (the directory of its code caches).
+export { useConfigValueCache } from '../core/config/value-cache.js';
 
 /**
  * `run`'s intent, told before the command's bundle loads. cli/bin.cjs loads this module as a

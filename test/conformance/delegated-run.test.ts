@@ -65,6 +65,20 @@ async function serve(rig: CliRig): Promise<Server> {
   return server;
 }
 
+// A handed `run` whose turn is running `command` (a tool call of the scripted model, then `after`
+// as its answer) in the real droid: the rig, its server, the client, droid's process, and every
+// process of the rig but the server (which stays up, as a user's would).
+async function runUntilTool(callId: string, command: string, after: string) {
+  const model = await rigs.model({ steps: [executeStep(callId, command), { text: after }] });
+  const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+  const server = await serve(rig);
+  const cli = rig.start(['run', '-w', rig.workspace, 'run the command']);
+  await until(() => rig.processes().some((p) => p.args === command));
+  const droid = rig.processes().find((p) => p.args.includes(' exec --input-format stream-jsonrpc'))!;
+  const others = () => rig.processes().filter((p) => p.pid !== server.pid);
+  return { rig, server, cli, droid, others };
+}
+
 // Every file under `dir`, read (binary as latin1), for a search of a secret.
 function readAll(dir: string): string {
   let all = '';
@@ -209,14 +223,7 @@ describe('run handed to the orchestrator that is up', () => {
   });
 
   it('Ctrl-C is passed on: the turn is interrupted, the command exits 130, no droid is left', async () => {
-    const model = await rigs.model({ steps: [executeStep('call_delegated_int_1', 'sleep 3041'), { text: 'never reached' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
-    const server = await serve(rig);
-    // Everything of the rig but the server the test started (it stays up, as a user's would).
-    const others = () => rig.processes().filter((p) => p.pid !== server.pid);
-    const cli = rig.start(['run', '-w', rig.workspace, 'sleep a while']);
-    await until(() => rig.processes().some((p) => p.args === 'sleep 3041'));
-    const droid = rig.processes().find((p) => p.args.includes(' exec --input-format stream-jsonrpc'))!;
+    const { rig, server, cli, droid, others } = await runUntilTool('call_delegated_int_1', 'sleep 3041', 'never reached');
     cli.kill('SIGINT');
     const result = await cli.result;
     expect(result.exitCode, result.stderr).toBe(130);
@@ -230,13 +237,7 @@ describe('run handed to the orchestrator that is up', () => {
   });
 
   it('a second Ctrl-C exits 130 at once, before the turn settles; the orchestrator still ends the turn', async () => {
-    const model = await rigs.model({ steps: [executeStep('call_delegated_int_2', 'sleep 3042'), { text: 'never reached' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
-    const server = await serve(rig);
-    const others = () => rig.processes().filter((p) => p.pid !== server.pid);
-    const cli = rig.start(['run', '-w', rig.workspace, 'sleep a while']);
-    await until(() => rig.processes().some((p) => p.args === 'sleep 3042'));
-    const droid = rig.processes().find((p) => p.args.includes(' exec --input-format stream-jsonrpc'))!;
+    const { rig, server, cli, droid, others } = await runUntilTool('call_delegated_int_2', 'sleep 3042', 'never reached');
     // A stopped droid cannot answer the interrupt: the turn cannot settle until it goes on.
     process.kill(droid.pid, 'SIGSTOP');
     try {
@@ -266,11 +267,7 @@ describe('run handed to the orchestrator that is up', () => {
   });
 
   it('a client that dies mid-turn leaves the turn to finish in the orchestrator', async () => {
-    const model = await rigs.model({ steps: [executeStep('call_delegated_kill_1', 'sleep 2.5'), { text: 'finished without its client' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
-    const server = await serve(rig);
-    const cli = rig.start(['run', '-w', rig.workspace, 'sleep briefly']);
-    await until(() => rig.processes().some((p) => p.args === 'sleep 2.5'));
+    const { rig, server, cli } = await runUntilTool('call_delegated_kill_1', 'sleep 2.5', 'finished without its client');
     cli.kill('SIGKILL');
     await expect(cli.result).rejects.toThrow();
     const [id] = await rig.sessionIds();
