@@ -1,5 +1,5 @@
 import { randomBytes } from '../lazy-crypto.js';
-import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
@@ -74,6 +74,34 @@ export function writeFileAtomicSync(file: string, content: string | Uint8Array, 
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+}
+
+/**
+ * Creates `file`, which must not exist (EEXIST otherwise), with exactly `mode`, writes `content`
+ * and fsyncs it, with synchronous calls: for a file no reader sees before it is complete (a temp
+ * file linked into place, see owner-lock.ts), on a path where thread-pool round trips cost more
+ * than the calls. A failed write leaves the partial file for the caller to remove.
+ */
+export function writeNewFileDurableSync(file: string, content: string, mode: number = PRIVATE_FILE_MODE): void {
+  const fd = openSync(file, 'wx', mode);
+  try {
+    fchmodSync(fd, mode);
+    const bytes = Buffer.from(content);
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** {@link syncDir} with synchronous calls. */
+export function syncDirSync(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -54,6 +54,9 @@ describe('owner lock', () => {
     expect(isOneWorksError(error, 'state_locked')).toBe(true);
     expect((error as Error).message).toContain(`pid ${pid}`);
     expect((error as Error).message).toContain('owner.json');
+    // The refused claim's temp file went with it; the owner's file is as it was.
+    expect((await readdir(stateDir)).sort()).toEqual(['owner.json', 'sessions']);
+    expect(JSON.parse(await readFile(path.join(stateDir, 'owner.json'), 'utf8')).pid).toBe(pid);
   });
 
   it('recovers from an owner whose process is gone', async () => {
