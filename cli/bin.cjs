@@ -147,6 +147,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   delegate(early, args).then((exitCode) => {
     if (exitCode !== undefined) {
       process.exitCode = exitCode;
+      // Nothing else of this process runs once the command handed over is done (its connection is
+      // closed): it exits when its output is written, without the queued collection a natural exit waits for.
+      exitWhenWritten();
       return;
     }
     const earlyIntent = tellEarlyIntent(early, args);

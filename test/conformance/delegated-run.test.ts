@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -7,7 +8,7 @@ import { exitCodeFor } from '../../cli/exit-codes.js';
 import { hash53 } from '../../core/config/value-cache.js';
 import { ERROR_CODES } from '../../core/errors.js';
 import { BUILD_TIMEOUT_MS } from '../support/package-copy.js';
-import { CliRigs, type CliRig, RIG_API_KEY, startOneWorks } from '../support/one-works-cli.js';
+import { CliRigs, type CliRig, ONE_WORKS_BIN, RIG_API_KEY, startOneWorks } from '../support/one-works-cli.js';
 import { environmentInPty, runInPty } from '../support/pty-cli.js';
 import { waitForExit, waitForNoProcesses } from '../support/rig-processes.js';
 import { executeStep, until } from './orchestrator-rig.js';
@@ -165,6 +166,35 @@ describe('run handed to the orchestrator that is up', () => {
         .filter((type) => type !== 'working.changed')
         .sort();
     expect(kinds(handed.stdout)).toEqual(kinds(itself.stdout));
+  });
+
+  // The client of a handed run exits once the command is done and its output written (cli/bin.cjs
+  // exitWhenWritten), not after a natural exit: an answer larger than a pipe holds, read late, arrives whole.
+  it('an answer larger than a pipe holds reaches a reader that starts only after the command is done, whole', async () => {
+    const answer = Array.from({ length: 5000 }, (_, i) => `line ${String(i).padStart(4, '0')} of a long answer`).join('\n');
+    const model = await rigs.model({ steps: [{ text: answer }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const server = await serve(rig);
+    const child = spawn(process.execPath, [ONE_WORKS_BIN, '--config', rig.configPath, 'run', '-w', rig.workspace, 'hello'], {
+      cwd: rig.root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', HOME: rig.userHome },
+    });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.resume();
+    const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    // Nothing is read until the orchestrator says the command is done: the client then holds the rest.
+    child.stdout.pause();
+    await handedOver(server, 1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    child.stdout.resume();
+    expect(await closed).toBe(0);
+    expect(ranHere(server)).toBe(1);
+    const output = Buffer.concat(chunks).toString('utf8');
+    expect(output.length).toBeGreaterThan(128 * 1024);
+    expect(output).toContain(answer);
+    expect(output).toMatch(/session s-[0-9a-f]{10}: completed/);
   });
 
   it('a workspace outside the approved roots: the same refusal and exit code, and no session', async () => {
