@@ -37,7 +37,12 @@ export interface AutoServer {
  * of a single core, before the agent's spawn) that the small heap cost it. Paired rounds of the
  * auto-started `run` (fresh state each, 10-16 rounds, four runs) put it 9-39 ms faster; the
  * server's RSS as its socket appears is some 6 MB higher (66.5 against 60.8 MB), the same after
- * 15 s idle (66.7 against 65.9 MB). A server started by hand (`one-works serve`) runs with
+ * 15 s idle (66.7 against 65.9 MB). Any V8 flag on the command line also costs Node the
+ * embedded code cache of its own modules (V8's flag hash differs): node:child_process takes
+ * 4.3-4.7 ms to load instead of 1.4 ms, node:zlib 1.0 instead of 0.45. Measured whole, the
+ * auto-started `run` with no flag, with both and with only this one came out the same within
+ * noise (1.307x, 1.300x, 1.323x of the raw client, 14 paired rounds in one run); both are kept
+ * for the idle server's sake (the first). A server started by hand (`one-works serve`) runs with
  * Node's defaults.
  */
 const SERVER_NODE_FLAGS = ['--no-flush-bytecode', '--min-semi-space-size=16'];
