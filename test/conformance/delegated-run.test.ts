@@ -186,10 +186,15 @@ describe('run handed to the orchestrator that is up', () => {
     const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     // Nothing is read until the orchestrator says the command is done: the client then holds the rest.
     child.stdout.pause();
-    await handedOver(server, 1);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    child.stdout.resume();
-    expect(await closed).toBe(0);
+    try {
+      await handedOver(server, 1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      child.stdout.resume();
+      expect(await closed).toBe(0);
+    } finally {
+      // This test started the client itself: a failed wait leaves no client behind.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
     expect(ranHere(server)).toBe(1);
     const output = Buffer.concat(chunks).toString('utf8');
     expect(output.length).toBeGreaterThan(128 * 1024);
