@@ -1,11 +1,10 @@
-import { randomBytes } from '../lazy-crypto.js';
 import { linkSync, rmSync } from 'node:fs';
 import { readFile, unlink } from '../lazy-fs-promises.js';
 import path from 'node:path';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
 import { isOwnerAlive } from './owner-identity.js';
 import { OwnerRecordSchema, type OwnerRecord } from './records.js';
-import { PRIVATE_FILE_MODE, syncDirSync, writeFileAtomic, writeNewFileDurableSync } from './private-fs.js';
+import { PRIVATE_FILE_MODE, syncDirSync, tempPathFor, writeFileAtomic, writeNewFileSync } from './private-fs.js';
 import type { OwnerClaim } from './store.js';
 
 /**
@@ -51,10 +50,9 @@ export async function releaseOwnerFile(file: string, owner: OwnerRecord): Promis
 // agent's spawn, where the dozen thread-pool round trips of the asynchronous calls left its
 // thread idle for some 5 ms.
 function linkExclusive(file: string, content: string): boolean {
-  const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempPathFor(file);
   try {
-    writeNewFileDurableSync(temp, content, PRIVATE_FILE_MODE);
+    writeNewFileSync(temp, content, PRIVATE_FILE_MODE, true);
   } catch (error) {
     // A file of that name that was there (EEXIST) is not this one's to remove; a partial one is.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(temp, { force: true });
@@ -68,7 +66,7 @@ function linkExclusive(file: string, content: string): boolean {
   } finally {
     rmSync(temp, { force: true });
   }
-  syncDirSync(dir);
+  syncDirSync(path.dirname(file));
   return true;
 }
 

@@ -60,16 +60,9 @@ function assertPrivateDir(dir: string, info: Stats): void {
  * replaced, not followed); on failure the temp file is removed.
  */
 export function writeFileAtomicSync(file: string, content: string | Uint8Array, mode: number = PRIVATE_FILE_MODE): void {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempPathFor(file);
   try {
-    const fd = openSync(temp, 'wx', mode);
-    try {
-      fchmodSync(fd, mode);
-      const bytes = typeof content === 'string' ? Buffer.from(content) : content;
-      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
-    } finally {
-      closeSync(fd);
-    }
+    writeNewFileSync(temp, content, mode);
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });
@@ -78,21 +71,28 @@ export function writeFileAtomicSync(file: string, content: string | Uint8Array, 
 }
 
 /**
- * Creates `file`, which must not exist (EEXIST otherwise), with exactly `mode`, writes `content`
- * and fsyncs it, with synchronous calls: for a file no reader sees before it is complete (a temp
- * file linked into place, see owner-lock.ts), on a path where thread-pool round trips cost more
- * than the calls. A failed write leaves the partial file for the caller to remove.
+ * Creates `file`, which must not exist (EEXIST otherwise), with exactly `mode` and writes
+ * `content`, fsyncing it when `durable`, with synchronous calls: for a file no reader sees before
+ * it is complete (a temp file renamed or linked into place: writeFileAtomicSync, owner-lock.ts), on
+ * a path where thread-pool round trips cost more than the calls. A failed write leaves the partial
+ * file for the caller to remove.
  */
-export function writeNewFileDurableSync(file: string, content: string, mode: number = PRIVATE_FILE_MODE): void {
+export function writeNewFileSync(file: string, content: string | Uint8Array, mode: number = PRIVATE_FILE_MODE, durable = false): void {
   const fd = openSync(file, 'wx', mode);
   try {
+    // The umask may have narrowed the mode given to open; state files get exactly `mode`.
     fchmodSync(fd, mode);
-    const bytes = Buffer.from(content);
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
     for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/** A temp file's path beside `file` (same directory, so a rename or link into place stays on one file system). */
+export function tempPathFor(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /** {@link syncDir} with synchronous calls. */
@@ -120,7 +120,7 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const durable = options.durable !== false;
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempPathFor(file);
   try {
     const handle = await open(temp, 'wx', mode);
     try {
