@@ -105,7 +105,9 @@ describe('one bad session record is that session alone (item 1)', { timeout: CLI
     expect(showBad.exitCode).toBe(6);
     expect(showBad.stderr).toMatch(/session s-cut0000001 cannot be read: .*truncated/);
 
-    // Through the server, as MCP's find_sessions asks it.
+    // Through the server, as MCP's find_sessions asks it: one started by hand, once the one `send`
+    // started has gone (its socket would answer the wait below, and then close as it idles out).
+    await noServer();
     const serve = startOneWorks(['--config', box.configPath, 'serve'], { cwd: box.cwd, env: box.env });
     started.push(serve);
     while (!existsSync(join(stateDir, 'orchestrator.sock'))) await sleep(50);

@@ -191,6 +191,7 @@ describe('claude-code: isolation', () => {
     outputs.push(await rig.run(['events', id!]));
     outputs.push(await rig.run(['--json', 'sessions', 'show', id!]));
     const home = rig.sessionHome(id!);
+    await rig.untilNoServer();
     const written = (await filesUnder(rig.stateDir)).filter((f) => !f.startsWith(`${home}/.claude`));
     const haystacks = [
       ...(await Promise.all(written.map(async (f) => ({ where: f, text: await readFile(f, 'latin1') })))),

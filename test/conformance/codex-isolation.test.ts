@@ -151,6 +151,7 @@ describe('codex: isolation', () => {
     outputs.push(await rig.run(['events', id!]));
     outputs.push(await rig.run(['--json', 'sessions', 'show', id!]));
     const codexOwn = (f: string): boolean => f.startsWith(`${home}/.codex/`) || f.startsWith(`${home}/.codex-tmp/`);
+    await rig.untilNoServer();
     const written = [...(await filesUnder(rig.stateDir)).filter((f) => !codexOwn(f)), join(home, '.codex', 'config.toml')];
     const haystacks = [
       ...(await Promise.all(written.map(async (f) => ({ where: f, text: await readFile(f, 'latin1') })))),

@@ -22,6 +22,7 @@ function transcript(request: RecordedRequest): string {
 
 // Everything One Works wrote for the session (state files, event log) as one string.
 async function writtenState(rig: CliRig): Promise<string> {
+  await rig.untilNoServer();
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {

@@ -27,6 +27,7 @@ async function gemini(steps: GeminiStep[]): Promise<ScriptedGemini> {
 const COMMAND = 'echo gem-hi > proof.txt && cat proof.txt';
 
 async function writtenState(rig: CliRig): Promise<string> {
+  await rig.untilNoServer();
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {

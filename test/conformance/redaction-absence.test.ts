@@ -105,6 +105,7 @@ describe('secrets never reach what One Works writes or prints', () => {
     expect(model.requests.some((r) => r.headers.authorization === `Bearer ${RIG_API_KEY}`)).toBe(true);
     expect(first.stdout).toContain('[REDACTED]');
 
+    await rig.untilNoServer();
     const written = (await filesUnder(rig.stateDir)).filter((p) => !isAgentOwned(p));
     written.push(...(await filesUnder(process.env.ONE_WORKS_TEST_CACHE!)).filter((p) => p.includes('/catalog/')));
     // The settings One Works composes into the session HOME are checked too.

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -148,6 +149,14 @@ export interface CliRig {
   processes(): RigProcess[];
   /** The rig's `one-works serve` processes (auto-started or explicit). */
   servers(): RigProcess[];
+  /**
+   * Waits (at most `timeoutMs`, default 20 s) until the rig's orchestrator has exited: no
+   * `serve` process of the rig and no `<state>/owner.json` (released as it exits). An auto-started
+   * one exits RIG_IDLE_EXIT_MS after its last client; what scans the state directory waits for
+   * that first, so that the scan covers what the server writes as it stops and no file goes while
+   * the scan reads it.
+   */
+  untilNoServer(timeoutMs?: number): Promise<void>;
   /**
    * What a failure message needs: every command this rig ran or started (exit code or still
    * running, stderr) and `<state>/orchestrator.log`. A failing test gets it appended to its error
@@ -303,7 +312,7 @@ function buildRig(root: string): CliRig {
   const sessionDir = (id: string): string => join(stateDir, 'sessions', id);
   const readEventLines = async (id: string): Promise<string[]> =>
     (await readFile(join(sessionDir(id), 'events.jsonl'), 'utf8')).split('\n').filter((line) => line !== '');
-  return {
+  const rig: CliRig = {
     root,
     configPath,
     stateDir,
@@ -326,6 +335,13 @@ function buildRig(root: string): CliRig {
     // `serve --auto`, with the intent of the `run` that started it (`--intent <json>`) or without.
     processes: () => findProcesses(root).filter((p) => !(isServer(configPath, p) && / serve --auto( --intent .*)?$/.test(p.args))),
     servers: () => findProcesses(root).filter((p) => isServer(configPath, p)),
+    untilNoServer: async (timeoutMs = 20_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (rig.servers().length > 0 || existsSync(join(stateDir, 'owner.json'))) {
+        if (Date.now() >= deadline) throw new Error(`the rig's orchestrator still runs after ${timeoutMs} ms\n${await rig.report()}`);
+        await sleep(50);
+      }
+    },
     report: async () => {
       const log = await readFile(logPath(stateDir), 'utf8').catch((error: NodeJS.ErrnoException) => `(none: ${error.code})`);
       return [
@@ -335,6 +351,7 @@ function buildRig(root: string): CliRig {
       ].join('\n');
     },
   };
+  return rig;
 }
 
 /** How much of an orchestrator.log, and of a command's stderr, a report shows (the end). */
