@@ -51,7 +51,10 @@ describe('exit codes say what went wrong', () => {
     }
     expect((await rig.readSession(id!)).runs).toHaveLength(1);
 
-    // The control socket: its own clients get `usage` for an empty or oversized prompt.
+    // The control socket: its own clients get `usage` for an empty or oversized prompt. A server
+    // started by hand, once the one the first `run` started has idled out (its socket would answer
+    // the wait below, then close).
+    await rig.untilNoServer();
     const server = rig.start(['serve']);
     let client = await tryConnect(socketPath(rig.stateDir));
     for (let i = 0; client === undefined && i < 100; i += 1) {
