@@ -167,7 +167,7 @@ describe('asks answered from another process (real droid, no terminal)', () => {
     const record = await rig.readSession(handle.sessionId);
     expect(record.sessionAllows).toEqual([`execute:${COMMAND}`]);
     // The auto-started orchestrator exits when idle: the send below runs in a new one.
-    await until(() => rig.servers().length === 0);
+    await rig.untilNoServer();
 
     const second = await rig.run(['send', handle.sessionId, 'again']);
     expect(second.exitCode, second.stderr).toBe(0);

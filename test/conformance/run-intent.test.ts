@@ -121,7 +121,7 @@ describe('run: the agent starts from the intent', () => {
     // first depends on how the two raced; one it started, it discarded before it answered: its
     // session directory is gone already when the command has exited.
     expect(await readdir(sessionsDir(rig)).catch(() => [])).toEqual([]);
-    await until(() => rig.servers().length === 0);
+    await rig.untilNoServer();
     const log = await orchestratorLog(rig);
     for (const id of startedFor(log)) expect(log).toContain(`intent: the agent of session ${id} is discarded`);
     expect(await waitForNoProcesses(() => droids(rig), STOP_MS)).toEqual([]);
