@@ -24,28 +24,17 @@ export interface AutoServer {
 }
 
 /**
- * Node flags of a background server. `--no-flush-bytecode`: by default V8 drops the bytecode of a
- * function not run for a while (at some of its collections), so that a server idle between two
- * commands compiled again, during the next `run` and while its agent started, what its start-up
- * and its idle-time warm-up (serve-main.ts) had compiled: 6 paired rounds on fresh servers idle
- * 15 s put that `run` at 1.19-1.20x of the raw client with flushing, 1.13x without. The bytecode
- * kept is that of the code the server ran. A flag of the command line: set at run time (v8's
- * setFlagsFromString) it changed nothing measurable but the key of the code cache.
- * `--min-semi-space-size=16`: the young generation starts at 16 MB (V8's largest by default
- * here) instead of 1 MB doubling as it fills, so that the start-up (the bundle's modules, the
- * config, the intent's agent) runs without the six scavenges and the mark-compact (some 12 ms
- * of a single core, before the agent's spawn) that the small heap cost it. Paired rounds of the
- * auto-started `run` (fresh state each, 10-16 rounds, four runs) put it 9-39 ms faster; the
- * server's RSS as its socket appears is some 6 MB higher (66.5 against 60.8 MB), the same after
- * 15 s idle (66.7 against 65.9 MB). Any V8 flag on the command line also costs Node the
- * embedded code cache of its own modules (V8's flag hash differs): node:child_process takes
- * 4.3-4.7 ms to load instead of 1.4 ms, node:zlib 1.0 instead of 0.45. Measured whole, the
- * auto-started `run` with no flag, with both and with only this one came out the same within
- * noise (1.307x, 1.300x, 1.323x of the raw client, 14 paired rounds in one run); both are kept
- * for the idle server's sake (the first). A server started by hand (`one-works serve`) runs with
- * Node's defaults.
+ * A background server runs with Node's defaults, as one started by hand: no V8 flag. Any flag on
+ * the command line costs Node the embedded code cache of its own modules (V8's flag hash differs),
+ * which every builtin the server loads on its way to the intent's agent pays for (node:zlib,
+ * node:fs/promises, node:child_process, node:net: 2-5 ms each instead of under 1 ms). Earlier
+ * versions ran it with `--no-flush-bytecode` (an idle server kept its compiled code) and
+ * `--min-semi-space-size=16` (a start-up without scavenges); measured by the server's own marks
+ * (its start to the spawn of the intent's droid, 5 rounds each, this 2-core machine), with neither
+ * it reached the spawn at 207-216 ms, with either one at 222-247 ms. The `run` after 15 s of idle
+ * is measured by the bench (`npm run bench`, docs/benchmarks.md), for a server started by hand
+ * (the goal row) and for a background one.
  */
-const SERVER_NODE_FLAGS = ['--no-flush-bytecode', '--min-semi-space-size=16'];
 
 /**
  * Starts `one-works [--config FILE] serve --auto [--intent JSON]` for `ctx.stateDir` in the background
@@ -72,7 +61,7 @@ export function spawnAutoServer(ctx: ServerPlace, intent?: SessionIntent): AutoS
     // The intent (no secret in it: adapter, workspace, settings, title, TERM/COLORTERM/NO_COLOR) goes as an argument.
     const told = intent ? ['--intent', JSON.stringify(intent)] : [];
     const args = [BIN_PATH, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto', ...told];
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args], {
+    const child = spawn(process.execPath, args, {
       cwd: ctx.cwd,
       // Its start skips parsing NODE_EXTRA_CA_CERTS (~60 ms of CPU on the path to the first turn);
       // it sets the variable again at once and gives the certificates to its installer (extra-ca.ts).
