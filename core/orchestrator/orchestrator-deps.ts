@@ -111,6 +111,8 @@ export interface OrchestratorDeps {
   log?: ((message: string) => void) | undefined;
   /** How long an agent started for an intent waits for its createSession, in ms (default INTENT_WINDOW_MS; tests shorten it). */
   intentWindowMs?: number | undefined;
+  /** How long recovery waits for the intent's agent to spawn (startOrchestrator), in ms (default INTENT_HEAD_START_MS; tests shorten it). */
+  intentHeadStartMs?: number | undefined;
   /** Resident memory of an agent process tree, for `maxWarmMemoryBytes` (default: read from /proc). */
   measureRss?: ((pid: number) => Promise<number | undefined>) | undefined;
 }

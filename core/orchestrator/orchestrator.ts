@@ -173,15 +173,20 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
   }
   const modelsFor = deps.modelsFor && boundedModelsFor(deps.modelsFor.bind(deps), deps.catalogDeadlineMs ?? CATALOG_DEADLINE_MS);
   const instance = new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) });
-  const started = intent
-    ? instance.startIntent(intent).catch((error: unknown) => ({ reason: error instanceof Error ? error.message : String(error) }))
-    : undefined;
+  const ahead = intent ? instance.startIntentAhead(intent) : undefined;
+  const started = ahead?.then(
+    (a) => a.start,
+    (error: unknown): IntentStart => ({ reason: error instanceof Error ? error.message : String(error) }),
+  );
   let recovered: (corrupt: CorruptSession[] | undefined) => void = () => undefined;
   const malformed = new Promise<CorruptSession[] | undefined>((resolve) => {
     recovered = resolve;
   });
   const orchestrator = (async (): Promise<Orchestrator> => {
     try {
+      // Recovery (a scan and a parse of every session record) yields to the intent's agent until it
+      // has spawned: on one event loop, the scan would otherwise run between the intent's steps.
+      await headStart(ahead, deps.intentHeadStartMs ?? INTENT_HEAD_START_MS);
       const recovery = await recoverSessions(deps.store, {
         stateDir: deps.stateDir,
         ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}),
@@ -200,6 +205,27 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
     }
   })();
   return { orchestrator, intent: started, malformed };
+}
+
+/**
+ * The longest recovery waits for the agent of the intent a server was started with to spawn (see
+ * startOrchestrator), in ms: a spawn takes tens of ms, but an agent whose CLI is still to be
+ * installed takes as long as the download, which the dead owner's sessions need not wait for.
+ */
+export const INTENT_HEAD_START_MS = 1000;
+
+// Resolves once the intent's agent has spawned (or none will), or after `ms`, whichever is first.
+async function headStart(ahead: Promise<{ spawned: Promise<unknown> }> | undefined, ms: number): Promise<void> {
+  if (!ahead) return;
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([ahead.then((a) => a.spawned).catch(() => undefined), bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 class InProcessOrchestrator implements Orchestrator {
@@ -286,6 +312,20 @@ class InProcessOrchestrator implements Orchestrator {
   }
 
   async startIntent(intent: SessionIntent): Promise<IntentStart> {
+    return (await this.startIntentAhead(intent)).start;
+  }
+
+  /**
+   * `startIntent`, with what startOrchestrator waits for before recovery: `spawned` settles once the
+   * intent's agent has been opened (its child spawned) or could not be, and at once when none starts.
+   */
+  async startIntentAhead(intent: SessionIntent): Promise<{ start: IntentStart; spawned: Promise<unknown> }> {
+    const start = await this.#startIntent(intent);
+    const spawned = start.intentId === undefined ? undefined : this.#intents.get(start.intentId)?.early.opened;
+    return { start, spawned: spawned ?? Promise.resolve() };
+  }
+
+  async #startIntent(intent: SessionIntent): Promise<IntentStart> {
     if (this.#closing) return { reason: 'the orchestrator is shutting down' };
     if (this.#prewarm.enabled) return { reason: 'agents are prewarmed (orchestrator.prewarm)' };
     const adapter = intent.adapter ?? this.#deps.defaultAdapter;

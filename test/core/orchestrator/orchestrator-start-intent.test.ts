@@ -101,6 +101,61 @@ describe('startOrchestrator with an intent', () => {
     expect(await readdir(join(h.deps.stateDir, 'sessions'))).toEqual([]);
   });
 
+  it("holds recovery until the intent's agent has spawned, by itself: the agent's steps do not wait behind the scan", async () => {
+    const { h } = await harness();
+    await h.session.store.writeSession(leftBehind(h.root));
+    const store = h.session.store;
+    const scanSessions = store.scanSessions.bind(store);
+    const openedAtScan: number[] = [];
+    store.scanSessions = async () => {
+      openedAtScan.push(h.fake!.log.opened.length);
+      return scanSessions();
+    };
+
+    const start = startOrchestrator(h.deps, { workspace: h.root });
+    const orchestrator = await start.orchestrator;
+    try {
+      expect(openedAtScan).toEqual([1]);
+      expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs[0]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
+      const { intentId } = (await start.intent)!;
+      const handle = await orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' }, { intentId });
+      expect(await orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
+    } finally {
+      await orchestrator.shutdown();
+    }
+  });
+
+  it("does not hold recovery past the head start when the intent's agent takes long to prepare (a CLI being installed)", async () => {
+    let prepared!: () => void;
+    const preparing = new Promise<void>((resolve) => {
+      prepared = resolve;
+    });
+    const { h } = await harness();
+    await h.session.store.writeSession(leftBehind(h.root));
+    // The agent's runtime (its CLI prepared) comes only once `prepared()` is called.
+    const runtimeFor: typeof h.deps.runtimeFor = async (...args) => {
+      await preparing;
+      return h.deps.runtimeFor(...args);
+    };
+
+    const start = startOrchestrator({ ...h.deps, runtimeFor, intentHeadStartMs: 50 }, { workspace: h.root });
+    const orchestrator = await start.orchestrator;
+    try {
+      // Recovered while the agent still prepares: nothing of it opened yet.
+      expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs[0]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
+      expect(h.fake!.log.opened).toEqual([]);
+      prepared();
+      const { intentId } = (await start.intent)!;
+      const handle = await orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' }, { intentId });
+      expect(handle.sessionId).toBe(intentId);
+      expect(await orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
+      expect(h.fake!.log.opened.map((spec) => spec.sessionId)).toEqual([intentId]);
+    } finally {
+      prepared();
+      await orchestrator.shutdown();
+    }
+  });
+
   it('starts no agent for an intent outside the approved roots, and the orchestrator starts as without one', async () => {
     const { h } = await harness();
     const start = startOrchestrator(h.deps, { workspace: join(h.root, '..') });
