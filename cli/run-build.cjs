@@ -8,8 +8,9 @@
 // that command compiled on its way to a result. A build removes every cache. A file starts with the CRC-32 of the rest (4 bytes,
 // little-endian): V8 checks versions, flags and the source's length but no checksum, and would
 // crash on damaged data; anything that does not match is ignored. The CRC is node:zlib's, not a
-// hash of node:crypto, which would cost every command some 3 ms of CPU to load; a Node without
-// zlib.crc32 (before 20.15) runs commands without a cache. Where dist/ is not writable (an install
+// hash of node:crypto, which would cost every command some 3 ms of CPU to load, and taken from
+// Node's zlib binding itself where it can be (see loadCrc32); a Node without zlib.crc32 (before
+// 20.15) runs commands without a cache. Where dist/ is not writable (an install
 // owned by another user) commands run without a cache.
 //
 // CommonJS, as cli/bin.cjs that requires it: an ES module entry costs Node its ESM loader at each start.
@@ -21,9 +22,31 @@ const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('
 const { createRequire } = module.constructor;
 const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
-const { crc32 } = require('node:zlib');
+const crc32 = loadCrc32();
 
 const DIGEST_BYTES = 4;
+
+/**
+ * node:zlib's CRC-32 (`crc32(data, value)`), without loading node:zlib where that can be avoided:
+ * its module (streams and all) takes some 2.7 ms of a command's start on a 2-core machine, and
+ * only this function of it is used. It is the function of Node's zlib binding that zlib.crc32
+ * calls after checking its arguments, reached through process.binding, which is deprecated
+ * (DEP0111) but warns only with pending deprecations on: then, or where the binding is refused
+ * (the permission model) or lacks the function, node:zlib's own is used. Undefined when neither
+ * has it (Node before 20.15).
+ */
+function loadCrc32() {
+  const options = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+  if (!options.includes('--pending-deprecation') && !process.env.NODE_PENDING_DEPRECATION) {
+    try {
+      const binding = process.binding('zlib');
+      if (typeof binding.crc32 === 'function') return (data, value = 0) => binding.crc32(data, value);
+    } catch {
+      // Refused: node:zlib below.
+    }
+  }
+  return require('node:zlib').crc32;
+}
 
 /**
  * Evaluates `bundle` (a CommonJS module inside the wrapper of Node's loader, scripts/build.js) and

@@ -116,6 +116,18 @@ describe('loadBundle', () => {
     expect((await stat(cacheFile)).mtimeMs).toBe(mine.mtimeMs);
   });
 
+  it('checks and writes digests with node:zlib where its binding would warn (pending deprecations), without a warning', async () => {
+    // No warning: runOnce fails on any stderr (process.binding warns under --pending-deprecation).
+    expect(await runOnce(['--pending-deprecation'])).toBe(EXPECTED);
+    const [flagged] = await readdir(join(dir, 'dist', 'cli', 'code-cache'));
+    const file = join(dir, 'dist', 'cli', 'code-cache', flagged!);
+    expect(await digestHolds(file)).toBe(true);
+    const made = await stat(file);
+    expect(await runOnce(['--pending-deprecation'])).toBe(EXPECTED);
+    // Its digest checked and the cache taken: not written again.
+    expect((await stat(file)).mtimeMs).toBe(made.mtimeMs);
+  });
+
   it('answers undefined for a bundle that is not there (a build under way), so that bin.cjs runs the sources', async () => {
     await writeFile(
       join(dir, 'missing.mjs'),
