@@ -87,6 +87,10 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     });
     const startIntent = options.intent === undefined ? undefined : startedIntent(start.intent, out);
     let intentTaken = false;
+    // The intent's agent first: the identity's digests and the socket's set-up would otherwise run
+    // between its steps. A client polling for the socket finds it once the agent has spawned (or
+    // INTENT_HEAD_START_MS on); its createSession could not take the agent before that anyway.
+    await start.headStart;
     const identity = serverIdentity(ctx);
     const server = await startOrchestratorServer({
       orchestrator: creating,

@@ -155,6 +155,12 @@ export interface OrchestratorStart {
    * recovery did not finish (`orchestrator` then rejects).
    */
   malformed: Promise<CorruptSession[] | undefined>;
+  /**
+   * Settles (never rejects) once the intent's agent has spawned or none will, or INTENT_HEAD_START_MS
+   * after the start, whichever is first; at once without an intent. Recovery waits for it, and so
+   * may the caller's own start-up work (serve-main.ts: the socket, the identity digests).
+   */
+  headStart: Promise<void>;
 }
 
 /**
@@ -169,7 +175,12 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
   const limits = OrchestratorLimitsSchema.safeParse(deps.limits);
   if (!limits.success) {
     const invalid = new OneWorksError(ERROR_CODES.INTERNAL, `invalid orchestrator limits: ${z.prettifyError(limits.error)}`);
-    return { orchestrator: Promise.reject(invalid), intent: undefined, malformed: Promise.resolve(undefined) };
+    return {
+      orchestrator: Promise.reject(invalid),
+      intent: undefined,
+      malformed: Promise.resolve(undefined),
+      headStart: Promise.resolve(),
+    };
   }
   const modelsFor = deps.modelsFor && boundedModelsFor(deps.modelsFor.bind(deps), deps.catalogDeadlineMs ?? CATALOG_DEADLINE_MS);
   const instance = new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) });
@@ -178,6 +189,7 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
     (a) => a.start,
     (error: unknown): IntentStart => ({ reason: error instanceof Error ? error.message : String(error) }),
   );
+  const spawned = headStart(ahead, deps.intentHeadStartMs ?? INTENT_HEAD_START_MS);
   let recovered: (corrupt: CorruptSession[] | undefined) => void = () => undefined;
   const malformed = new Promise<CorruptSession[] | undefined>((resolve) => {
     recovered = resolve;
@@ -186,7 +198,7 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
     try {
       // Recovery (a scan and a parse of every session record) yields to the intent's agent until it
       // has spawned: on one event loop, the scan would otherwise run between the intent's steps.
-      await headStart(ahead, deps.intentHeadStartMs ?? INTENT_HEAD_START_MS);
+      await spawned;
       const recovery = await recoverSessions(deps.store, {
         stateDir: deps.stateDir,
         ...(deps.recoveryScope ? { only: deps.recoveryScope } : {}),
@@ -204,7 +216,7 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
       throw error;
     }
   })();
-  return { orchestrator, intent: started, malformed };
+  return { orchestrator, intent: started, malformed, headStart: spawned };
 }
 
 /**
