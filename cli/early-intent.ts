@@ -404,7 +404,9 @@ const STARTED_SERVER_POLL_MS = 5;
  * agent starts. Resolves the exit code, or undefined, with nothing written, when the command is the
  * caller's to run (with the seed, as before): a command line delegateRun would not hand over, a
  * server that exited or did not listen within STARTED_SERVER_WAIT_MS, or one that declined it.
- * Never rejects.
+ * When the command failed there (a refused workspace, an invalid flag, a failed turn), the server is
+ * asked to exit once idle (`seed.discard`), so that a command refused by its own checks leaves no
+ * server behind, as when it runs here. Never rejects.
  */
 export async function delegateToStarted(
   seed: EarlySeed,
@@ -426,7 +428,11 @@ export async function delegateToStarted(
       await sleep(STARTED_SERVER_POLL_MS);
     }
     // No intent on this connection: the server's own (the seed's) goes to the command.
-    return await runOn(path, undefined, commandParams(args, env, cwd, io), io);
+    const exitCode = await runOn(path, undefined, commandParams(args, env, cwd, io), io);
+    // Failed (its config or a check refused it, or its turn failed): the server started for it is
+    // asked to exit once idle, as the command run here asks one it did not use (see retireServer).
+    if (exitCode !== undefined && exitCode !== 0) await seed.discard();
+    return exitCode;
   } catch {
     return undefined;
   }
