@@ -92,17 +92,6 @@ function tellEarlyIntent(early, args) {
   }
 }
 
-// A plain `run` handed to the server this process started with its intent (see delegateToStarted
-// in cli/early-intent.ts): resolves with its exit code, or undefined when the command is this
-// process's to run (with `earlyIntent`, which then still holds that server).
-function delegateToStarted(early, earlyIntent, args) {
-  try {
-    return earlyIntent?.server ? early.delegateToStarted(earlyIntent, args, process.env, process.cwd()) : Promise.resolve(undefined);
-  } catch {
-    return Promise.resolve(undefined);
-  }
-}
-
 // The `main` of the build when it is current, else of the sources (through tsx).
 async function loadMain(build, command) {
   // A command with a lean bundle of its own (scripts/build.js, LEAN_BUNDLES) runs that one.
@@ -166,17 +155,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     const earlyIntent = tellEarlyIntent(early, args);
     // The intent is written (or the server started) before the command's bundle loads (a synchronous 20 ms or more).
     return (earlyIntent ? earlyIntent.sent : Promise.resolve())
-      .then(() => delegateToStarted(early, earlyIntent, args))
-      .then((exitCode) => {
-        if (exitCode === undefined) return loadMain(build, command);
-        // Handed to the server started here, and done there: as a command handed over above.
-        process.exitCode = exitCode;
-        exitWhenWritten();
-        return undefined;
-      })
+      .then(() => loadMain(build, command))
       .then(
         async (main) => {
-          if (main === undefined) return;
           process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
           if (exitsOnReturn(build, command)) exitWhenWritten();
         },

@@ -379,86 +379,26 @@ export function delegateRun(
   io: DelegateIo = PROCESS_IO,
 ): Promise<number | undefined> | undefined {
   try {
-    const scanned = delegable(args, env, io);
+    if (env[DELEGATE_ENV] === '0') return undefined;
+    const scanned = scanRunArgs(args);
     if (!scanned) return undefined;
+    checkPrompt(scanned.prompt);
+    if (!args.includes('--json') && io.stdin.isTTY === true && io.stderr.isTTY === true) return undefined;
     const located = locateState({ ...(scanned.config ? { path: resolve(cwd, scanned.config) } : {}), cwd, env });
     if (!located) return undefined;
     const path = socketPath(located.stateDir);
     if (!existsSync(path)) return undefined;
-    return runOn(path, intentOf(scanned.flags, env, cwd), commandParams(args, env, cwd, io), io);
+    const params = {
+      args: absolutePaths(args, cwd),
+      cwd,
+      env: definedEnv(env),
+      stdout: streamFacts(io.stdout),
+      stderr: streamFacts(io.stderr),
+    };
+    return runOn(path, intentOf(scanned.flags, env, cwd), params, io);
   } catch {
     return undefined;
   }
-}
-
-/** The longest {@link delegateToStarted} waits for the server it was given to listen. */
-const STARTED_SERVER_WAIT_MS = 10_000;
-/** How often its socket is looked for meanwhile. */
-const STARTED_SERVER_POLL_MS = 5;
-
-/**
- * {@link delegateRun} for the server this process has just started with the command's intent
- * (`seed.server`: none listened, see {@link tellEarlyIntent}): once that server listens, the
- * command is handed to it as to one that listened, and takes the agent the server started with the
- * intent. This process waits meanwhile, idle, instead of loading the command's 3.4 MB while the
- * agent starts. Resolves the exit code, or undefined, with nothing written, when the command is the
- * caller's to run (with the seed, as before): a command line delegateRun would not hand over, a
- * server that exited or did not listen within STARTED_SERVER_WAIT_MS, or one that declined it.
- * When the command failed there (a refused workspace, an invalid flag, a failed turn), the server is
- * asked to exit once idle (`seed.discard`), so that a command refused by its own checks leaves no
- * server behind, as when it runs here. Never rejects.
- */
-export async function delegateToStarted(
-  seed: EarlySeed,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-  io: DelegateIo = PROCESS_IO,
-): Promise<number | undefined> {
-  try {
-    if (!seed.server || !delegable(args, env, io)) return undefined;
-    let exited = false;
-    void seed.server.exited.then(() => {
-      exited = true;
-    });
-    const path = socketPath(seed.located.stateDir);
-    const deadline = Date.now() + STARTED_SERVER_WAIT_MS;
-    while (!existsSync(path)) {
-      if (exited || Date.now() >= deadline) return undefined;
-      await sleep(STARTED_SERVER_POLL_MS);
-    }
-    // No intent on this connection: the server's own (the seed's) goes to the command.
-    const exitCode = await runOn(path, undefined, commandParams(args, env, cwd, io), io);
-    // Failed (its config or a check refused it, or its turn failed): the server started for it is
-    // asked to exit once idle, as the command run here asks one it did not use (see retireServer).
-    if (exitCode !== undefined && exitCode !== 0) await seed.discard();
-    return exitCode;
-  } catch {
-    return undefined;
-  }
-}
-
-// The scanned `run` command line when it may be handed to an orchestrator: a plain `run` whose
-// prompt passes, without a terminal that could show permission prompts (stdin and stderr TTYs,
-// no --json), and not opted out with ONE_WORKS_DELEGATE=0. Throws on a refused prompt.
-function delegable(args: readonly string[], env: NodeJS.ProcessEnv, io: DelegateIo): ScannedRun | undefined {
-  if (env[DELEGATE_ENV] === '0') return undefined;
-  const scanned = scanRunArgs(args);
-  if (!scanned) return undefined;
-  checkPrompt(scanned.prompt);
-  if (!args.includes('--json') && io.stdin.isTTY === true && io.stderr.isTTY === true) return undefined;
-  return scanned;
-}
-
-// What `command.run` carries: the command line (its paths made absolute), directory, environment and streams.
-function commandParams(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, io: DelegateIo): object {
-  return {
-    args: absolutePaths(args, cwd),
-    cwd,
-    env: definedEnv(env),
-    stdout: streamFacts(io.stdout),
-    stderr: streamFacts(io.stderr),
-  };
 }
 
 /** The variables of `env` that are set (an environment as the wire carries it). */
@@ -489,9 +429,9 @@ function absolutePaths(args: readonly string[], cwd: string): string[] {
 
 // Runs `params` on the server at `path`: resolves its exit code, or undefined when it declined
 // (or could not take it) before the command reached it.
-// The intent, when given, goes first on the connection: the agent starts while the server sets the
-// command up, and the command takes it over (or it is discarded).
-function runOn(path: string, intent: SessionIntent | undefined, params: object, io: DelegateIo): Promise<number | undefined> {
+// The intent goes first on the connection: the agent starts while the server sets the command up,
+// and the command takes it over (or it is discarded).
+function runOn(path: string, intent: SessionIntent, params: object, io: DelegateIo): Promise<number | undefined> {
   return new Promise((settle) => {
     const socket = createConnection(path);
     let matched = false;
@@ -518,8 +458,9 @@ function runOn(path: string, intent: SessionIntent | undefined, params: object, 
       graceTimer.unref();
     });
     socket.once('connect', () => {
-      const told = intent ? `${JSON.stringify({ jsonrpc: '2.0', id: EARLY_INTENT_ID, method: 'intent', params: intent })}\n` : '';
-      socket.write(`${told}${JSON.stringify({ jsonrpc: '2.0', id: COMMAND_RUN_ID, method: COMMAND_RUN, params })}\n`);
+      socket.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: EARLY_INTENT_ID, method: 'intent', params: intent })}\n${JSON.stringify({ jsonrpc: '2.0', id: COMMAND_RUN_ID, method: COMMAND_RUN, params })}\n`,
+      );
     });
     let received = '';
     socket.setEncoding('utf8');

@@ -230,11 +230,9 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
     const params = parseParams(CommandRunParamsSchema, p);
     if (command) throw ProtocolError.invalidParams('a command already runs on this connection');
     command = new AbortController();
-    // The intent told just before on this connection (its agent starting) goes to the command; on a
-    // connection that told none (a client that started this server with its intent, and waited
-    // for it: cli/early-intent.ts delegateToStarted), the one this server was started with, if not taken yet.
+    // The intent told just before on this connection (its agent starting) goes to the command.
     await telling;
-    const handedIntent = intentId ?? (await options.takeStartIntent?.());
+    const handedIntent = intentId;
     intentId = undefined;
     const token = handedIntent === undefined ? undefined : randomUUID();
     if (token !== undefined) served.handed.set(token, handedIntent!);

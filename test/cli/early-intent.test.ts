@@ -6,16 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tellIntent } from '../../cli/commands/run-intent.js';
 import { registerRunCommands, type TurnFlags } from '../../cli/commands/run.js';
 import type { AutoServer, ServerPlace } from '../../cli/daemon/auto-start.js';
-import {
-  type DelegateIo,
-  delegateToStarted,
-  EARLY_INTENT_ID,
-  type EarlyDeps,
-  intentOf,
-  retireServer,
-  scanRunArgs,
-  tellEarlyIntent,
-} from '../../cli/early-intent.js';
+import { EARLY_INTENT_ID, type EarlyDeps, intentOf, retireServer, scanRunArgs, tellEarlyIntent } from '../../cli/early-intent.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
 import { createProgram, type GlobalOptions } from '../../cli/main.js';
 import { type FakeOrchestrator, fakeOrchestrator, until } from '../support/fake-orchestrator-socket.js';
@@ -279,63 +270,6 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
     exit(2);
     await retired;
     expect(await readFile(join(stateDir, 'orchestrator.log'), 'utf8')).toBe('one-works: config_invalid\n');
-  });
-
-  // A client without a terminal (what delegation needs), whose output is kept.
-  const pipedIo = (tty = false): DelegateIo & { written: string[] } => {
-    const written: string[] = [];
-    const stream = { write: (text: string) => written.push(text), isTTY: tty };
-    return { written, stdout: stream, stderr: stream, stdin: { isTTY: tty }, onSignal: () => () => undefined };
-  };
-
-  it('hands the command to the server it started once that listens: command.run alone, no intent of its own; declined, the command is its own', async () => {
-    const { config, stateDir, ws } = await setUp();
-    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
-    fake = undefined;
-    const start = recordingStart();
-    const args = ['--config', config, 'run', '-w', ws, 'hello'];
-    const seed = tellEarlyIntent(args, ENV, root!, start);
-    expect(seed?.server).toBeDefined();
-    const io = pipedIo();
-    const handed = delegateToStarted(seed!, args, ENV, root!, io);
-    // The server listens a little later, as one starting does.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
-    // The fake answers command.run with neither `command.matched` nor an exit code: declined.
-    expect(await handed).toBeUndefined();
-    expect(fake.connections).toEqual([
-      [
-        {
-          jsonrpc: '2.0',
-          id: 'command-run',
-          method: 'command.run',
-          params: { args, cwd: root, env: ENV, stdout: { isTTY: false }, stderr: { isTTY: false } },
-        },
-      ],
-    ]);
-    expect(io.written).toEqual([]);
-    expect(start.started).toHaveLength(1);
-  });
-
-  it('does not hand the command over when the server it started exits before it listens, nor at a terminal', async () => {
-    const { config, stateDir, ws } = await setUp();
-    await new Promise<void>((resolve) => fake!.server.close(() => resolve()));
-    fake = undefined;
-    const args = ['--config', config, 'run', '-w', ws, 'hello'];
-    const exiting = recordingStart();
-    const seed = tellEarlyIntent(args, ENV, root!, exiting);
-    exiting.exit(2);
-    expect(await delegateToStarted(seed!, args, ENV, root!, pipedIo())).toBeUndefined();
-    // At a terminal that could show permission prompts: not handed over, though the server listens.
-    fake = await fakeOrchestrator(join(stateDir, 'orchestrator.sock'));
-    const listening = tellEarlyIntent(args, ENV, root!, recordingStart());
-    expect(listening?.server).toBeUndefined();
-    await until(() => fake!.connections.flat().length === 1);
-    const started = { ...listening!, server: { pid: undefined, exited: new Promise<number | null>(() => undefined), logOffset: 0 } };
-    expect(await delegateToStarted(started, args, ENV, root!, pipedIo(true))).toBeUndefined();
-    // Only the early tell's intent reached the server: no command.
-    expect(fake.connections.flat().map((frame) => frame.method)).toEqual(['intent']);
-    await listening!.discard();
   });
 
   it('without a socket and with no server started at the early tell, the command looks again and tells its intent to a server listening by then', async () => {

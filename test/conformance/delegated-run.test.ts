@@ -317,32 +317,3 @@ describe('run handed to the orchestrator that is up', () => {
     expect(ranHere(server)).toBe(1);
   });
 });
-
-describe('run that starts its orchestrator', () => {
-  it('is handed to the server it started, and takes the agent started with its intent: the same output as the command run by itself, one agent each', async () => {
-    const model = await rigs.model({ steps: [{ text: 'started answer' }, { text: 'started answer' }] });
-    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
-    // No orchestrator up: each command starts one (with its intent), which idles out before the next.
-    const handed = await rig.run(['run', '-w', rig.workspace, 'hello']);
-    expect(handed.exitCode, handed.stderr).toBe(0);
-    await rig.untilNoServer();
-    const itself = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: NOT_DELEGATED });
-    expect(itself.exitCode, itself.stderr).toBe(0);
-    await rig.untilNoServer();
-    expect(handed.stdout).toContain('started answer');
-    expect(normalized(handed.stdout)).toBe(normalized(itself.stdout));
-    expect(normalized(handed.stderr)).toBe(normalized(itself.stderr));
-    const log = await readFile(join(rig.stateDir, 'orchestrator.log'), 'utf8');
-    // The first ran in its server, the second in its own process; each server started one agent, for
-    // the intent it was started with, and the command's session took it: none other, none discarded.
-    expect(log.match(/command: ran a client's `run` here \(exit 0\)/g)).toHaveLength(1);
-    expect(log).not.toContain('command: declined');
-    expect(log.match(/is starting in .* before its createSession/g)).toHaveLength(2);
-    expect(log.match(/takes the agent started for its intent/g)).toHaveLength(2);
-    expect(log).not.toContain('is discarded');
-    const ids = await rig.sessionIds();
-    expect(ids).toHaveLength(2);
-    for (const id of ids) expect((await rig.readSession(id)).runs.map((r) => r.status)).toEqual(['completed']);
-    expect(model.requests.length).toBeGreaterThanOrEqual(2);
-  });
-});
