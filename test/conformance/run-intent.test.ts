@@ -106,6 +106,19 @@ describe('run: the agent starts from the intent', () => {
     expect(await waitForNoProcesses(() => droids(rig), STOP_MS)).toEqual([]);
   });
 
+  it("the server it starts sets its socket up only once the intent's droid has spawned", async () => {
+    const model = await rigs.model({ steps: [{ text: 'socket after droid' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl });
+    const socket = join(rig.stateDir, 'orchestrator.sock');
+    const cli = rig.start(['run', '-w', rig.workspace, 'hello']);
+    // Looked for at every turn of this loop: the first moment the socket is there.
+    while (!existsSync(socket)) await new Promise((resolve) => setImmediate(resolve));
+    expect(droids(rig)).toHaveLength(1);
+    const result = await cli.result;
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('socket after droid');
+  });
+
   it('a run whose own check fails after its intent went out leaves no droid and no session directory, with the same error', async () => {
     const model = await rigs.model({ steps: [{ text: 'never asked' }] });
     const rig = await rigs.create({ baseUrl: model.baseUrl });

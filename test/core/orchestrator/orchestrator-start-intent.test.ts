@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { REQUEST_KEYS_FILE, startOrchestrator } from '../../../core/orchestrator/index.js';
 import type { SessionRecord } from '../../../core/store/index.js';
@@ -41,31 +40,30 @@ function leftBehind(workspace: string): SessionRecord {
   };
 }
 
-// Holds recovery (its scan of the records) until the fake agent has been opened, for at most
-// 5 s; says whether the agent was opened while recovery waited.
-function holdRecoveryForTheAgent(h: OrchestratorHarness): () => boolean | undefined {
+// Records, at each scan of the records (recovery's), how many fake agents had been opened: the
+// order startOrchestrator keeps by itself (recovery waits for the intent's agent to spawn).
+function openedAtScan(h: OrchestratorHarness): number[] {
   const store = h.session.store;
   const scanSessions = store.scanSessions.bind(store);
-  let openedFirst: boolean | undefined;
+  const opened: number[] = [];
   store.scanSessions = async () => {
-    const opened = h.until(() => h.fake!.log.opened.length === 1).then(() => true);
-    openedFirst ??= await Promise.race([opened, sleep(5_000, false)]);
+    opened.push(h.fake!.log.opened.length);
     return scanSessions();
   };
-  return () => openedFirst;
+  return opened;
 }
 
 describe('startOrchestrator with an intent', () => {
-  it("starts the intent's agent before recovery; recovery still recovers the dead owner's session and leaves the agent alone", async () => {
+  it("starts the intent's agent before recovery, which waits for its spawn; recovery still recovers the dead owner's session and leaves the agent alone", async () => {
     const { h, logged } = await harness();
     await h.session.store.writeSession(leftBehind(h.root));
-    const openedFirst = holdRecoveryForTheAgent(h);
+    const opened = openedAtScan(h);
 
     const start = startOrchestrator(h.deps, { workspace: h.root });
     const orchestrator = await start.orchestrator;
     try {
       const { intentId } = (await start.intent)!;
-      expect(openedFirst()).toBe(true);
+      expect(opened).toEqual([1]);
       expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs).toMatchObject([
         { id: 'r1', status: 'unknown', reason: 'owner_died' },
         { id: 'r2', status: 'cancelled', reason: 'queue_lost' },
@@ -88,41 +86,17 @@ describe('startOrchestrator with an intent', () => {
   it("discards the intent's agent when the start fails after it (a malformed request-key file): nothing of it remains", async () => {
     const { h } = await harness();
     await writeFile(join(h.deps.stateDir, REQUEST_KEYS_FILE), '[1, 2]');
-    const openedFirst = holdRecoveryForTheAgent(h);
+    const opened = openedAtScan(h);
 
     const start = startOrchestrator(h.deps, { workspace: h.root });
     await expect(start.orchestrator).rejects.toMatchObject({ code: 'state_corrupt' });
-    expect(openedFirst()).toBe(true);
+    expect(opened).toEqual([1]);
     const { intentId } = (await start.intent)!;
     expect(intentId).toMatch(/^s-/);
     expect(h.fake!.log.closed).toEqual([intentId]);
     expect(h.fake!.log.open()).toBe(0);
     expect(existsSync(join(h.deps.stateDir, 'sessions', intentId!))).toBe(false);
     expect(await readdir(join(h.deps.stateDir, 'sessions'))).toEqual([]);
-  });
-
-  it("holds recovery until the intent's agent has spawned, by itself: the agent's steps do not wait behind the scan", async () => {
-    const { h } = await harness();
-    await h.session.store.writeSession(leftBehind(h.root));
-    const store = h.session.store;
-    const scanSessions = store.scanSessions.bind(store);
-    const openedAtScan: number[] = [];
-    store.scanSessions = async () => {
-      openedAtScan.push(h.fake!.log.opened.length);
-      return scanSessions();
-    };
-
-    const start = startOrchestrator(h.deps, { workspace: h.root });
-    const orchestrator = await start.orchestrator;
-    try {
-      expect(openedAtScan).toEqual([1]);
-      expect((await h.session.store.readSession('s-aaaaaaaaaa')).runs[0]).toMatchObject({ status: 'unknown', reason: 'owner_died' });
-      const { intentId } = (await start.intent)!;
-      const handle = await orchestrator.createSession({ adapter: 'fake', workspace: h.root, prompt: 'hello' }, { intentId });
-      expect(await orchestrator.waitForRun(handle.sessionId, handle.runId)).toMatchObject({ status: 'completed' });
-    } finally {
-      await orchestrator.shutdown();
-    }
   });
 
   it("does not hold recovery past the head start when the intent's agent takes long to prepare (a CLI being installed)", async () => {
