@@ -92,7 +92,8 @@ function tellEarlyIntent(early, args) {
   }
 }
 
-// The `main` of the build when it is current, else of the sources (through tsx).
+// The `main` of the build when it is current, else of the sources (through tsx), with its
+// `outputWritten` (cli/stdio.ts).
 async function loadMain(build, command) {
   // A command with a lean bundle of its own (scripts/build.js, LEAN_BUNDLES) runs that one.
   const lean = build && command !== undefined && Object.hasOwn(build.lean ?? {}, command) ? build.lean[command] : undefined;
@@ -104,13 +105,19 @@ async function loadMain(build, command) {
     const cacheName =
       command !== undefined && Object.hasOwn(build.commands, command) ? `${build.commands[command]}-${bundleHash}` : undefined;
     // Undefined when the bundle went away after build.json was read (a build under way): the sources then.
-    const main = loadBundle(root + bundle, cacheName)?.main;
+    const loaded = loadBundle(root + bundle, cacheName);
     // A build's commands keep their config's parsed value beside their code caches.
-    if (main) return (argv, options) => main(argv, { ...options, configValueCache: cacheDirectory(root + bundle) });
+    if (loaded?.main) {
+      const cacheDir = cacheDirectory(root + bundle);
+      return {
+        main: (argv, options) => loaded.main(argv, { ...options, configValueCache: cacheDir }),
+        outputWritten: loaded.outputWritten,
+      };
+    }
   }
   const { register } = await import('tsx/esm/api');
   register();
-  return (await import('./main.ts')).main;
+  return await import('./main.ts');
 }
 
 // True when the process may exit as soon as the command's main returns and its output is written: a
@@ -121,18 +128,14 @@ function exitsOnReturn(build, command) {
   return command !== undefined && Object.hasOwn(build?.lean ?? {}, command);
 }
 
-// Exits once stdout and stderr have written what they hold: a pipe that its reader has not emptied
-// yet keeps the rest in the stream, which process.exit() alone would drop.
-function exitWhenWritten() {
-  const unwritten = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0);
-  let left = unwritten.length;
-  if (left === 0) process.exit();
-  // The callback of an empty write runs once every write before it is done (or failed).
-  for (const stream of unwritten)
-    stream.write('', () => {
-      left -= 1;
-      if (left === 0) process.exit();
-    });
+// Exits once the command's stdout and stderr have written what they hold (`outputWritten` of the
+// bundle that wrote them, cli/stdio.ts): a pipe that its reader has not emptied yet keeps the rest
+// in a stream, which process.exit() alone would drop.
+function exitWhenWritten(outputWritten) {
+  outputWritten().then(
+    () => process.exit(),
+    () => process.exit(),
+  );
 }
 
 // `one-works --version` alone: the version from package.json, as the full command line prints it,
@@ -149,7 +152,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
       process.exitCode = exitCode;
       // Nothing else of this process runs once the command handed over is done (its connection is
       // closed): it exits when its output is written, without the queued collection a natural exit waits for.
-      exitWhenWritten();
+      exitWhenWritten(early.outputWritten);
       return;
     }
     const earlyIntent = tellEarlyIntent(early, args);
@@ -157,9 +160,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     return (earlyIntent ? earlyIntent.sent : Promise.resolve())
       .then(() => loadMain(build, command))
       .then(
-        async (main) => {
+        async ({ main, outputWritten }) => {
           process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
-          if (exitsOnReturn(build, command)) exitWhenWritten();
+          if (exitsOnReturn(build, command)) exitWhenWritten(outputWritten);
         },
         (error) => {
           // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.

@@ -324,7 +324,7 @@ export async function createContext(
       return new Map(Object.entries(lock.adapters[name] ?? {}));
     },
     services: createPrepareServices(),
-    progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }, stderr as NodeJS.WriteStream),
+    progress: createProgressRenderer(out, { verbose: Boolean(globals.verbose) }, stderr),
   };
   return ctx;
 }

@@ -12,9 +12,12 @@ import { presentationOf } from '../core/process/env.js';
 import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './daemon/command-methods.js';
 import { logPath, socketPath } from './daemon/socket-path.js';
+import { PROCESS_STDERR, PROCESS_STDOUT, stdinIsTTY } from './stdio.js';
 
 // cli/bin.cjs turns it on for a build (the directory of its code caches).
 export { useConfigValueCache } from '../core/config/value-cache.js';
+// cli/bin.cjs exits a handed run's client once its output is written.
+export { outputWritten } from './stdio.js';
 
 /**
  * `run`'s intent, told before the command's bundle loads. cli/bin.cjs loads this module as a
@@ -343,10 +346,15 @@ export interface DelegateIo {
   onSignal(listener: (signal: 'SIGINT' | 'SIGTERM') => void): () => void;
 }
 
+// stdout and stderr as cli/stdio.ts's sinks: a handed run's client makes no Node stream for a pipe.
 const PROCESS_IO: DelegateIo = {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
+  stdout: PROCESS_STDOUT,
+  stderr: PROCESS_STDERR,
+  stdin: {
+    get isTTY() {
+      return stdinIsTTY();
+    },
+  },
   onSignal(listener) {
     process.on('SIGINT', listener);
     process.on('SIGTERM', listener);
@@ -383,7 +391,7 @@ export function delegateRun(
     const scanned = scanRunArgs(args);
     if (!scanned) return undefined;
     checkPrompt(scanned.prompt);
-    if (!args.includes('--json') && io.stdin.isTTY === true && io.stderr.isTTY === true) return undefined;
+    if (!args.includes('--json') && io.stderr.isTTY === true && io.stdin.isTTY === true) return undefined;
     const located = locateState({ ...(scanned.config ? { path: resolve(cwd, scanned.config) } : {}), cwd, env });
     if (!located) return undefined;
     const path = socketPath(located.stateDir);

@@ -10,10 +10,13 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { processRedactor } from './output.js';
 import { packageVersion } from './package-root.js';
 import { installShutdownHandlers } from './shutdown.js';
+import type { TextSink } from './stdio.js';
 import { jsonTerminalSafe, terminalSafe } from './terminal-text.js';
 
 // The build (scripts/build.js) reads the table from the bundle: which commands share a code cache.
 export { tableCommandNames } from './command-table.js';
+// cli/bin.cjs exits a command of a lean bundle once its output is written.
+export { outputWritten } from './stdio.js';
 
 /** Global flags every command accepts. */
 export interface GlobalOptions {
@@ -116,12 +119,12 @@ export function createProgram(): Command {
 
 // In --json mode an error is one JSON line on stderr, `{"error":{"code","message"}}`, so a program
 // reads the stable code without parsing prose; stdout keeps only results.
-function printJsonError(stderr: NodeJS.WritableStream, code: ErrorCode, message: string): void {
+function printJsonError(stderr: TextSink, code: ErrorCode, message: string): void {
   const line = JSON.stringify({ error: { code, message: processRedactor.redact(message) } });
   stderr.write(`${jsonTerminalSafe(line)}\n`);
 }
 
 // An error may quote a secret or the agent's text (a tool's output, a title): redacted, made inert.
-function printError(stderr: NodeJS.WritableStream, text: string): void {
+function printError(stderr: TextSink, text: string): void {
   stderr.write(`${terminalSafe(processRedactor.redact(text))}\n`);
 }

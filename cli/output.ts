@@ -1,4 +1,5 @@
 import { Redactor } from '../core/redact.js';
+import { PROCESS_STDERR, PROCESS_STDOUT, type TextSink } from './stdio.js';
 import { jsonTerminalSafe, terminalSafe } from './terminal-text.js';
 
 /**
@@ -17,13 +18,13 @@ export const processRedactor = new Redactor();
 export class Output {
   readonly json: boolean;
   readonly #redactors = new Set<Redactor>();
-  readonly #out: NodeJS.WritableStream;
-  readonly #err: NodeJS.WritableStream;
+  readonly #out: TextSink;
+  readonly #err: TextSink;
 
-  constructor(options: { json: boolean; stdout?: NodeJS.WritableStream; stderr?: NodeJS.WritableStream }) {
+  constructor(options: { json: boolean; stdout?: TextSink; stderr?: TextSink }) {
     this.json = options.json;
-    this.#out = options.stdout ?? process.stdout;
-    this.#err = options.stderr ?? process.stderr;
+    this.#out = options.stdout ?? PROCESS_STDOUT;
+    this.#err = options.stderr ?? PROCESS_STDERR;
     this.#redactors.add(processRedactor);
   }
 
@@ -65,10 +66,10 @@ export class Output {
   }
 
   get isTTY(): boolean {
-    return Boolean((this.#out as NodeJS.WriteStream).isTTY);
+    return this.#out.isTTY === true;
   }
 
   get stderrIsTTY(): boolean {
-    return Boolean((this.#err as NodeJS.WriteStream).isTTY);
+    return this.#err.isTTY === true;
   }
 }

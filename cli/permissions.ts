@@ -1,4 +1,4 @@
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { viewStdio } from './process-view.js';
 import type { Adapter, Autonomy, PermissionAsk, PermissionDecision } from '../core/adapter.js';
 import { OneWorksError } from '../core/errors.js';
@@ -17,6 +17,7 @@ import {
 import type { SessionRecord } from '../core/store/index.js';
 import type { CliContext } from './context.js';
 import type { Output } from './output.js';
+import type { TextSink } from './stdio.js';
 import { createTtyEscalator } from './tty-escalator.js';
 
 /** One decision of a CLI session, as `onDecision` sees it. */
@@ -47,8 +48,8 @@ export interface DeciderOptions {
    * the orchestrator's client reported its prompt abandoned because the person interrupted).
    */
   quiet?: (record: DecisionRecord) => boolean;
-  /** The terminal; default process.stdin and process.stderr. */
-  terminal?: { input: Readable & { isTTY?: boolean }; output: Writable & { isTTY?: boolean } };
+  /** The terminal; default the command's stdin and stderr (cli/process-view.ts viewStdio). */
+  terminal?: { input: Readable & { isTTY?: boolean }; output: TextSink };
 }
 
 /**
@@ -66,7 +67,7 @@ export function createDecider(
   options: DeciderOptions = {},
 ): (ask: PermissionAsk, session: SessionRecord) => Promise<PermissionDecision> {
   const yamlPolicy = (adapterConfig as { policy?: PermissionPolicyInput } | undefined)?.policy;
-  const terminal = options.terminal ?? { input: viewStdio().stdin, output: viewStdio().stderr };
+  const terminal = options.terminal ?? commandTerminal();
   const escalator =
     options.escalator ??
     (isInteractive(out, terminal)
@@ -129,7 +130,22 @@ export function limitationNotes(
 
 /** True when a person can be asked: stdin and stderr are TTYs and the output is not `--json`. */
 export function isInteractive(out: Output, terminal: { input: { isTTY?: boolean }; output: { isTTY?: boolean } }): boolean {
-  return !out.json && terminal.input.isTTY === true && terminal.output.isTTY === true;
+  // stderr first: this process's stdin is made only when stderr is a terminal (see commandTerminal).
+  return !out.json && terminal.output.isTTY === true && terminal.input.isTTY === true;
+}
+
+/**
+ * The terminal of the command being run: its stdin and stderr. This process's stdin is made when
+ * first read (a `run` whose stderr is no terminal never makes it: cli/stdio.ts).
+ */
+export function commandTerminal(): { readonly input: Readable & { isTTY?: boolean }; readonly output: TextSink } {
+  const stdio = viewStdio();
+  return {
+    get input() {
+      return stdio.stdin;
+    },
+    output: stdio.stderr,
+  };
 }
 
 /**

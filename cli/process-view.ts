@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Readable, Writable } from 'node:stream';
+import { PROCESS_STDERR, PROCESS_STDOUT, type TextSink } from './stdio.js';
 
 /**
  * A command run by the orchestrator on behalf of a thin client (`run` delegated by cli/bin.cjs,
@@ -57,10 +58,21 @@ export function viewEnv(): NodeJS.ProcessEnv {
   return storage.getStore()?.env ?? process.env;
 }
 
-/** The standard streams of the command being run: its client's, or this process's. */
-export function viewStdio(): Pick<ProcessView, 'stdin' | 'stdout' | 'stderr'> {
-  return storage.getStore() ?? process;
+/**
+ * The standard streams of the command being run: its client's, or this process's (stdout and
+ * stderr as cli/stdio.ts's sinks, which make Node's streams only when needed; stdin made when read).
+ */
+export function viewStdio(): { stdin: ProcessView['stdin']; stdout: TextSink; stderr: TextSink } {
+  return storage.getStore() ?? PROCESS_STDIO;
 }
+
+const PROCESS_STDIO = {
+  get stdin(): ProcessView['stdin'] {
+    return process.stdin;
+  },
+  stdout: PROCESS_STDOUT,
+  stderr: PROCESS_STDERR,
+};
 
 /**
  * Thrown on a command's path when it cannot run for its client here (the orchestrator it reached

@@ -1,6 +1,7 @@
 import type { ProgressReport } from '../core/adapter.js';
 import { formatProgress } from '../core/install/progress.js';
 import type { Output } from './output.js';
+import { PROCESS_STDERR, type TextSink } from './stdio.js';
 import { terminalSafe } from './terminal-text.js';
 
 /** Phases that mean bytes are being fetched or written: an install really happens. */
@@ -15,7 +16,7 @@ const INSTALL_PHASES = new Set<ProgressReport['phase']>(['resolve', 'download', 
 export function createProgressRenderer(
   out: Output,
   options: { verbose?: boolean } = {},
-  stderr: NodeJS.WriteStream = process.stderr,
+  stderr: TextSink = PROCESS_STDERR,
 ): (report: ProgressReport) => void {
   const started = Date.now();
   let installing = false;

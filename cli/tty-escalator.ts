@@ -1,7 +1,8 @@
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { AskQuestion, PermissionAsk, QuestionAnswer } from '../core/adapter.js';
 import { answerText, type EscalationAnswer, type Escalator } from '../core/permissions/index.js';
+import type { TextSink } from './stdio.js';
 import { terminalSafe } from './terminal-text.js';
 
 /**
@@ -17,7 +18,7 @@ export interface TtyEscalatorOptions {
    */
   input: Readable;
   /** Where prompts are written (stderr, so stdout keeps the live view or JSON). Never closed here. */
-  output: Writable;
+  output: TextSink;
   /** Applied to every text written (the CLI's `Output.redact`), so no secret is ever printed. */
   redact: (text: string) => string;
   /** When aborted, the open prompt and every queued one are declined and the input is released. */

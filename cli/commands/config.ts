@@ -3,6 +3,7 @@ import { configJsonSchema, maskSecrets, renderEffectiveConfig } from '../../core
 import { configWarnings } from '../config-warnings.js';
 import { CONFIG_SCHEMA, createContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { PROCESS_STDOUT } from '../stdio.js';
 import type { CommandBody, GlobalOptions } from '../main.js';
 
 export function registerConfigCommands(program: Command, run: (body: CommandBody) => Promise<void>): void {
@@ -34,7 +35,7 @@ export function registerConfigCommands(program: Command, run: (body: CommandBody
     .description('print the JSON Schema of one-works.yaml (for editor completion)')
     .action(() =>
       run(async () => {
-        process.stdout.write(`${JSON.stringify(configJsonSchema(CONFIG_SCHEMA), null, 2)}\n`);
+        PROCESS_STDOUT.write(`${JSON.stringify(configJsonSchema(CONFIG_SCHEMA), null, 2)}\n`);
         return EXIT.ok;
       }),
     );

@@ -20,6 +20,7 @@ import { openFleet } from '../fleet/open-fleet.js';
 import { processRedactor } from '../output.js';
 import { packageVersion } from '../package-root.js';
 import { claimShutdown } from '../shutdown.js';
+import { PROCESS_STDERR } from '../stdio.js';
 import { terminalSafe } from '../terminal-text.js';
 
 interface McpFlags {
@@ -105,5 +106,5 @@ async function fleetAccess(ctx: Parameters<typeof openFleet>[0]): Promise<Shared
 }
 
 function log(line: string): void {
-  process.stderr.write(`one-works mcp: ${terminalSafe(processRedactor.redact(line))}\n`);
+  PROCESS_STDERR.write(`one-works mcp: ${terminalSafe(processRedactor.redact(line))}\n`);
 }

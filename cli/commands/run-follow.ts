@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { viewStdio } from '../process-view.js';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../../core/errors.js';
 import type { RuntimeEvent, TurnOutcome } from '../../core/events/index.js';
 import type { CreateSessionRequest, ForkSessionRequest, SendMessageRequest, TurnHandle } from '../../core/orchestrator/index.js';
@@ -7,7 +6,7 @@ import type { Store } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import type { OrchestratorClient } from '../daemon/client.js';
 import { EXIT } from '../exit-codes.js';
-import { isInteractive } from '../permissions.js';
+import { commandTerminal, isInteractive } from '../permissions.js';
 import { createLiveRenderer } from '../render.js';
 import { claimShutdown } from '../shutdown.js';
 import { createTtyEscalator } from '../tty-escalator.js';
@@ -54,8 +53,7 @@ export async function followTurn(
 ): Promise<number> {
   const { out } = ctx;
   const prompts = new AbortController();
-  const { stdin, stderr } = viewStdio();
-  const terminal = { input: stdin, output: stderr };
+  const terminal = commandTerminal();
   const escalator = isInteractive(out, terminal)
     ? createTtyEscalator({ ...terminal, redact: (text) => out.redact(text), signal: prompts.signal })
     : undefined;
