@@ -143,6 +143,54 @@ ${SEMVER_RE_EXPORTS.slice(5)
 }
 
 /**
+ * Packages that every bundle leaves to a bundle of their own (dist/cli/chunk-<name>.cjs, with its
+ * code cache, cli/run-build.cjs), loaded when one of their exports is first read: yaml is only
+ * needed when a config's text changed (core/config/value-cache.ts keeps its parsed value) or a
+ * command edits it, pg only for the postgres backend. Their 260 kB were read, copied into V8's heap
+ * and, for yaml, evaluated by every command that loads a bundle: on a machine where a fresh page of
+ * memory costs some 12 µs, about a tenth of `sessions`' start beyond `node -e 0`.
+ */
+const CHUNKED_PACKAGES = ['yaml', 'pg'];
+
+// The module a bundle gets for a package of CHUNKED_PACKAGES: the package's own export names, each
+// a getter that loads its chunk first (esbuild's interop reads a CommonJS module's exports when
+// they are used, not when the importing module loads).
+function chunkStub(name, chunk) {
+  const exported = createRequire(join(root, 'package.json'))(name);
+  const names = Object.getOwnPropertyNames(exported).filter((key) => key !== '__esModule');
+  const esModule = Object.hasOwn(exported, '__esModule') ? 'Object.defineProperty(exports,"__esModule",{value:true});' : '';
+  return `"use strict";
+// ${name}, loaded from ${bundleName(chunk.file)} when one of its exports is first read (CHUNKED_PACKAGES in scripts/build.js).
+const nodeRequire = require;
+let loaded;
+function load() {
+  if (loaded === undefined) {
+    const { join } = nodeRequire("node:path");
+    loaded = nodeRequire(join(__dirname, "..", "..", "cli", "run-build.cjs")).loadBundle(join(__dirname, ${JSON.stringify(`chunk-${name}.cjs`)}), ${JSON.stringify(`chunk-${name}-${chunk.hash}`)});
+    if (loaded === undefined) throw new Error(${JSON.stringify(`one-works: ${bundleName(chunk.file)} is missing: run npm run build again`)});
+  }
+  return loaded;
+}
+${esModule}for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });
+`;
+}
+
+// The plugin that gives every bundle the stubs of CHUNKED_PACKAGES (`chunks`: each one's file and hash).
+function chunkedPackages(chunks) {
+  const filter = new RegExp(`^(${CHUNKED_PACKAGES.join('|')})$`);
+  return {
+    name: 'chunked-packages',
+    setup(pluginBuild) {
+      pluginBuild.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'chunked' }));
+      pluginBuild.onLoad({ filter: /.*/, namespace: 'chunked' }, (args) => ({
+        contents: chunkStub(args.path, chunks[args.path]),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
  * Command modules with a bundle of their own (dist/cli/<name>.cjs), for the commands of their entry
  * in the command table: `keep`, the command modules the entry loads; `without`, modules their
  * commands never reach (the adapters: every context they make is made with `adapters: false`) and
@@ -181,7 +229,15 @@ const sources = {};
 // rename), and only then is what the new build does not use removed. Without a build a command
 // runs the TypeScript sources through tsx, seconds slower to start on a loaded machine.
 const written = [];
+// Each package of CHUNKED_PACKAGES → its chunk's file and hash; bundled first, so that the other
+// bundles' stubs name the chunk's code cache.
+const chunks = {};
+for (const name of CHUNKED_PACKAGES) {
+  const file = join(root, 'dist', 'cli', `chunk-${name}.cjs`);
+  chunks[name] = { file, hash: await bundle(file, [], createRequire(join(root, 'package.json')).resolve(name)) };
+}
 const bundleHash = await bundle(BUNDLE, [
+  chunkedPackages(chunks),
   zodEnglishOnly,
   commanderLazyChildProcess,
   semverPrebuiltPatterns,
@@ -200,6 +256,7 @@ for (const spec of LEAN_BUNDLES) {
   if (!names) fail(`LEAN_BUNDLES names ${spec.name}, which is no command of the table`);
   const file = join(root, 'dist', 'cli', `${spec.name}.cjs`);
   const hash = await bundle(file, [
+    chunkedPackages(chunks),
     zodEnglishOnly,
     commanderLazyChildProcess,
     semverPrebuiltPatterns,
@@ -213,7 +270,10 @@ for (const spec of LEAN_BUNDLES) {
 // command's: it finds the state directory's orchestrator and tells it the intent while the
 // command's 3.4 MB load. Only what that needs is in it (the config file's YAML, not its schema).
 const EARLY_BUNDLE = join(root, 'dist', 'cli', 'early-intent.cjs');
-const early = { bundle: bundleName(EARLY_BUNDLE), bundleHash: await bundle(EARLY_BUNDLE, [bundleRequire], EARLY_ENTRY) };
+const early = {
+  bundle: bundleName(EARLY_BUNDLE),
+  bundleHash: await bundle(EARLY_BUNDLE, [chunkedPackages(chunks), bundleRequire], EARLY_ENTRY),
+};
 const buildJson = join(root, 'dist', 'build.json');
 writeFileSync(
   `${buildJson}.tmp`,

@@ -139,6 +139,13 @@ function parseConfigInput<A extends AdapterSchemas>(
     const checked = input && validate(input.value, options);
     if (input && checked?.result.success) return parsedInput(input.value, checked.view, checked.result.data, undefined);
   }
+  // No file, or an empty one: nothing for YAML to parse (its module is loaded when first needed in
+  // the build: scripts/build.js CHUNKED_PACKAGES). An invalid value is described below, as any.
+  if (text.trim() === '') {
+    const checked = validate({}, options);
+    if (checked.result.success)
+      return parsedInput({}, checked.view, checked.result.data, options.path !== undefined && !kept ? { value: {} } : undefined);
+  }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
   if (doc.errors.length > 0) throw configInvalid(file, syntaxIssues(doc.errors));

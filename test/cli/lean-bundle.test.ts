@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,11 +110,14 @@ describe('the sessions commands’ own bundle', () => {
     const removed = await oneWorks(['sessions', 'rm', 's-lean-1']);
     expect(removed.exitCode, removed.stderr).toBe(0);
     expect((await oneWorks(['sessions', '--all'])).stdout).toBe('no sessions yet');
-    // They ran the lean bundle: its code caches are the only ones, named after its hash.
+    // They ran the lean bundle: its code caches are the only ones, named after its hash, beside that
+    // of yaml's chunk (scripts/build.js CHUNKED_PACKAGES), loaded once to parse the config's text.
     const files = await readdir(join(pkg, 'dist', 'cli', 'code-cache'));
     const caches = files.filter((name) => name.endsWith('.bin'));
-    expect(caches.length).toBeGreaterThan(0);
-    expect(caches.every((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`))).toBe(true);
+    expect(caches.filter((name) => name.includes(`-${build.lean.sessions?.bundleHash}-`)).length).toBeGreaterThan(0);
+    expect(caches.filter((name) => !name.includes(`-${build.lean.sessions?.bundleHash}-`))).toEqual([
+      expect.stringMatching(/^chunk-yaml-[0-9a-f]{16}-/),
+    ]);
     // Beside them, the config's parsed value they kept (core/config/value-cache.ts), and nothing else.
     expect(files.filter((name) => !name.endsWith('.bin'))).toEqual([expect.stringMatching(/^config-value-[0-9a-z]+\.json$/)]);
   });
@@ -261,5 +264,52 @@ describe("the bundles with semver's patterns written out", () => {
     expect(outside.stderr).toContain('expected a range that includes the pinned version 0.225.2, got "^1.2.0"');
     const noRange = await withCli('{ version: 0.225.2, range: "one or two" }');
     expect(noRange.stderr).toContain('expected a valid semver range such as ">=');
+  });
+});
+
+describe('yaml and pg in bundles of their own (CHUNKED_PACKAGES in scripts/build.js)', () => {
+  // A line of each package's code, to find it in a bundle.
+  const YAML_CODE = 'in block collection must be sufficiently indented';
+  const PG_CODE = 'SASL: SCRAM-SERVER-FIRST-MESSAGE';
+
+  it('are in their chunks and in no command bundle', async () => {
+    const text = (name: string) => readFile(join(pkg, 'dist', 'cli', name), 'latin1');
+    expect(await text('chunk-yaml.cjs')).toContain(YAML_CODE);
+    expect(await text('chunk-pg.cjs')).toContain(PG_CODE);
+    for (const bundle of ['main.cjs', 'sessions.cjs', 'early-intent.cjs']) {
+      const source = await text(bundle);
+      expect(source, bundle).not.toContain(YAML_CODE);
+      expect(source, bundle).not.toContain(PG_CODE);
+    }
+  });
+
+  it('loads yaml only for a config text it has not parsed, and says so when its chunk is missing', { timeout: 120_000 }, async () => {
+    const file = join(work, 'chunked.yaml');
+    const chunk = join(pkg, 'dist', 'cli', 'chunk-yaml.cjs');
+    await writeFile(file, `state: { directory: ${stateDir} }\n# first text\n`);
+    // A text never parsed: YAML is parsed (the chunk loads), and the value kept.
+    const first = await oneWorks(['sessions'], file);
+    expect(first.exitCode, first.stderr).toBe(0);
+    // A syntax error is found by yaml, with its line and column.
+    await writeFile(join(work, 'broken.yaml'), 'state: [\n');
+    const broken = await oneWorks(['sessions'], join(work, 'broken.yaml'));
+    expect(broken.exitCode).toBe(EXIT.usage);
+    expect(broken.stderr).toMatch(/broken\.yaml:2:1: YAML syntax error/);
+    await rename(chunk, `${chunk}.away`);
+    try {
+      // The same text again: its kept value is used, and yaml is never loaded.
+      const kept = await oneWorks(['sessions'], file);
+      expect(kept.exitCode, kept.stderr).toBe(0);
+      expect(kept.stdout).toBe((await oneWorks(['sessions'])).stdout);
+      // A new text needs yaml: without its chunk, the error names it and the way out.
+      await writeFile(file, `state: { directory: ${stateDir} }\n# second text\n`);
+      const edited = await oneWorks(['sessions'], file);
+      expect(edited.exitCode).not.toBe(0);
+      expect(edited.stderr).toContain('dist/cli/chunk-yaml.cjs is missing: run npm run build again');
+    } finally {
+      await rename(`${chunk}.away`, chunk);
+    }
+    const again = await oneWorks(['sessions'], file);
+    expect(again.exitCode, again.stderr).toBe(0);
   });
 });
