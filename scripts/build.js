@@ -146,19 +146,27 @@ ${SEMVER_RE_EXPORTS.slice(5)
  * Packages that every bundle leaves to a bundle of their own (dist/cli/chunk-<name>.cjs, with its
  * code cache, cli/run-build.cjs), loaded when one of their exports is first read: yaml is only
  * needed when a config's text changed (core/config/value-cache.ts keeps its parsed value) or a
- * command edits it, pg only for the postgres backend. Their 260 kB were read, copied into V8's heap
- * and, for yaml, evaluated by every command that loads a bundle: on a machine where a fresh page of
- * memory costs some 12 µs, about a tenth of `sessions`' start beyond `node -e 0`.
+ * command edits it, pg only for the postgres backend, npm-registry-fetch, tar and ssri only to
+ * install or look up a CLI, iconv-lite (0.5 MB of encoding tables, through the MCP SDK's body
+ * parsers) for a request body in another charset than UTF-8. Every command that loads a bundle
+ * read all of them and copied them into V8's heap (yaml it also evaluated): 1.4 of main.cjs' 3.4 MB,
+ * 0.28 of sessions.cjs' 0.84. On a machine where a fresh page of memory costs some 12 µs, that is
+ * about a tenth of `sessions`' start beyond `node -e 0`. Only a package that the bundles import by
+ * its name alone belongs here (a subpath import would bundle a second copy of its modules).
  */
-const CHUNKED_PACKAGES = ['yaml', 'pg'];
+const CHUNKED_PACKAGES = ['yaml', 'pg', 'iconv-lite', 'npm-registry-fetch', 'tar', 'ssri'];
 
 // The module a bundle gets for a package of CHUNKED_PACKAGES: the package's own export names, each
 // a getter that loads its chunk first (esbuild's interop reads a CommonJS module's exports when
 // they are used, not when the importing module loads).
 function chunkStub(name, chunk) {
   const exported = createRequire(join(root, 'package.json'))(name);
-  const names = Object.getOwnPropertyNames(exported).filter((key) => key !== '__esModule');
+  // A package that exports a function (npm-registry-fetch) gets one that calls it.
+  const callable = typeof exported === 'function';
+  const own = callable ? new Set(Object.getOwnPropertyNames(() => undefined).concat('prototype')) : new Set();
+  const names = Object.getOwnPropertyNames(exported).filter((key) => key !== '__esModule' && !own.has(key));
   const esModule = Object.hasOwn(exported, '__esModule') ? 'Object.defineProperty(exports,"__esModule",{value:true});' : '';
+  const target = callable ? 'module.exports = function (...args) { return load().apply(this, args); };\n' : '';
   return `"use strict";
 // ${name}, loaded from ${bundleName(chunk.file)} when one of its exports is first read (CHUNKED_PACKAGES in scripts/build.js).
 const nodeRequire = require;
@@ -171,7 +179,7 @@ function load() {
   }
   return loaded;
 }
-${esModule}for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });
+${target}${esModule}for (const name of ${JSON.stringify(names)}) Object.defineProperty(module.exports, name, { enumerable: true, get: () => load()[name] });
 `;
 }
 
@@ -333,6 +341,15 @@ async function bundle(file, plugins, entry = join(root, 'cli', 'main.ts')) {
     // wire's schemas) would make it as slow to load as what it runs ahead of.
     if (entry === EARLY_ENTRY && Object.keys(result.metafile.inputs).some((input) => /node_modules[\\/]zod[\\/]/.test(input))) {
       fail(`${file} holds zod: cli/early-intent.ts must import the modules it needs, not ones that load schemas`);
+    }
+    // A package of CHUNKED_PACKAGES is its chunk's alone: a module of it in another bundle is a second
+    // copy, reached by a subpath import (or a package that bundles one).
+    if (plugins.some((plugin) => plugin.name === 'chunked-packages')) {
+      const copied = Object.keys(result.metafile.inputs).filter((input) =>
+        CHUNKED_PACKAGES.some((name) => input.split('\\').join('/').includes(`node_modules/${name}/`)),
+      );
+      if (copied.length > 0)
+        fail(`${file} holds ${copied.slice(0, 3).join(', ')}: a package of CHUNKED_PACKAGES must be imported by its name alone`);
     }
     if (plugins.some((plugin) => plugin.name.startsWith('lean-')) && result.warnings.length > 0) {
       fail(`${file}: esbuild warned (${result.warnings.map((warning) => warning.text).join('; ')}); see LEAN_BUNDLES`);
