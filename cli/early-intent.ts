@@ -21,7 +21,7 @@ export { outputWritten } from './stdio.js';
 
 /**
  * `run`'s intent, told before the command's bundle loads. cli/bin.cjs loads this module as a
- * bundle of its own (dist/cli/early-intent.cjs, some 0.3 MB against the command's 3.4 MB) and
+ * bundle of its own (dist/cli/early-intent.cjs, some 22 kB against the command's 2 MB) and
  * calls {@link tellEarlyIntent} with the command line: when it is a plain `run` whose orchestrator
  * listens, the intent is written on a new connection at once, so that the agent starts while the
  * command's bundle loads, and the connection is handed to the command (`main`'s `earlyIntent`).
@@ -369,7 +369,7 @@ const PROCESS_IO: DelegateIo = {
  * Hands a plain `run` to the orchestrator of its state directory, which runs the command itself
  * with this process's directory, environment and streams (cli/daemon/delegated-run.ts), and
  * resolves with its exit code once it is done, its output written here as it comes. The command's
- * 3.4 MB are then never loaded here: on a small machine that load takes CPU from the agent
+ * 2 MB are then never loaded here: on a small machine that load takes CPU from the agent
  * starting meanwhile. Resolves undefined, with nothing written, when the command is the caller's
  * to run as before: another command line than {@link scanRunArgs} reads, a refused prompt, a
  * terminal that could show permission prompts (stdin and stderr TTYs, no --json), no orchestrator

@@ -149,7 +149,7 @@ ${SEMVER_RE_EXPORTS.slice(5)
  * command edits it, pg only for the postgres backend, npm-registry-fetch, tar and ssri only to
  * install or look up a CLI, iconv-lite (0.5 MB of encoding tables, through the MCP SDK's body
  * parsers) for a request body in another charset than UTF-8. Every command that loads a bundle
- * read all of them and copied them into V8's heap (yaml it also evaluated): 1.4 of main.cjs' 3.4 MB,
+ * read all of them and copied them into V8's heap (yaml it also evaluated): 1.4 MB of main.cjs' 3.4,
  * 0.28 of sessions.cjs' 0.84. On a machine where a fresh page of memory costs some 12 µs, that is
  * about a tenth of `sessions`' start beyond `node -e 0`. Only a package that the bundles import by
  * its name alone belongs here (a subpath import would bundle a second copy of its modules).
@@ -276,7 +276,8 @@ for (const spec of LEAN_BUNDLES) {
 }
 // `run`'s early intent (cli/early-intent.ts), a bundle of its own that cli/bin.cjs loads before the
 // command's: it finds the state directory's orchestrator and tells it the intent while the
-// command's 3.4 MB load. Only what that needs is in it (the config file's YAML, not its schema).
+// command's 2 MB load. Only what that needs is in it (the config file's search, not its schema;
+// YAML from yaml's chunk when the text changed).
 const EARLY_BUNDLE = join(root, 'dist', 'cli', 'early-intent.cjs');
 const early = {
   bundle: bundleName(EARLY_BUNDLE),

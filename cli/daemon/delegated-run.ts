@@ -13,7 +13,7 @@ type Stream = 'stdout' | 'stderr';
  * Runs a plain `run` command line for a thin client (cli/bin.cjs, through cli/early-intent.ts):
  * the command's own code (`main`), in this process, with the client's working directory,
  * environment and streams (cli/process-view.ts). A `run` so pays neither the load of the
- * command's 3.4 MB nor its config's parse in a process of its own, whose CPU would be taken from
+ * command's 2 MB nor its config's parse in a process of its own, whose CPU would be taken from
  * the agent starting meanwhile on a small machine.
  *
  * The command connects to this very server like any client and runs only when the server's
