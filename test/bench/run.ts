@@ -48,7 +48,7 @@
  * `BENCH_PIPELINE_ROUNDS` sets its rounds (default 3). `BENCH_ONLY=cli` runs only the rows the
  * CLI's own start weighs on (`--version`, `sessions`, `run`, `send`) and prints them.
  * `BENCH_E2E_ROUNDS` sets the rounds of the `run` and `send` rows (default 9), `BENCH_CLI_ROUNDS` those
- * of `--version` and `sessions` (default 10), `BENCH_STARTUP_ROUNDS` the others' (default 5).
+ * of `--version` and `sessions` (default 21), `BENCH_STARTUP_ROUNDS` the others' (default 5).
  * The fleet (two `serve --worker` on a real PostgreSQL) against the single-host orchestrator:
  * dispatch latency and throughput, test/bench/fleet.ts; `BENCH_ONLY=fleet` runs only that part.
  */
@@ -71,7 +71,11 @@ import { BIN, median, oneWorksStartup, stopOrchestrator } from './support.js';
 
 const CACHE = fileURLToPath(new URL('../../.cache/conformance', import.meta.url));
 const STARTUP_ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5);
-const CLI_ROUNDS = Number(process.env.BENCH_CLI_ROUNDS ?? 10);
+/**
+ * Rounds of `--version` and `sessions` (each some 0.1 s): their single rounds spread from 1.07x to
+ * 2.83x of `node -e 0` in one bench, so 10 left the median to a round or two (BENCH_CLI_ROUNDS).
+ */
+const CLI_ROUNDS = Number(process.env.BENCH_CLI_ROUNDS ?? 21);
 /**
  * Rounds of the `run` and `send` rows (start to exit): one round moved their ratio by 0.5x and more on
  * a loaded machine, so 5 rounds left a goal row's verdict to chance (BENCH_E2E_ROUNDS).
