@@ -55,7 +55,12 @@ class ProcessSink implements TextSink {
     const bytes = Buffer.from(text);
     let offset = 0;
     try {
-      while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset);
+      while (offset < bytes.length) {
+        const written = writeSync(this.#fd, bytes, offset);
+        // A descriptor that takes nothing and says no error: the stream deals with it from here.
+        if (written <= 0) throw new Error('nothing written');
+        offset += written;
+      }
       return true;
     } catch {
       this.#direct = false;
