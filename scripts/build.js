@@ -146,15 +146,15 @@ ${SEMVER_RE_EXPORTS.slice(5)
  * Packages that every bundle leaves to a bundle of their own (dist/cli/chunk-<name>.cjs, with its
  * code cache, cli/run-build.cjs), loaded when one of their exports is first read: yaml is only
  * needed when a config's text changed (core/config/value-cache.ts keeps its parsed value) or a
- * command edits it, pg only for the postgres backend, npm-registry-fetch, tar and ssri only to
- * install or look up a CLI, iconv-lite (0.5 MB of encoding tables, through the MCP SDK's body
- * parsers) for a request body in another charset than UTF-8. Every command that loads a bundle
- * read all of them and copied them into V8's heap (yaml it also evaluated): 1.4 MB of main.cjs' 3.4,
- * 0.28 of sessions.cjs' 0.84. On a machine where a fresh page of memory costs some 12 µs, that is
- * about a tenth of `sessions`' start beyond `node -e 0`. Only a package that the bundles import by
- * its name alone belongs here (a subpath import would bundle a second copy of its modules).
+ * command edits it, pg only for the postgres backend, npm-registry-fetch (with what it brings:
+ * make-fetch-happen, cacache, socks, and iconv-lite's 0.5 MB of encoding tables), tar and ssri only
+ * to install or look up a CLI. Every command that loads a bundle read all of them and copied them
+ * into V8's heap (yaml it also evaluated): 1.4 MB of main.cjs' 3.4, 0.28 of sessions.cjs' 0.84. On
+ * a machine where a fresh page of memory costs some 12 µs, that is about a tenth of `sessions`'
+ * start beyond `node -e 0`. Only a package that the bundles import by its name alone belongs here
+ * (a subpath import would bundle a second copy of its modules).
  */
-const CHUNKED_PACKAGES = ['yaml', 'pg', 'iconv-lite', 'npm-registry-fetch', 'tar', 'ssri'];
+const CHUNKED_PACKAGES = ['yaml', 'pg', 'npm-registry-fetch', 'tar', 'ssri'];
 
 // The module a bundle gets for a package of CHUNKED_PACKAGES: the package's own export names, each
 // a getter that loads its chunk first (esbuild's interop reads a CommonJS module's exports when
