@@ -130,20 +130,13 @@ function exitsOnReturn(build, command) {
 
 // Exits once the command's stdout and stderr have written what they hold (`outputWritten` of the
 // bundle that wrote them, cli/stdio.ts): a pipe that its reader has not emptied yet keeps the rest
-// in a stream, which process.exit() alone would drop. A bundle without it (of a build before
-// cli/stdio.ts) wrote through process.stdout and process.stderr: their queues are waited for.
+// in a stream, which process.exit() alone would drop. The bundle is of the same build as this file
+// (a checkout runs a build only while no source is newer; a package ships both).
 function exitWhenWritten(outputWritten) {
-  const written = typeof outputWritten === 'function' ? outputWritten() : streamsWritten([process.stdout, process.stderr]);
-  written.then(
+  outputWritten().then(
     () => process.exit(),
     () => process.exit(),
   );
-}
-
-function streamsWritten(streams) {
-  // The callback of an empty write runs once every write before it is done (or failed).
-  const unwritten = streams.filter((stream) => stream.writableLength > 0);
-  return Promise.all(unwritten.map((stream) => new Promise((resolve) => stream.write('', resolve))));
 }
 
 // `one-works --version` alone: the version from package.json, as the full command line prints it,

@@ -22,19 +22,12 @@ export interface TextSink {
  */
 class ProcessSink implements TextSink {
   readonly #name: 'stdout' | 'stderr';
-  readonly #fd: 1 | 2;
+  // Whether the descriptor's kind lets text go to it straight: decided on first use.
   #direct: boolean | undefined;
   #stream: NodeJS.WriteStream | undefined;
 
-  constructor(name: 'stdout' | 'stderr', fd: 1 | 2) {
+  constructor(name: 'stdout' | 'stderr') {
     this.#name = name;
-    this.#fd = fd;
-  }
-
-  /** The Node stream, made now if it was not. */
-  get stream(): NodeJS.WriteStream {
-    this.#stream ??= process[this.#name];
-    return this.#stream;
   }
 
   /** The Node stream when this sink made it (undefined while every write went to the descriptor). */
@@ -43,34 +36,40 @@ class ProcessSink implements TextSink {
   }
 
   get isTTY(): boolean {
-    return this.#isDirect() ? false : this.stream.isTTY === true;
+    return this.#isDirect() ? false : this.#made().isTTY === true;
   }
 
   get columns(): number | undefined {
-    return this.#isDirect() ? undefined : this.stream.columns;
+    return this.#isDirect() ? undefined : this.#made().columns;
   }
 
   write(text: string): boolean {
-    if (this.#stream !== undefined || !this.#isDirect()) return this.stream.write(text);
+    if (!this.#isDirect()) return this.#made().write(text);
+    const fd = this.#name === 'stdout' ? 1 : 2;
     const bytes = Buffer.from(text);
     let offset = 0;
     try {
       while (offset < bytes.length) {
-        const written = writeSync(this.#fd, bytes, offset);
+        const written = writeSync(fd, bytes, offset);
         // A descriptor that takes nothing and says no error: the stream deals with it from here.
         if (written <= 0) throw new Error('nothing written');
         offset += written;
       }
       return true;
     } catch {
-      this.#direct = false;
-      return this.stream.write(bytes.subarray(offset));
+      return this.#made().write(bytes.subarray(offset));
     }
   }
 
-  // True while text may go straight to the descriptor: decided once, by its kind, on Linux.
+  // The Node stream, made now if it was not: it takes every later write.
+  #made(): NodeJS.WriteStream {
+    this.#stream ??= process[this.#name];
+    return this.#stream;
+  }
+
+  // True while text may go straight to the descriptor: on Linux, for a pipe, file or socket, until the stream is made.
   #isDirect(): boolean {
-    if (this.#direct === undefined) this.#direct = process.platform === 'linux' && writesSynchronously(this.#fd);
+    this.#direct ??= process.platform === 'linux' && writesSynchronously(this.#name === 'stdout' ? 1 : 2);
     return this.#direct && this.#stream === undefined;
   }
 }
@@ -85,9 +84,9 @@ function writesSynchronously(fd: number): boolean {
 }
 
 /** This process's stdout: see {@link ProcessSink}. */
-export const PROCESS_STDOUT = new ProcessSink('stdout', 1);
+export const PROCESS_STDOUT = new ProcessSink('stdout');
 /** This process's stderr: see {@link ProcessSink}. */
-export const PROCESS_STDERR = new ProcessSink('stderr', 2);
+export const PROCESS_STDERR = new ProcessSink('stderr');
 
 /**
  * Whether stdin is a terminal, without making `process.stdin` when it cannot be one (only a

@@ -122,7 +122,7 @@ describe('the sessions commands’ own bundle', () => {
     expect(files.filter((name) => !name.endsWith('.bin'))).toEqual([expect.stringMatching(/^config-value-[0-9a-z]+\.json$/)]);
   });
 
-  it('loads none of node:module, node:timers/promises and node:fs/promises to list sessions (each is required on first use)', async () => {
+  it('loads none of node:module, node:timers/promises, node:fs/promises and node:net to list sessions into a pipe (each is required on first use)', async () => {
     // The module list of the process, written as it exits by a preloaded script.
     const preload = join(root, 'module-list.cjs');
     const list = join(root, 'modules.txt');
@@ -141,8 +141,12 @@ describe('the sessions commands’ own bundle', () => {
     // The list holds what the command loaded: node:vm, which runs the bundle, is there.
     expect(loaded).toContain('NativeModule vm');
     expect(
-      loaded.filter((name) => ['NativeModule module', 'NativeModule timers/promises', 'NativeModule fs/promises'].includes(name)),
+      loaded.filter((name) =>
+        ['NativeModule module', 'NativeModule timers/promises', 'NativeModule fs/promises', 'NativeModule net'].includes(name),
+      ),
     ).toEqual([]);
+    // Its stdout was a pipe (execa's), written straight: Node's stream for it, node:net, was never made (cli/stdio.ts).
+    expect(String(result.stdout)).toBe('no sessions yet');
   });
 
   // libuv starts its thread pool (four threads) on a process's first asynchronous file-system call;
