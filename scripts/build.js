@@ -20,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// Resolves and loads packages as the package's own sources do.
+const packageRequire = createRequire(join(root, 'package.json'));
 
 // zod re-exports all its ~50 locales as the namespace `z.locales`, which a bundle cannot drop
 // (`z` is used as a namespace object): 300 kB, half of zod's chunk, compiled by every command that
@@ -49,7 +51,7 @@ const ZOD_NAMESPACE_IMPORT = "import { z } from 'zod';";
 const zodNamespaceShaking = {
   name: 'zod-namespace-shaking',
   setup(pluginBuild) {
-    const external = join(dirname(createRequire(join(root, 'package.json')).resolve('zod')), 'v4', 'classic', 'external.js');
+    const external = join(dirname(packageRequire.resolve('zod')), 'v4', 'classic', 'external.js');
     pluginBuild.onLoad({ filter: /\.ts$/ }, (args) => {
       if (/[\\/]node_modules[\\/]/.test(args.path)) return undefined;
       const source = readFileSync(args.path, 'utf8');
@@ -160,7 +162,7 @@ const CHUNKED_PACKAGES = ['yaml', 'pg', 'npm-registry-fetch', 'tar', 'ssri'];
 // a getter that loads its chunk first (esbuild's interop reads a CommonJS module's exports when
 // they are used, not when the importing module loads).
 function chunkStub(name, chunk) {
-  const exported = createRequire(join(root, 'package.json'))(name);
+  const exported = packageRequire(name);
   // A package that exports a function (npm-registry-fetch) gets one that calls it.
   const callable = typeof exported === 'function';
   const own = callable ? new Set(Object.getOwnPropertyNames(() => undefined).concat('prototype')) : new Set();
@@ -242,7 +244,7 @@ const written = [];
 const chunks = {};
 for (const name of CHUNKED_PACKAGES) {
   const file = join(root, 'dist', 'cli', `chunk-${name}.cjs`);
-  chunks[name] = { file, hash: await bundle(file, [], createRequire(join(root, 'package.json')).resolve(name)) };
+  chunks[name] = { file, hash: await bundle(file, [], packageRequire.resolve(name)) };
 }
 const bundleHash = await bundle(BUNDLE, [
   chunkedPackages(chunks),

@@ -139,18 +139,19 @@ function parseConfigInput<A extends AdapterSchemas>(
     const checked = input && validate(input.value, options);
     if (input && checked?.result.success) return parsedInput(input.value, checked.view, checked.result.data, undefined);
   }
+  // Whether to keep the value for the next command (none was kept for this text).
+  const keep = options.path !== undefined && !kept;
   // No file, or an empty one: nothing for YAML to parse (its module is loaded when first needed in
   // the build: scripts/build.js CHUNKED_PACKAGES). An invalid value is described below, as any.
   if (text.trim() === '') {
     const checked = validate({}, options);
-    if (checked.result.success)
-      return parsedInput({}, checked.view, checked.result.data, options.path !== undefined && !kept ? { value: {} } : undefined);
+    if (checked.result.success) return parsedInput({}, checked.view, checked.result.data, keep ? { value: {} } : undefined);
   }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
   if (doc.errors.length > 0) throw configInvalid(file, syntaxIssues(doc.errors));
-  // Before interpolation: the value to keep for the next command (none was kept for this text).
-  const raw = options.path !== undefined && !kept ? { value: doc.contents === null ? {} : toValue(doc, file) } : undefined;
+  // Before interpolation: the value to keep.
+  const raw = keep ? { value: doc.contents === null ? {} : toValue(doc, file) } : undefined;
   const locate = (path: readonly PropertyKey[], key?: string) => positionOf(doc, lineCounter, path, key);
   // Values from the environment may be secrets even in a field that is not one: every message
   // built from here on passes a redactor that knows them, and shows none of them.
