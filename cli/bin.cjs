@@ -139,6 +139,42 @@ function exitWhenWritten(outputWritten) {
   );
 }
 
+// A `run` whose early intent started its server, handed to that server once it listens (see
+// delegateStartedRun in cli/early-intent.ts): resolves with its exit code, or undefined when the
+// command is this process's to run.
+function delegateStarted(early, earlyIntent, args) {
+  try {
+    return early?.delegateStartedRun(earlyIntent, args, process.env, process.cwd()) ?? Promise.resolve(undefined);
+  } catch {
+    return Promise.resolve(undefined);
+  }
+}
+
+// Loads the command and runs it in this process, with `run`'s early intent (told, or its server started) when there is one.
+function runHere(build, command, args, earlyIntent) {
+  // The intent is written (or the server started) before the command's bundle loads (a synchronous 20 ms or more).
+  return (earlyIntent ? earlyIntent.sent : Promise.resolve())
+    .then(() => loadMain(build, command))
+    .then(
+      async ({ main, outputWritten }) => {
+        process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
+        if (exitsOnReturn(build, command)) exitWhenWritten(outputWritten);
+      },
+      (error) => {
+        // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
+        process.exitCode = 1;
+        throw error;
+      },
+    );
+}
+
+// A command handed over is done (its connection closed): nothing else of this process runs, and it
+// exits when its output is written, without the queued collection a natural exit waits for.
+function handedOver(early, exitCode) {
+  process.exitCode = exitCode;
+  exitWhenWritten(early.outputWritten);
+}
+
 // `one-works --version` alone: the version from package.json, as the full command line prints it,
 // without loading the command tree.
 const args = process.argv.slice(2);
@@ -149,27 +185,10 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const command = commandName(args);
   const early = loadEarly(build, command);
   delegate(early, args).then((exitCode) => {
-    if (exitCode !== undefined) {
-      process.exitCode = exitCode;
-      // Nothing else of this process runs once the command handed over is done (its connection is
-      // closed): it exits when its output is written, without the queued collection a natural exit waits for.
-      exitWhenWritten(early.outputWritten);
-      return;
-    }
+    if (exitCode !== undefined) return handedOver(early, exitCode);
     const earlyIntent = tellEarlyIntent(early, args);
-    // The intent is written (or the server started) before the command's bundle loads (a synchronous 20 ms or more).
-    return (earlyIntent ? earlyIntent.sent : Promise.resolve())
-      .then(() => loadMain(build, command))
-      .then(
-        async ({ main, outputWritten }) => {
-          process.exitCode = await main(args, earlyIntent ? { earlyIntent } : {});
-          if (exitsOnReturn(build, command)) exitWhenWritten(outputWritten);
-        },
-        (error) => {
-          // As an ES module entry's rejected top-level await: the error on stderr, exit code 1.
-          process.exitCode = 1;
-          throw error;
-        },
-      );
+    return delegateStarted(early, earlyIntent, args).then((startedExitCode) =>
+      startedExitCode !== undefined ? handedOver(early, startedExitCode) : runHere(build, command, args, earlyIntent),
+    );
   });
 }

@@ -28,7 +28,8 @@ export { outputWritten } from './stdio.js';
  * The command parses its arguments itself and takes the connection over only when its own intent
  * is the same (cli/commands/run-intent.ts); otherwise it tells its intent on it again. When no
  * orchestrator listens, the server is started here with the intent (`serve --auto --intent`, as
- * the command would start it once loaded), and the command waits for that one.
+ * the command would start it once loaded), and the command is handed to that server once it
+ * listens ({@link delegateStartedRun}), or, when it cannot be, waits for that one.
  */
 export interface EarlySeed {
   /** The intent written. */
@@ -387,26 +388,92 @@ export function delegateRun(
   io: DelegateIo = PROCESS_IO,
 ): Promise<number | undefined> | undefined {
   try {
-    if (env[DELEGATE_ENV] === '0') return undefined;
-    const scanned = scanRunArgs(args);
-    if (!scanned) return undefined;
-    checkPrompt(scanned.prompt);
-    if (!args.includes('--json') && io.stderr.isTTY === true && io.stdin.isTTY === true) return undefined;
-    const located = locateState({ ...(scanned.config ? { path: resolve(cwd, scanned.config) } : {}), cwd, env });
-    if (!located) return undefined;
-    const path = socketPath(located.stateDir);
+    const handed = handOver(args, env, cwd, io);
+    if (!handed) return undefined;
+    const path = socketPath(handed.located.stateDir);
     if (!existsSync(path)) return undefined;
-    const params = {
-      args: absolutePaths(args, cwd),
-      cwd,
-      env: definedEnv(env),
-      stdout: streamFacts(io.stdout),
-      stderr: streamFacts(io.stderr),
-    };
-    return runOn(path, intentOf(scanned.flags, env, cwd), params, io);
+    return runOn(path, handed.intent, handed.params, io);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * How long a `run` that started its server waits for it to listen before loading the command
+ * itself (which waits on, and says so when it takes long): a server listens some 0.2 s after its
+ * start here, later only when it waits for an exiting owner's lock or on a loaded machine.
+ */
+const STARTED_LISTEN_WAIT_MS = 3_000;
+/** How often the started server's socket is looked for meanwhile (a stat each). */
+const STARTED_POLL_MS = 2;
+
+/**
+ * Hands a plain `run` to the server its early intent started (`seed.server`: none listened), as
+ * {@link delegateRun} does to one that listens: waits for that server's socket (at most
+ * STARTED_LISTEN_WAIT_MS, or until it exits), then runs the command there. The server's own intent
+ * (`serve --intent`, its agent spawned as it starts) is the one the command takes, so none is told
+ * again. The client so never loads the command's 2 MB while the server and its agent start on a
+ * small machine. Resolves undefined when the command is the caller's to run (then with the seed,
+ * which still has the server): the same cases as {@link delegateRun}, a server that exited or did
+ * not listen in time, or one that declined. Never rejects.
+ */
+export function delegateStartedRun(
+  seed: EarlySeed | undefined,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  io: DelegateIo = PROCESS_IO,
+): Promise<number | undefined> | undefined {
+  try {
+    if (!seed?.server || seed.listening) return undefined;
+    const handed = handOver(args, env, cwd, io);
+    if (!handed || handed.located.stateDir !== seed.located.stateDir) return undefined;
+    const path = socketPath(seed.located.stateDir);
+    return listening(path, seed.server).then((up) => (up ? runOn(path, undefined, handed.params, io) : undefined));
+  } catch {
+    return undefined;
+  }
+}
+
+// Resolves true once `path` exists, false when `server` exits first or STARTED_LISTEN_WAIT_MS pass.
+function listening(path: string, server: AutoServer): Promise<boolean> {
+  return new Promise((settle) => {
+    let exited = false;
+    void server.exited.then(() => {
+      exited = true;
+    });
+    const deadline = Date.now() + STARTED_LISTEN_WAIT_MS;
+    const look = (): void => {
+      if (existsSync(path)) settle(true);
+      else if (exited || Date.now() >= deadline) settle(false);
+      else setTimeout(look, STARTED_POLL_MS);
+    };
+    look();
+  });
+}
+
+// What a run handed to a server sends: undefined when the command line is the client's to run (see delegateRun).
+function handOver(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  io: DelegateIo,
+): { located: LocatedState; intent: SessionIntent; params: object } | undefined {
+  if (env[DELEGATE_ENV] === '0') return undefined;
+  const scanned = scanRunArgs(args);
+  if (!scanned) return undefined;
+  checkPrompt(scanned.prompt);
+  if (!args.includes('--json') && io.stderr.isTTY === true && io.stdin.isTTY === true) return undefined;
+  const located = locateState({ ...(scanned.config ? { path: resolve(cwd, scanned.config) } : {}), cwd, env });
+  if (!located) return undefined;
+  const params = {
+    args: absolutePaths(args, cwd),
+    cwd,
+    env: definedEnv(env),
+    stdout: streamFacts(io.stdout),
+    stderr: streamFacts(io.stderr),
+  };
+  return { located, intent: intentOf(scanned.flags, env, cwd), params };
 }
 
 /** The variables of `env` that are set (an environment as the wire carries it). */
@@ -439,7 +506,7 @@ function absolutePaths(args: readonly string[], cwd: string): string[] {
 // (or could not take it) before the command reached it.
 // The intent goes first on the connection: the agent starts while the server sets the command up,
 // and the command takes it over (or it is discarded).
-function runOn(path: string, intent: SessionIntent, params: object, io: DelegateIo): Promise<number | undefined> {
+function runOn(path: string, intent: SessionIntent | undefined, params: object, io: DelegateIo): Promise<number | undefined> {
   return new Promise((settle) => {
     const socket = createConnection(path);
     let matched = false;
@@ -466,9 +533,8 @@ function runOn(path: string, intent: SessionIntent, params: object, io: Delegate
       graceTimer.unref();
     });
     socket.once('connect', () => {
-      socket.write(
-        `${JSON.stringify({ jsonrpc: '2.0', id: EARLY_INTENT_ID, method: 'intent', params: intent })}\n${JSON.stringify({ jsonrpc: '2.0', id: COMMAND_RUN_ID, method: COMMAND_RUN, params })}\n`,
-      );
+      const told = intent ? `${JSON.stringify({ jsonrpc: '2.0', id: EARLY_INTENT_ID, method: 'intent', params: intent })}\n` : '';
+      socket.write(`${told}${JSON.stringify({ jsonrpc: '2.0', id: COMMAND_RUN_ID, method: COMMAND_RUN, params })}\n`);
     });
     let received = '';
     socket.setEncoding('utf8');

@@ -230,9 +230,10 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
     const params = parseParams(CommandRunParamsSchema, p);
     if (command) throw ProtocolError.invalidParams('a command already runs on this connection');
     command = new AbortController();
-    // The intent told just before on this connection (its agent starting) goes to the command.
+    // The intent told just before on this connection (its agent starting) goes to the command; a
+    // client that told none started this server with its intent (cli/early-intent.ts delegateStartedRun).
     await telling;
-    const handedIntent = intentId;
+    const handedIntent = intentId ?? (await options.takeStartIntent?.());
     intentId = undefined;
     const token = handedIntent === undefined ? undefined : randomUUID();
     if (token !== undefined) served.handed.set(token, handedIntent!);
@@ -257,9 +258,13 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
       return result;
     } finally {
       command = undefined;
-      // Not adopted (the command declined or failed first): its agent goes.
+      // Not adopted (the command declined or failed first): its agent goes before the answer, so
+      // that nothing of it is left when the client, running the command itself, reports and exits.
       if (token !== undefined && served.handed.delete(token))
-        void served.created()?.dropIntent(handedIntent!, 'its command did not use it');
+        await served
+          .created()
+          ?.dropIntent(handedIntent!, 'its command did not use it')
+          .catch(() => undefined);
     }
   });
   handleNow(COMMAND_SIGNAL, (p) => {

@@ -89,6 +89,66 @@ function readAll(dir: string): string {
   return all;
 }
 
+// The server's log (an auto-started one's is <state>/orchestrator.log): the commands it ran for
+// clients, the agents started for intents and the sessions that took theirs.
+const serverLog = (rig: CliRig): Promise<string> => readFile(join(rig.stateDir, 'orchestrator.log'), 'utf8');
+const ranInLog = (log: string): number => log.match(/command: ran a client's `run` here/g)?.length ?? 0;
+const startedFor = (log: string): string[] =>
+  [...log.matchAll(/intent: the agent of session (s-[0-9a-f]+) \(droid\) is starting/g)].map((m) => m[1]!);
+const takenBy = (log: string): string[] =>
+  [...log.matchAll(/intent: session (s-[0-9a-f]+) takes the agent started for its intent/g)].map((m) => m[1]!);
+
+describe('run that starts its orchestrator (none up)', () => {
+  it('is handed to the server it started, which runs it on its intent’s droid; it prints and exits as the command run by itself', async () => {
+    const model = await rigs.model({ steps: [{ text: 'started answer' }, { text: 'started answer' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const handed = await rig.run(['run', '-w', rig.workspace, 'hello']);
+    expect(handed.exitCode, handed.stderr).toBe(0);
+    expect(handed.stdout).toContain('started answer');
+    const log = await serverLog(rig);
+    expect(ranInLog(log)).toBe(1);
+    // One droid started, for the intent the server was spawned with, and the command's session took it.
+    const [id] = await rig.sessionIds();
+    expect(startedFor(log)).toEqual([id]);
+    expect(takenBy(log)).toEqual([id]);
+    expect((await rig.run(['server', 'stop'])).exitCode).toBe(0);
+    await rig.untilNoServer();
+
+    // The same command, run by the client itself with the server it starts.
+    const itself = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: NOT_DELEGATED });
+    expect(itself.exitCode, itself.stderr).toBe(0);
+    expect(normalized(handed.stdout)).toBe(normalized(itself.stdout));
+    expect(normalized(handed.stderr)).toBe(normalized(itself.stderr));
+    const after = await serverLog(rig);
+    expect(ranInLog(after)).toBe(1);
+    expect(takenBy(after)).toHaveLength(2);
+    for (const session of await rig.sessionIds()) expect((await rig.readSession(session)).runs.map((r) => r.status)).toEqual(['completed']);
+  });
+
+  it('a command that fails its own check there: the same error and exit code, and its intent’s droid discarded before it exits', async () => {
+    const model = await rigs.model({ steps: [{ text: 'never asked' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    const args = ['run', '-w', rig.workspace, '--effort', 'bogus', 'never sent'];
+    const handed = await rig.run(args);
+    expect(handed.exitCode).not.toBe(0);
+    expect(handed.stderr).toMatch(/--effort: /);
+    // Nothing of the intent's droid is left once the command has exited.
+    expect(await rig.sessionIds()).toEqual([]);
+    await rig.untilNoServer();
+    // The command ran in the server as far as its check (after its fingerprint matched), and gave its intent's droid up.
+    const log = await serverLog(rig);
+    expect(log).toContain(`command: ran a client's \`run\` here (exit ${handed.exitCode})`);
+    expect(startedFor(log)).toHaveLength(1);
+    expect(log).toContain(`intent: the agent of session ${startedFor(log)[0]} is discarded: its client gave it up`);
+    const itself = await rig.run(args, { env: NOT_DELEGATED });
+    expect(itself.exitCode).toBe(handed.exitCode);
+    expect(itself.stderr).toBe(handed.stderr);
+    await rig.untilNoServer();
+    expect(await rig.sessionIds()).toEqual([]);
+    expect(model.requests.filter((r) => r.kind === 'step')).toEqual([]);
+  });
+});
+
 describe('run handed to the orchestrator that is up', () => {
   it('prints what the command run by itself prints, exits the same, and leaves the client environment nowhere', async () => {
     const model = await rigs.model({ steps: [{ text: 'same answer' }, { text: 'same answer' }] });

@@ -1,9 +1,11 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN } from '../../cli/daemon/command-methods.js';
 
 /**
  * A stand-in for an orchestrator's control socket at `path`, for tests of how `run` reaches it
  * (cli/early-intent.ts): records every frame of every connection and answers each request, with
- * `hello` from `options.hello` (default: an empty object) and `{}` for what it does not know.
+ * `hello` from `options.hello` (default: an empty object), `command.run` as `options.commandRun`
+ * says (default: `{}`, which a client reads as declined) and `{}` for what it does not know.
  * The caller closes `server`.
  */
 export interface FakeOrchestrator {
@@ -12,7 +14,16 @@ export interface FakeOrchestrator {
   server: Server;
 }
 
-export async function fakeOrchestrator(path: string, options: { hello?: Record<string, unknown> } = {}): Promise<FakeOrchestrator> {
+/** How the fake runs a handed command: matched (told before any output), what it prints on stdout, its exit code. */
+export interface FakeCommandRun {
+  output: string;
+  exitCode: number;
+}
+
+export async function fakeOrchestrator(
+  path: string,
+  options: { hello?: Record<string, unknown>; commandRun?: FakeCommandRun } = {},
+): Promise<FakeOrchestrator> {
   const fake: FakeOrchestrator = { connections: [], closed: 0, server: createServer() };
   fake.server.on('connection', (socket: Socket) => {
     const frames: FakeOrchestrator['connections'][number] = [];
@@ -24,8 +35,14 @@ export async function fakeOrchestrator(path: string, options: { hello?: Record<s
         const frame = JSON.parse(buffer.slice(0, end)) as { id?: string; method?: string; params?: Record<string, unknown> };
         buffer = buffer.slice(end + 1);
         frames.push(frame);
-        const result =
-          frame.method === 'intent'
+        const run = frame.method === COMMAND_RUN ? options.commandRun : undefined;
+        if (run) {
+          socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: COMMAND_MATCHED, params: {} })}\n`);
+          socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: COMMAND_OUTPUT, params: { stream: 'stdout', text: run.output } })}\n`);
+        }
+        const result = run
+          ? { exitCode: run.exitCode }
+          : frame.method === 'intent'
             ? { intentId: 's-0000000001' }
             : frame.method === 'intent.drop'
               ? { dropped: true }
