@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, rm } from 'node:fs/promises';
+import { chmod, unlink } from 'node:fs/promises';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './command-methods.js';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Orchestrator } from '../../core/orchestrator/index.js';
@@ -90,7 +90,7 @@ export interface OrchestratorServer {
  * `{ code: -32000, message, data: { code } }` with the OneWorksError's code and a redacted message.
  */
 export async function startOrchestratorServer(options: OrchestratorServerOptions): Promise<OrchestratorServer> {
-  await rm(options.socketPath, { force: true });
+  await removeSocket(options.socketPath);
   const connections = new Set<Connection>();
   const startedAt = new Date().toISOString();
   let reached = false;
@@ -424,5 +424,13 @@ async function closeServer(server: Server, connections: Set<Connection>, path: s
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   await Promise.all([...connections].map((connection) => connection.close()));
   await closed;
-  await rm(path, { force: true });
+  await removeSocket(path);
+}
+
+// Removes a socket file, when there is one. unlink, not rm({ force }): Node's rm goes through its
+// rimraf, whose first use compiles that module, on the server's way to serving.
+async function removeSocket(path: string): Promise<void> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
 }
