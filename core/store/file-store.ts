@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ERROR_CODES, OneWorksError, isOneWorksError } from '../errors.js';
 import type { RuntimeEvent } from '../events/index.js';
 import { checkedEvent } from './checked-event.js';
-import { appendToEventLog, readEventLog } from './event-log.js';
+import { appendToEventLog, appendToEventLogSync, readEventLog } from './event-log.js';
 import { followEventLog } from './follow-event-log.js';
 import { directorySize } from './dir-size.js';
 import { acquireOwnerFile, releaseOwnerFile } from './owner-lock.js';
@@ -197,8 +197,14 @@ export class FileStore implements Store {
     const fsync = options.fsync ?? this.#options.fsyncEvents ?? false;
     const append = async (): Promise<void> => {
       try {
-        await ensurePrivateDir(path.dirname(file));
-        await appendToEventLog(file, lines, { repair: !this.#tailChecked.has(sessionId), fsync });
+        const repair = !this.#tailChecked.has(sessionId);
+        if (fsync) {
+          await ensurePrivateDir(path.dirname(file));
+          await appendToEventLog(file, lines, { repair, fsync });
+        } else {
+          ensurePrivateDirSync(path.dirname(file));
+          appendToEventLogSync(file, lines, { repair });
+        }
         this.#tailChecked.add(sessionId);
       } catch (error) {
         // A failed write may itself have left a torn line: check the tail again next time.

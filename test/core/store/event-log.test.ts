@@ -71,6 +71,19 @@ describe('event log after a crash', () => {
     expect((await readFile(logFile, 'utf8')).endsWith('\n')).toBe(true);
   });
 
+  it('an fsynced append (asynchronous calls) cuts a torn line off and keeps a final event without its newline the same way', async () => {
+    await store.appendEvents('s-1', [logEvent('s-1', 1)]);
+    await appendFile(logFile, JSON.stringify(logEvent('s-1', 2)).slice(0, 25));
+    const reopened = await createFileStore(stateDir);
+    await reopened.appendEvents('s-1', [logEvent('s-1', 2)], { fsync: true });
+    expect((await reopened.readEvents('s-1')).map((e) => e.seq)).toEqual([1, 2]);
+    await writeFile(logFile, `${JSON.stringify(logEvent('s-1', 1))}\n${JSON.stringify(logEvent('s-1', 2))}`);
+    const again = await createFileStore(stateDir);
+    await again.appendEvents('s-1', [logEvent('s-1', 3)], { fsync: true });
+    expect((await again.readEvents('s-1')).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect((await readFile(logFile, 'utf8')).endsWith('\n')).toBe(true);
+  });
+
   it('keeps a final event that only lost its newline', async () => {
     await writeFile(logFile, `${JSON.stringify(logEvent('s-1', 1))}\n${JSON.stringify(logEvent('s-1', 2))}`);
     expect((await store.readEvents('s-1')).map((e) => e.seq)).toEqual([1, 2]);
