@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { chmod, unlink } from 'node:fs/promises';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './command-methods.js';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -103,7 +104,7 @@ export async function startOrchestratorServer(options: OrchestratorServerOptions
     },
     () => undefined,
   );
-  const served: Served = { ...options, startedAt, ready, created: () => created, handed: new Map() };
+  const served: Served = { ...options, startedAt, ready, created: () => created, handed: new Map(), sessionsCreated: 0 };
   const server = createServer((socket) => {
     reached = true;
     serveClient(served, socket, connections);
@@ -145,7 +146,12 @@ type Served = OrchestratorServerOptions & {
   created: () => Orchestrator | undefined;
   /** Intents handed by a `command.run` to the command it runs, by a one-time token (see `intent.adopt`). */
   handed: Map<string, string>;
+  /** Sessions created through this server (any connection). */
+  sessionsCreated: number;
 };
+
+/** How long a command run here for a client may take to close its own connection to this server once it ended. */
+const OWN_CONNECTION_CLOSE_MS = 500;
 
 // Nothing is live or queued before the orchestrator exists.
 const NO_ACTIVITY = { live: 0, queued: 0 } as const;
@@ -221,7 +227,9 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
     // This connection's intent, else the one the server was started with (for the first createSession only).
     const taken = intentId ?? (await options.takeStartIntent?.());
     intentId = undefined;
-    return orchestrator.createSession(request, { intentId: taken });
+    const handle = await orchestrator.createSession(request, { intentId: taken });
+    served.sessionsCreated += 1;
+    return handle;
   });
   // A plain `run` handed over by a thin client (cli/bin.cjs): run here with the client's process
   // view, its output sent on this connection before the answer (see delegated-run.ts). One at a time.
@@ -233,7 +241,8 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
     // The intent told just before on this connection (its agent starting) goes to the command; a
     // client that told none started this server with its intent (cli/early-intent.ts delegateStartedRun).
     await telling;
-    const handedIntent = intentId ?? (await options.takeStartIntent?.());
+    const told = intentId;
+    const handedIntent = told ?? (await options.takeStartIntent?.());
     intentId = undefined;
     const token = handedIntent === undefined ? undefined : randomUUID();
     if (token !== undefined) served.handed.set(token, handedIntent!);
@@ -265,6 +274,16 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
           .created()
           ?.dropIntent(handedIntent!, 'its command did not use it')
           .catch(() => undefined);
+      // The command of the client that started this server (it handed its run over with no intent
+      // of its own) ended without a session, refused by its own checks: the server goes, as that
+      // command run by its client asks it to (cli/early-intent.ts retireServer).
+      // Its own connection to this server closes as it ends: waited for a moment, so that only
+      // another client's keeps the server.
+      const orchestrator = served.created();
+      if (told === undefined && options.takeStartIntent !== undefined && served.sessionsCreated === 0 && orchestrator) {
+        for (let waited = 0; connections.size > 1 && waited < OWN_CONNECTION_CLOSE_MS; waited += 5) await sleep(5);
+        await exitIfIdle(orchestrator, 'unused');
+      }
     }
   });
   handleNow(COMMAND_SIGNAL, (p) => {
@@ -346,6 +365,9 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
   handle('exitIfIdle', async (p, orchestrator) => {
     // An older client sends no reason: it asked because its config or environment differs.
     const reason = parseParams(ExitIfIdleParamsSchema, p ?? {}).reason ?? 'mismatch';
+    return exitIfIdle(orchestrator, reason);
+  });
+  const exitIfIdle = async (orchestrator: Orchestrator, reason: ExitReason): Promise<{ exiting: boolean }> => {
     const { live, queued } = orchestrator.activity();
     const exiting = options.auto === true && options.onExitRequest !== undefined && live === 0 && queued === 0 && connections.size <= 1;
     if (!exiting) return { exiting };
@@ -359,7 +381,7 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
     await orchestrator.drainWarmAgents('config_changed').catch(() => undefined);
     setImmediate(() => options.onExitRequest?.(reason));
     return { exiting };
-  });
+  };
   handle('escalations.attach', async (p, orchestrator) => {
     const { sessionId, runId } = parseParams(EscalationAttachParamsSchema, p);
     await orchestrator.status(sessionId);
