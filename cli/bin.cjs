@@ -55,9 +55,11 @@ function commandName(argv) {
   return undefined;
 }
 
-// cli/early-intent.ts's bundle for `run` (undefined for any other command, or without a current build).
-function loadEarly(build, command) {
-  if (command !== 'run' || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
+// cli/early-intent.ts's bundle for `run`, and for a `serve` started with an intent (undefined for
+// any other command line, or without a current build).
+function loadEarly(build, command, args) {
+  const wanted = command === 'run' || (command === 'serve' && args.includes('--intent'));
+  if (!wanted || !build?.early || !isCurrent(build, build.early.bundle)) return undefined;
   try {
     const { cacheDirectory, loadBundle } = require('./run-build.cjs');
     const early = loadBundle(root + build.early.bundle, `early-intent-${build.early.bundleHash}`);
@@ -76,6 +78,17 @@ function delegate(early, args) {
     return early?.delegateRun(args, process.env, process.cwd()) ?? Promise.resolve(undefined);
   } catch {
     return Promise.resolve(undefined);
+  }
+}
+
+// In a server started with an intent, that intent's agent spawned now, before the command's bundle
+// loads, when the previous server of its state directory left a recipe for exactly this build,
+// config, intent and environment (see launchAheadForServer in cli/early-intent.ts).
+function launchAhead(early, args, build) {
+  try {
+    early?.launchAheadForServer(args, process.env, process.cwd(), build.bundleHash);
+  } catch {
+    // The orchestrator launches it as always.
   }
 }
 
@@ -183,7 +196,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 } else {
   const build = readBuild();
   const command = commandName(args);
-  const early = loadEarly(build, command);
+  const early = loadEarly(build, command, args);
+  if (command === 'serve') launchAhead(early, args, build);
   delegate(early, args).then((exitCode) => {
     if (exitCode !== undefined) return handedOver(early, exitCode);
     const earlyIntent = tellEarlyIntent(early, args);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +9,7 @@ import type { SessionIntent } from '../core/orchestrator/intent.js';
 // The modules themselves (no index.js): this file is a bundle of its own, loaded before the command's.
 import { checkPrompt } from '../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../core/process/env.js';
+import { launchAhead } from '../core/session/launch-ahead.js';
 import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './daemon/command-methods.js';
 import { logPath, socketPath } from './daemon/socket-path.js';
@@ -581,3 +582,31 @@ function runOn(path: string, intent: SessionIntent | undefined, params: object, 
 const COMMAND_RUN_ID = 'command-run';
 /** The exit code of a `connection_closed` error (cli/exit-codes.ts: an agent-side failure). */
 const EXIT_CONNECTION_CLOSED = 5;
+
+/**
+ * In a server started with an intent (`[--config FILE] serve --auto --intent JSON`, as
+ * spawnAutoServer starts it), spawns that intent's agent now, before the command's bundle loads,
+ * from the recipe the previous server of its state directory kept, when it is one for this very
+ * build, config text, intent and environment (core/session/launch-ahead.ts); the orchestrator
+ * adopts it when its own launch is the same. cli/bin.cjs calls it with the build's hash. Never throws.
+ */
+export function launchAheadForServer(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, build: string): void {
+  try {
+    if (!args.includes('serve') || !args.includes('--auto')) return;
+    const intent = valueAfter(args, '--intent');
+    if (intent === undefined) return;
+    const config = valueAfter(args, '--config') ?? valueAfter(args, '-c');
+    const located = locateState({ ...(config ? { path: resolve(cwd, config) } : {}), cwd, env });
+    if (!located) return;
+    const configText = located.configPath ? readFileSync(located.configPath, 'utf8') : undefined;
+    launchAhead(located.stateDir, { configPath: located.configPath, configText, intent }, build, env);
+  } catch {
+    // Nothing launched ahead: the orchestrator launches the agent as always.
+  }
+}
+
+// The value after `option` on a command line (its last occurrence), if any.
+function valueAfter(args: readonly string[], option: string): string | undefined {
+  const at = args.lastIndexOf(option);
+  return at >= 0 ? args[at + 1] : undefined;
+}

@@ -1,10 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { warmLazySchemas } from '../../core/lazy-schema.js';
 import { warmQuickChecks } from '../../core/schema-check.js';
 import { rehearseDelegatedRun } from './delegated-run.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isOneWorksError } from '../../core/errors.js';
 import { startOrchestrator } from '../../core/orchestrator/index.js';
+import { dropUnclaimedAhead, launchedAheadOutcome, writeLaunchRecipe } from '../../core/session/launch-ahead.js';
 import { AskBoard } from '../../core/permissions/index.js';
 import { createFileStore, ownerRecordOfThisProcess, type FileStore } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
@@ -49,6 +50,9 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
   const store = await createFileStore(ctx.stateDir);
   if (!(await claimOwner(ctx, store, options.auto))) {
     out.info('another orchestrator owns this state directory; leaving it to that one');
+    // Killed, with its directory, as this process exits (launch-ahead.ts).
+    const ahead = launchedAheadOutcome();
+    if (ahead !== undefined) out.info(`launch ahead: ${ahead}`);
     return EXIT.ok;
   }
   const shutdown = claimShutdown();
@@ -91,6 +95,7 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     // between its steps. A client polling for the socket finds it once the agent has spawned (or
     // INTENT_HEAD_START_MS on); its createSession could not take the agent before that anyway.
     await start.headStart;
+    launchedAhead(ctx, options, start.intent, out);
     const identity = serverIdentity(ctx);
     const server = await startOrchestratorServer({
       orchestrator: creating,
@@ -183,6 +188,29 @@ export async function runServe(ctx: CliContext, options: ServeOptions): Promise<
     shutdown.release();
     await store.releaseOwner();
   }
+}
+
+// Once the start intent's agent is spawned (or its head start is over): says what became of an
+// agent launched ahead (core/session/launch-ahead.ts), stops one no intent claimed, and keeps the
+// recipe of this launch for the next server started the same way (after this one listens).
+function launchedAhead(ctx: CliContext, options: ServeOptions, intent: Promise<IntentStart> | undefined, out: CliContext['out']): void {
+  const outcome = launchedAheadOutcome();
+  if (outcome !== undefined) out.info(`launch ahead: ${outcome}`);
+  dropUnclaimedAhead();
+  const told = options.intent;
+  if (told === undefined || !intent) return;
+  void intent.then((started) => {
+    if (started?.intentId === undefined) return;
+    setImmediate(() => {
+      let configText: string | undefined;
+      try {
+        configText = ctx.configPath ? readFileSync(ctx.configPath, 'utf8') : undefined;
+      } catch {
+        return;
+      }
+      writeLaunchRecipe(ctx.stateDir, started.intentId!, { configPath: ctx.configPath, configText, intent: told, env: process.env });
+    });
+  });
 }
 
 // The intent the server was started with, or undefined when it is malformed (the log says why).

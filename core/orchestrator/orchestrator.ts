@@ -1,3 +1,4 @@
+import { claimLaunchedAhead } from '../session/launch-ahead.js';
 import { z } from 'zod';
 import type { CatalogModel } from '../catalog/index.js';
 import { randomBytes } from 'node:crypto';
@@ -184,7 +185,7 @@ export function startOrchestrator(deps: OrchestratorDeps, intent?: SessionIntent
   }
   const modelsFor = deps.modelsFor && boundedModelsFor(deps.modelsFor.bind(deps), deps.catalogDeadlineMs ?? CATALOG_DEADLINE_MS);
   const instance = new InProcessOrchestrator({ ...deps, limits: limits.data, ...(modelsFor ? { modelsFor } : {}) });
-  const ahead = intent ? instance.startIntentAhead(intent) : undefined;
+  const ahead = intent ? instance.startIntentAhead(intent, true) : undefined;
   const started = ahead?.then(
     (a) => a.start,
     (error: unknown): IntentStart => ({ reason: error instanceof Error ? error.message : String(error) }),
@@ -331,13 +332,15 @@ class InProcessOrchestrator implements Orchestrator {
    * `startIntent`, with what startOrchestrator waits for before recovery: `spawned` settles once the
    * intent's agent has been opened (its child spawned) or could not be, and at once when none starts.
    */
-  async startIntentAhead(intent: SessionIntent): Promise<{ start: IntentStart; spawned: Promise<unknown> }> {
-    const start = await this.#startIntent(intent);
+  async startIntentAhead(intent: SessionIntent, launchedAhead = false): Promise<{ start: IntentStart; spawned: Promise<unknown> }> {
+    const start = await this.#startIntent(intent, launchedAhead);
     const spawned = start.intentId === undefined ? undefined : this.#intents.get(start.intentId)?.early.opened;
     return { start, spawned: spawned ?? Promise.resolve() };
   }
 
-  async #startIntent(intent: SessionIntent): Promise<IntentStart> {
+  // `launchedAhead`: the intent a server was started with, whose agent cli/bin.cjs may have launched
+  // before the orchestrator loaded (core/session/launch-ahead.ts): its session id is this one's.
+  async #startIntent(intent: SessionIntent, launchedAhead = false): Promise<IntentStart> {
     if (this.#closing) return { reason: 'the orchestrator is shutting down' };
     if (this.#prewarm.enabled) return { reason: 'agents are prewarmed (orchestrator.prewarm)' };
     const adapter = intent.adapter ?? this.#deps.defaultAdapter;
@@ -365,7 +368,7 @@ class InProcessOrchestrator implements Orchestrator {
       ...(facts.title ? { title: facts.title } : {}),
     };
     const labels = facts.labels ? [...facts.labels] : undefined;
-    const early = await this.#startEarly(request, defaults, facts.workspace, labels, facts.presentation);
+    const early = await this.#startEarly(request, defaults, facts.workspace, labels, facts.presentation, launchedAhead);
     if (!early) return { reason: 'its agent cannot start ahead now' };
     const windowMs = this.#deps.intentWindowMs ?? INTENT_WINDOW_MS;
     const timer = setTimeout(() => void this.dropIntent(early.id, `not used within ${windowMs} ms`), windowMs);
@@ -561,6 +564,7 @@ class InProcessOrchestrator implements Orchestrator {
     workspace: string,
     labels: string[] | undefined,
     presentation: PresentationEnv | undefined,
+    launchedAhead = false,
   ): Promise<EarlyAgent | undefined> {
     if (this.#prewarm.enabled || this.#closing) return undefined;
     let settings: EffectiveSettings;
@@ -574,7 +578,7 @@ class InProcessOrchestrator implements Orchestrator {
     } catch {
       return undefined;
     }
-    const id = await newSessionId(this.#ctx);
+    const id = (launchedAhead ? claimLaunchedAhead() : undefined) ?? (await newSessionId(this.#ctx));
     const turn = { turnId: `${id}/r1`, sessionId: id, workspace, writer: isWriter(settings.autonomy) };
     if (this.#closing || !this.#admission.wouldStartNow(turn)) return undefined;
     const record = newSessionRecord(id, workspace, { ...request, labels }, settings);

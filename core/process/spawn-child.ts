@@ -70,6 +70,21 @@ export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandl
   return supervisor.start();
 }
 
+/**
+ * {@link spawnChild} for a child already spawned with the same options (a launch ahead,
+ * core/session/launch-ahead.ts, whose stdout nobody has read yet): supervised from now on, as
+ * spawnChild's own.
+ */
+export function adoptChild(subprocess: ChildProcess, options: Omit<SpawnChildOptions, 'command' | 'args' | 'cwd' | 'env'>): ChildHandle {
+  const supervisor = new ChildSupervisor(subprocess, {
+    stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
+    drainFallbackMs: options.drainFallbackMs ?? DEFAULT_DRAIN_FALLBACK_MS,
+    redactor: options.redactor,
+    logger: options.logger,
+  });
+  return supervisor.start();
+}
+
 // Resolves on 'spawn'; rejects on 'error' (a missing binary or cwd, a file that cannot run).
 function waitForSpawn(subprocess: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {

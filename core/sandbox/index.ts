@@ -1,1 +1,1 @@
-export { prepareSessionHome } from './session-home.js';
+export { prepareSessionHome, sessionHome } from './session-home.js';

@@ -20,7 +20,7 @@ import { HOME_DIR, sessionDir } from '../store/state-layout.js';
  * and `usage` for an invalid session id.
  */
 export async function prepareSessionHome(stateDir: string, sessionId: string, seed: readonly SeedFile[]): Promise<string> {
-  const home = path.join(sessionDir(path.resolve(stateDir), sessionId), HOME_DIR);
+  const home = sessionHome(stateDir, sessionId);
   // Synchronous: these are some 25 small metadata calls on the path to every agent's spawn, where
   // each thread-pool round trip cost more than the call (6 ms against 0.5 ms for a new session's
   // HOME, measured); the orchestrator's event loop waits for them that long.
@@ -36,6 +36,11 @@ export async function prepareSessionHome(stateDir: string, sessionId: string, se
     writeFileAtomicSync(path.join(home, relative), file.content, file.mode ?? PRIVATE_FILE_MODE);
   }
   return home;
+}
+
+/** The path of a session's isolated HOME (what {@link prepareSessionHome} prepares and returns). */
+export function sessionHome(stateDir: string, sessionId: string): string {
+  return path.join(sessionDir(path.resolve(stateDir), sessionId), HOME_DIR);
 }
 
 // Normalises a seed path and refuses one that is absolute, empty or leaves HOME.

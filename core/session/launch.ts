@@ -1,14 +1,16 @@
 import type { ChildChannel, LaunchSpec, SandboxCommand, SeedFile } from '../adapter.js';
+import type { ChildHandle } from '../process/child-supervisor.js';
 import { buildChildEnv } from '../process/env.js';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import { OneWorksError } from '../errors.js';
 import { bwrapAvailable, wrapWithBwrap } from '../process/bwrap.js';
 import { runCommand, type RunCommandResult } from '../process/run-command.js';
-import { spawnChild } from '../process/spawn-child.js';
+import { adoptChild, spawnChild } from '../process/spawn-child.js';
 import { sweepProcessesByEnvSync, trackSweep } from '../process/sweep.js';
 import type { Redactor } from '../redact.js';
-import { prepareSessionHome } from '../sandbox/index.js';
+import { prepareSessionHome, sessionHome } from '../sandbox/index.js';
+import { adoptLaunchedAhead, noteLaunch } from './launch-ahead.js';
 import { createStreamTransport } from '../transport/index.js';
 
 export interface LaunchContext {
@@ -36,24 +38,33 @@ export interface LaunchContext {
  */
 export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, seed: SeedFile[]): Promise<ChildChannel> {
   for (const secret of launch.secrets) ctx.redactor.register(secret);
-  const home = await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
+  const home = sessionHome(ctx.stateDir, ctx.sessionId);
   const env = buildChildEnv({ parentEnv: ctx.parentEnv, home, additions: launch.env, credentials: {} });
-  const argv =
-    ctx.sandbox === 'bwrap'
-      ? await confine(launch, home, env, {
-          readOnly: ctx.readOnly ?? [],
-          writable: ctx.writable ?? [],
-          readOnlyOver: ctx.readOnlyOver ?? [],
-        })
-      : launch;
-  const child = await spawnChild({
-    command: argv.command,
-    args: argv.args,
-    cwd: launch.cwd,
-    env,
+  const supervision = {
     redactor: ctx.redactor,
     ...(ctx.drainFallbackMs === undefined ? {} : { drainFallbackMs: ctx.drainFallbackMs }),
-  });
+  };
+  let child: ChildHandle;
+  if (ctx.sandbox === 'bwrap') {
+    // Never launched ahead (no recipe is kept for it: launch-ahead.ts).
+    await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
+    const argv = await confine(launch, home, env, {
+      readOnly: ctx.readOnly ?? [],
+      writable: ctx.writable ?? [],
+      readOnlyOver: ctx.readOnlyOver ?? [],
+    });
+    child = await spawnChild({ command: argv.command, args: argv.args, cwd: launch.cwd, env, ...supervision });
+  } else {
+    const facts = { command: launch.command, args: launch.args, cwd: launch.cwd, env, seed };
+    // The agent a server spawned before it loaded (its start intent's, launch-ahead.ts): taken when
+    // it is exactly this launch; otherwise stopped, and its session directory gone, before this one.
+    const ahead = adoptLaunchedAhead(ctx.sessionId, facts);
+    if (ahead && 'mismatch' in ahead) await ahead.gone;
+    await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
+    noteLaunch(ctx.sessionId, { ...facts, secrets: launch.secrets });
+    if (ahead && 'child' in ahead) child = adoptChild(ahead.child, supervision);
+    else child = await spawnChild({ command: launch.command, args: launch.args, cwd: launch.cwd, env, ...supervision });
+  }
   const transport = createStreamTransport(
     child.stdout,
     child.stdin,
