@@ -11,7 +11,8 @@ import { checkPrompt } from '../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../core/process/env.js';
 import { launchAhead } from '../core/session/launch-ahead.js';
 import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
-import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './daemon/command-methods.js';
+import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL, COMMAND_TURN } from './daemon/command-methods.js';
+import { type LostTurn, lostTurnLines } from './lost-turn.js';
 import { logPath, socketPath } from './daemon/socket-path.js';
 import { PROCESS_STDERR, PROCESS_STDOUT, stdinIsTTY } from './stdio.js';
 
@@ -453,13 +454,22 @@ function listening(path: string, server: AutoServer): Promise<boolean> {
   });
 }
 
+/** What `command.run` sends (the server's CommandRunParamsSchema). */
+interface HandedParams {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdout: StreamFacts;
+  stderr: StreamFacts;
+}
+
 // What a run handed to a server sends: undefined when the command line is the client's to run (see delegateRun).
 function handOver(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   cwd: string,
   io: DelegateIo,
-): { located: LocatedState; intent: SessionIntent; params: object } | undefined {
+): { located: LocatedState; intent: SessionIntent; params: HandedParams } | undefined {
   if (env[DELEGATE_ENV] === '0') return undefined;
   const scanned = scanRunArgs(args);
   if (!scanned) return undefined;
@@ -507,10 +517,12 @@ function absolutePaths(args: readonly string[], cwd: string): string[] {
 // (or could not take it) before the command reached it.
 // The intent goes first on the connection: the agent starts while the server sets the command up,
 // and the command takes it over (or it is discarded).
-function runOn(path: string, intent: SessionIntent | undefined, params: object, io: DelegateIo): Promise<number | undefined> {
+function runOn(path: string, intent: SessionIntent | undefined, params: HandedParams, io: DelegateIo): Promise<number | undefined> {
   return new Promise((settle) => {
     const socket = createConnection(path);
     let matched = false;
+    let turn: LostTurn | undefined;
+    const json = params.args.includes('--json');
     let done = false;
     let signalled = false;
     let graceTimer: NodeJS.Timeout | undefined;
@@ -555,6 +567,7 @@ function runOn(path: string, intent: SessionIntent | undefined, params: object, 
         return;
       }
       if (message.method === COMMAND_MATCHED) matched = true;
+      else if (message.method === COMMAND_TURN) turn = turnOf(message.params);
       else if (message.method === COMMAND_OUTPUT) {
         const { stream, text } = message.params ?? {};
         if (typeof text === 'string') (stream === 'stderr' ? io.stderr : io.stdout).write(text);
@@ -567,15 +580,28 @@ function runOn(path: string, intent: SessionIntent | undefined, params: object, 
     const onClosed = (): void => {
       if (done) return;
       // Gone before the command ran for real: the caller runs it. Gone while it ran: said, as the command's own client would.
-      if (matched)
-        io.stderr.write(
-          'one-works: the orchestrator closed the connection before the run ended (its turn may go on: see `one-works sessions`)\n',
-        );
+      if (matched) io.stderr.write(lostConnection(turn, json));
       finish(matched ? EXIT_CONNECTION_CLOSED : undefined);
     };
     socket.once('close', onClosed);
     socket.on('error', () => undefined);
   });
+}
+
+// The turn a `command.turn` names, when it is well formed.
+function turnOf(params: unknown): LostTurn | undefined {
+  const { sessionId, runId, pid } = (params ?? {}) as { sessionId?: unknown; runId?: unknown; pid?: unknown };
+  if (typeof sessionId !== 'string' || typeof runId !== 'string') return undefined;
+  return { sessionId, runId, ...(typeof pid === 'number' ? { pid } : {}) };
+}
+
+// What the command's own client prints when its orchestrator goes away while it runs (as
+// cli/main.ts prints a `connection_closed` error: `one-works: …`, or its JSON line with --json).
+function lostConnection(turn: LostTurn | undefined, json: boolean): string {
+  const message = turn
+    ? lostTurnLines(turn).join('\n')
+    : 'the orchestrator closed the connection before the run ended (its turn may go on: see `one-works sessions`)';
+  return json ? `${JSON.stringify({ error: { code: 'connection_closed', message } })}\n` : `one-works: ${message}\n`;
 }
 
 /** The request id of a delegated command. */

@@ -34,6 +34,8 @@ export interface ProcessView {
    * discarded when it ends (the client then runs the command itself).
    */
   matched(): void;
+  /** Called once the command's turn is accepted (its session and run ids), for the client to name it if the orchestrator goes away. */
+  turnAccepted?(turn: { sessionId: string; runId: string }): void;
 }
 
 const storage = new AsyncLocalStorage<ProcessView>();

@@ -6,6 +6,8 @@ import type { Store } from '../../core/store/index.js';
 import type { CliContext } from '../context.js';
 import type { OrchestratorClient } from '../daemon/client.js';
 import { EXIT } from '../exit-codes.js';
+import { lostTurnLines } from '../lost-turn.js';
+import { currentView } from '../process-view.js';
 import { commandTerminal, isInteractive } from '../permissions.js';
 import { createLiveRenderer } from '../render.js';
 import { claimShutdown } from '../shutdown.js';
@@ -126,6 +128,9 @@ export async function followTurn(
     }
     await attach(handle);
     accepted = handle;
+    // A command run for a thin client tells it the turn (cli/daemon/delegated-run.ts), which it
+    // names itself if this orchestrator goes away.
+    currentView()?.turnAccepted?.({ sessionId: handle.sessionId, runId: handle.runId });
     out.info(`session ${handle.sessionId} · ${banner}${handle.state === 'queued' ? ' · queued: waiting for a free slot' : ''}`);
     cancel();
     const { runStatus: _runStatus, ...outcome }: TurnOutcome & { runStatus: unknown } = await client
@@ -207,17 +212,13 @@ function lostWhileRunning(error: unknown, client: OrchestratorClient, handle: Tu
   if (!gone && error.code !== ERROR_CODES.ORCHESTRATOR_UNAVAILABLE) return error;
   const { sessionId, runId } = handle;
   const { pid } = client.server();
-  const server = `the orchestrator${pid === undefined ? '' : ` (pid ${pid})`}`;
-  const what = gone
-    ? `${server} stopped while it ran turn ${runId} of session ${sessionId}, so the turn's outcome is unknown: it may or may not have finished, and its tools may have changed the workspace.`
-    : `${error.message}\nTurn ${runId} of session ${sessionId} may still be running in it.`;
-  const next = gone
-    ? [
-        `What it did: \`one-works events ${sessionId}\`, and check the workspace.`,
-        `The next command starts a new orchestrator, which records the run as unknown; say what happened with \`one-works sessions reconcile ${sessionId} ${runId} --status completed|failed|interrupted\` before sending more.`,
-      ]
-    : [`Follow it with \`one-works events ${sessionId} --follow\` once it answers again.`];
-  return new OneWorksError(error.code, [what, ...next].join('\n'), {
+  const lines = gone
+    ? lostTurnLines({ sessionId, runId, pid })
+    : [
+        `${error.message}\nTurn ${runId} of session ${sessionId} may still be running in it.`,
+        `Follow it with \`one-works events ${sessionId} --follow\` once it answers again.`,
+      ];
+  return new OneWorksError(error.code, lines.join('\n'), {
     data: { sessionId, runId, ...(pid === undefined ? {} : { pid }) },
     cause: error,
   });

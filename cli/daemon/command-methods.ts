@@ -9,3 +9,5 @@ export const COMMAND_SIGNAL = 'command.signal';
 export const COMMAND_OUTPUT = 'command.output';
 /** Notification from the server: the command reached a matching orchestrator and runs for real (it will not be declined). */
 export const COMMAND_MATCHED = 'command.matched';
+/** Notification from the server: the command's turn is accepted, `{ sessionId, runId, pid }` (pid: the server's). */
+export const COMMAND_TURN = 'command.turn';

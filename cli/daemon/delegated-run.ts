@@ -29,6 +29,7 @@ export async function runDelegated(
   signal: AbortSignal,
   onMatched: () => void = () => undefined,
   clientGone: () => boolean = () => false,
+  onTurn: (turn: { sessionId: string; runId: string }) => void = () => undefined,
 ): Promise<DelegatedRunResult> {
   if (!scanRunArgs(params.args)) return { declined: 'not a plain run command line' };
   let matched = false;
@@ -47,6 +48,7 @@ export async function runDelegated(
     shutdown: signal,
     ...(params.handedIntent ? { handedIntent: params.handedIntent } : {}),
     ...(params.rehearsal ? { rehearsal: true } : {}),
+    turnAccepted: (turn) => onTurn(turn),
     matched: () => {
       // A client that went away before (e.g. on Ctrl-C) gets nothing started for it.
       if (clientGone()) throw new ViewDeclined('its client went away');

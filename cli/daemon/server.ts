@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chmod, unlink } from 'node:fs/promises';
-import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL } from './command-methods.js';
+import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL, COMMAND_TURN } from './command-methods.js';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Orchestrator } from '../../core/orchestrator/index.js';
 import { createConnection, type Connection, ProtocolError } from '../../core/protocol/index.js';
@@ -258,6 +258,9 @@ function serveClient(served: Served, socket: Socket, connections: Set<Connection
           if (connection.state === 'open') connection.notify(COMMAND_MATCHED, {}).catch(() => undefined);
         },
         () => closed,
+        (turn) => {
+          if (connection.state === 'open') connection.notify(COMMAND_TURN, { ...turn, pid: process.pid }).catch(() => undefined);
+        },
       );
       options.log?.(
         'exitCode' in result

@@ -17,6 +17,7 @@ import {
   tellEarlyIntent,
 } from '../../cli/early-intent.js';
 import type { SessionIntent } from '../../core/orchestrator/intent.js';
+import { lostTurnLines } from '../../cli/lost-turn.js';
 import { createProgram, type GlobalOptions } from '../../cli/main.js';
 import { type FakeOrchestrator, fakeOrchestrator, until } from '../support/fake-orchestrator-socket.js';
 
@@ -369,6 +370,32 @@ describe('delegateStartedRun: a run handed to the server its early intent starte
     expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBeUndefined();
     expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
     expect([...io.out, ...io.err]).toEqual([]);
+  });
+
+  it('when that server goes away during the turn it names, says what happened and what to do, as the command does, and exits 5', async () => {
+    for (const json of [false, true]) {
+      const { seed, line, socket, stateDir } = await started((config, ws) => [
+        '--config',
+        config,
+        ...(json ? ['--json'] : []),
+        'run',
+        '-w',
+        ws,
+        'hello',
+      ]);
+      await mkdir(stateDir, { recursive: true });
+      const turn = { sessionId: 's-0123456789', runId: 'r1', pid: 4242 };
+      fake = await fakeOrchestrator(socket, { commandRun: { output: 'started\n', exitCode: 0, turn, close: true } });
+      const io = pipeIo();
+      expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBe(5);
+      expect(io.out).toEqual(['started\n']);
+      const message = lostTurnLines(turn).join('\n');
+      expect(message).toContain('the orchestrator (pid 4242) stopped while it ran turn r1 of session s-0123456789');
+      expect(io.err).toEqual([json ? `${JSON.stringify({ error: { code: 'connection_closed', message } })}\n` : `one-works: ${message}\n`]);
+      await new Promise((resolve) => fake!.server.close(resolve));
+      fake = undefined;
+      await rm(root!, { recursive: true, force: true });
+    }
   });
 
   it('hands nothing over at a terminal that could show prompts, with ONE_WORKS_DELEGATE=0, or without a server it started', async () => {

@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN } from '../../cli/daemon/command-methods.js';
+import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_TURN } from '../../cli/daemon/command-methods.js';
 
 /**
  * A stand-in for an orchestrator's control socket at `path`, for tests of how `run` reaches it
@@ -18,6 +18,10 @@ export interface FakeOrchestrator {
 export interface FakeCommandRun {
   output: string;
   exitCode: number;
+  /** Told as `command.turn` after the output. */
+  turn?: { sessionId: string; runId: string; pid: number };
+  /** Closes the connection after the output (and turn) instead of answering: the orchestrator went away. */
+  close?: boolean;
 }
 
 export async function fakeOrchestrator(
@@ -39,6 +43,11 @@ export async function fakeOrchestrator(
         if (run) {
           socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: COMMAND_MATCHED, params: {} })}\n`);
           socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: COMMAND_OUTPUT, params: { stream: 'stdout', text: run.output } })}\n`);
+          if (run.turn) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: COMMAND_TURN, params: run.turn })}\n`);
+          if (run.close) {
+            socket.end();
+            return;
+          }
         }
         const result = run
           ? { exitCode: run.exitCode }
