@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { ChildExit, StopReason } from '../adapter.js';
 import { ERROR_CODES, OneWorksError } from '../errors.js';
@@ -42,14 +42,7 @@ export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandl
   // cleanup skips detached children, which the child registry covers: killAllChildrenSync).
   let subprocess: ChildProcess;
   try {
-    subprocess = spawn(options.command, [...options.args], {
-      cwd: options.cwd,
-      env: { ...options.env },
-      shell: false,
-      detached: process.platform !== 'win32',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    subprocess = spawn(options.command, [...options.args], childSpawnOptions(options.cwd, options.env));
   } catch (error) {
     // Arguments Node refuses before any process exists (e.g. a NUL byte): nothing to clean up.
     throw await spawnFailed(options, error);
@@ -68,6 +61,15 @@ export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandl
     throw await spawnFailed(options, error);
   }
   return supervisor.start();
+}
+
+/**
+ * How a long-lived child is spawned: its own process group on POSIX, pipes for stdin, stdout and
+ * stderr, no shell, exactly `env`. A child launched ahead (core/session/launch-ahead.ts) is spawned
+ * with these too, so that the child adopted is one spawnChild would have made.
+ */
+export function childSpawnOptions(cwd: string, env: Readonly<Record<string, string>>): SpawnOptions {
+  return { cwd, env: { ...env }, shell: false, detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true };
 }
 
 /**

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { SeedFile } from '../adapter.js';
 import { hash53 } from '../config/value-cache.js';
 import { DEFERRED_CA_CERTS_VAR } from '../install/extra-ca.js';
+import { childSpawnOptions } from '../process/spawn-child.js';
 import { randomBytes } from '../lazy-crypto.js';
 import { prepareSessionHome } from '../sandbox/session-home.js';
 import { writeFileAtomicSync } from '../store/private-fs.js';
@@ -258,15 +259,7 @@ export function launchAhead(stateDir: string, facts: Omit<LaunchKey, 'env'>, bui
     };
     if (!existsSync(launch.command) || !existsSync(launch.cwd)) return;
     prepareSessionHome(stateDir, sessionId, launch.seed);
-    // As spawnChild spawns: its own process group, pipes, no shell, this environment only.
-    const child = spawn(launch.command, launch.args, {
-      cwd: launch.cwd,
-      env: launch.env,
-      shell: false,
-      detached: process.platform !== 'win32',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    const child = spawn(launch.command, launch.args, childSpawnOptions(launch.cwd, launch.env));
     const ahead: Ahead = {
       sessionId,
       stateDir,

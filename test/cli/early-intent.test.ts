@@ -295,114 +295,107 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
     expect(fake!.connections[0]![0]).toMatchObject({ id: 'c1', method: 'intent', params: { workspace: ws } });
     await client!.close();
   });
-});
 
-describe('delegateStartedRun: a run handed to the server its early intent started', () => {
-  let root: string | undefined;
-  let fake: FakeOrchestrator | undefined;
-  afterEach(async () => {
-    await new Promise((resolve) => (fake ? fake.server.close(resolve) : resolve(undefined)));
-    fake = undefined;
-    if (root) await rm(root, { recursive: true, force: true });
-    root = undefined;
-  });
-
-  // A config and workspace with no server listening: tellEarlyIntent starts one (recorded, not spawned).
-  async function started(args: (config: string, ws: string) => string[]) {
-    root = await mkdtemp(join(tmpdir(), 'ow-delegate-started-'));
-    const stateDir = join(root, 'state');
-    const ws = join(root, 'ws');
-    await mkdir(ws);
-    const config = join(root, 'one-works.yaml');
-    await writeFile(config, `state: { directory: ${stateDir} }\nworkspaces: { approved: [${ws}] }\n`);
-    const start = recordingStart();
-    const line = args(config, ws);
-    const seed = tellEarlyIntent(line, ENV, root, start);
-    expect(seed?.server).toBeDefined();
-    return { start, seed, line, stateDir, ws, socket: join(stateDir, 'orchestrator.sock') };
-  }
-
-  // A client's streams as a pipe (no terminal), recording what is written.
-  function pipeIo(terminal = false): DelegateIo & { out: string[]; err: string[] } {
-    const out: string[] = [];
-    const err: string[] = [];
-    return {
-      out,
-      err,
-      stdout: { write: (text: string) => out.push(text), isTTY: terminal },
-      stderr: { write: (text: string) => err.push(text), isTTY: terminal },
-      stdin: { isTTY: terminal },
-      onSignal: () => () => undefined,
-    };
-  }
-
-  it('waits for that server to listen, then hands it the command without telling the intent again', async () => {
-    const { seed, line, socket, stateDir } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
-    const io = pipeIo();
-    const handed = delegateStartedRun(seed, line, ENV, root!, io);
-    expect(handed).toBeDefined();
-    // The server listens some time after its start (its own start-up, then its intent's agent).
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await mkdir(stateDir, { recursive: true });
-    fake = await fakeOrchestrator(socket, { commandRun: { output: 'the answer\n', exitCode: 0 } });
-    expect(await handed).toBe(0);
-    expect(io.out).toEqual(['the answer\n']);
-    expect(io.err).toEqual([]);
-    // One connection, the command alone on it: the server runs it on the agent of the intent it was started with.
-    expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
-    expect(fake.connections[0]![0]!.params).toMatchObject({ args: line, cwd: root, env: ENV });
-  });
-
-  it('leaves the command to this process when that server exits before it listens', async () => {
-    const { start, seed, line } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
-    const io = pipeIo();
-    const handed = delegateStartedRun(seed, line, ENV, root!, io);
-    start.exit(2);
-    expect(await handed).toBeUndefined();
-    expect([...io.out, ...io.err]).toEqual([]);
-  });
-
-  it('leaves the command to this process when that server declines it, with nothing printed', async () => {
-    const { seed, line, socket, stateDir } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
-    await mkdir(stateDir, { recursive: true });
-    fake = await fakeOrchestrator(socket);
-    const io = pipeIo();
-    expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBeUndefined();
-    expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
-    expect([...io.out, ...io.err]).toEqual([]);
-  });
-
-  it('when that server goes away during the turn it names, says what happened and what to do, as the command does, and exits 5', async () => {
-    for (const json of [false, true]) {
-      const { seed, line, socket, stateDir } = await started((config, ws) => [
-        '--config',
-        config,
-        ...(json ? ['--json'] : []),
-        'run',
-        '-w',
-        ws,
-        'hello',
-      ]);
-      await mkdir(stateDir, { recursive: true });
-      const turn = { sessionId: 's-0123456789', runId: 'r1', pid: 4242 };
-      fake = await fakeOrchestrator(socket, { commandRun: { output: 'started\n', exitCode: 0, turn, close: true } });
-      const io = pipeIo();
-      expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBe(5);
-      expect(io.out).toEqual(['started\n']);
-      const message = lostTurnLines(turn).join('\n');
-      expect(message).toContain('the orchestrator (pid 4242) stopped while it ran turn r1 of session s-0123456789');
-      expect(io.err).toEqual([json ? `${JSON.stringify({ error: { code: 'connection_closed', message } })}\n` : `one-works: ${message}\n`]);
-      await new Promise((resolve) => fake!.server.close(resolve));
-      fake = undefined;
-      await rm(root!, { recursive: true, force: true });
+  describe('delegateStartedRun: a run handed to the server its early intent started', () => {
+    // A config and workspace with no server listening: tellEarlyIntent starts one (recorded, not spawned).
+    async function started(args: (config: string, ws: string) => string[]) {
+      root = await mkdtemp(join(tmpdir(), 'ow-delegate-started-'));
+      const stateDir = join(root, 'state');
+      const ws = join(root, 'ws');
+      await mkdir(ws);
+      const config = join(root, 'one-works.yaml');
+      await writeFile(config, `state: { directory: ${stateDir} }\nworkspaces: { approved: [${ws}] }\n`);
+      const start = recordingStart();
+      const line = args(config, ws);
+      const seed = tellEarlyIntent(line, ENV, root, start);
+      expect(seed?.server).toBeDefined();
+      return { start, seed, line, stateDir, ws, socket: join(stateDir, 'orchestrator.sock') };
     }
-  });
 
-  it('hands nothing over at a terminal that could show prompts, with ONE_WORKS_DELEGATE=0, or without a server it started', async () => {
-    const { seed, line } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
-    expect(delegateStartedRun(seed, line, ENV, root!, pipeIo(true))).toBeUndefined();
-    expect(delegateStartedRun(seed, line, { ...ENV, ONE_WORKS_DELEGATE: '0' }, root!, pipeIo())).toBeUndefined();
-    expect(delegateStartedRun({ ...seed!, server: undefined }, line, ENV, root!, pipeIo())).toBeUndefined();
-    expect(delegateStartedRun(undefined, line, ENV, root!, pipeIo())).toBeUndefined();
+    // A client's streams as a pipe (no terminal), recording what is written.
+    function pipeIo(terminal = false): DelegateIo & { out: string[]; err: string[] } {
+      const out: string[] = [];
+      const err: string[] = [];
+      return {
+        out,
+        err,
+        stdout: { write: (text: string) => out.push(text), isTTY: terminal },
+        stderr: { write: (text: string) => err.push(text), isTTY: terminal },
+        stdin: { isTTY: terminal },
+        onSignal: () => () => undefined,
+      };
+    }
+
+    it('waits for that server to listen, then hands it the command without telling the intent again', async () => {
+      const { seed, line, socket, stateDir } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
+      const io = pipeIo();
+      const handed = delegateStartedRun(seed, line, ENV, root!, io);
+      expect(handed).toBeDefined();
+      // The server listens some time after its start (its own start-up, then its intent's agent).
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await mkdir(stateDir, { recursive: true });
+      fake = await fakeOrchestrator(socket, { commandRun: { output: 'the answer\n', exitCode: 0 } });
+      expect(await handed).toBe(0);
+      expect(io.out).toEqual(['the answer\n']);
+      expect(io.err).toEqual([]);
+      // One connection, the command alone on it: the server runs it on the agent of the intent it was started with.
+      expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
+      expect(fake.connections[0]![0]!.params).toMatchObject({ args: line, cwd: root, env: ENV });
+    });
+
+    it('leaves the command to this process when that server exits before it listens', async () => {
+      const { start, seed, line } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
+      const io = pipeIo();
+      const handed = delegateStartedRun(seed, line, ENV, root!, io);
+      start.exit(2);
+      expect(await handed).toBeUndefined();
+      expect([...io.out, ...io.err]).toEqual([]);
+    });
+
+    it('leaves the command to this process when that server declines it, with nothing printed', async () => {
+      const { seed, line, socket, stateDir } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
+      await mkdir(stateDir, { recursive: true });
+      fake = await fakeOrchestrator(socket);
+      const io = pipeIo();
+      expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBeUndefined();
+      expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
+      expect([...io.out, ...io.err]).toEqual([]);
+    });
+
+    it('when that server goes away during the turn it names, says what happened and what to do, as the command does, and exits 5', async () => {
+      for (const json of [false, true]) {
+        const { seed, line, socket, stateDir } = await started((config, ws) => [
+          '--config',
+          config,
+          ...(json ? ['--json'] : []),
+          'run',
+          '-w',
+          ws,
+          'hello',
+        ]);
+        await mkdir(stateDir, { recursive: true });
+        const turn = { sessionId: 's-0123456789', runId: 'r1', pid: 4242 };
+        fake = await fakeOrchestrator(socket, { commandRun: { output: 'started\n', exitCode: 0, turn, close: true } });
+        const io = pipeIo();
+        expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBe(5);
+        expect(io.out).toEqual(['started\n']);
+        const message = lostTurnLines(turn).join('\n');
+        expect(message).toContain('the orchestrator (pid 4242) stopped while it ran turn r1 of session s-0123456789');
+        expect(io.err).toEqual([
+          json ? `${JSON.stringify({ error: { code: 'connection_closed', message } })}\n` : `one-works: ${message}\n`,
+        ]);
+        await new Promise((resolve) => fake!.server.close(resolve));
+        fake = undefined;
+        await rm(root!, { recursive: true, force: true });
+      }
+    });
+
+    it('hands nothing over at a terminal that could show prompts, with ONE_WORKS_DELEGATE=0, or without a server it started', async () => {
+      const { seed, line } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello']);
+      expect(delegateStartedRun(seed, line, ENV, root!, pipeIo(true))).toBeUndefined();
+      expect(delegateStartedRun(seed, line, { ...ENV, ONE_WORKS_DELEGATE: '0' }, root!, pipeIo())).toBeUndefined();
+      expect(delegateStartedRun({ ...seed!, server: undefined }, line, ENV, root!, pipeIo())).toBeUndefined();
+      expect(delegateStartedRun(undefined, line, ENV, root!, pipeIo())).toBeUndefined();
+    });
   });
 });
