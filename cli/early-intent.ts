@@ -10,11 +10,20 @@ import type { SessionIntent } from '../core/orchestrator/intent.js';
 import { checkPrompt } from '../core/orchestrator/session-metadata.js';
 import { presentationOf } from '../core/process/env.js';
 import { launchAhead } from '../core/session/launch-ahead.js';
-import { type AutoServer, type ServerPlace, spawnAutoServer } from './daemon/auto-start.js';
+import {
+  AUTO_START_DEADLINE_MS,
+  AUTO_START_NOTICE_EVERY_MS,
+  AUTO_START_NOTICE_MS,
+  type AutoServer,
+  type ServerPlace,
+  spawnAutoServer,
+  startWaitNotice,
+} from './daemon/auto-start.js';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL, COMMAND_TURN } from './daemon/command-methods.js';
 import { type LostTurn, lostTurnLines } from './lost-turn.js';
 import { logPath, socketPath } from './daemon/socket-path.js';
 import { PROCESS_STDERR, PROCESS_STDOUT, stdinIsTTY } from './stdio.js';
+import { terminalSafe } from './terminal-text.js';
 
 // cli/bin.cjs turns it on for a build (the directory of its code caches).
 export { useConfigValueCache } from '../core/config/value-cache.js';
@@ -400,24 +409,21 @@ export function delegateRun(
   }
 }
 
-/**
- * How long a `run` that started its server waits for it to listen before loading the command
- * itself (which waits on, and says so when it takes long): a server listens some 0.2 s after its
- * start here, later only when it waits for an exiting owner's lock or on a loaded machine.
- */
-const STARTED_LISTEN_WAIT_MS = 3_000;
-/** How often the started server's socket is looked for meanwhile (a stat each). */
+/** How often the started server's socket is looked for while a `run` waits for it (a stat each). */
 const STARTED_POLL_MS = 2;
 
 /**
  * Hands a plain `run` to the server its early intent started (`seed.server`: none listened), as
- * {@link delegateRun} does to one that listens: waits for that server's socket (at most
- * STARTED_LISTEN_WAIT_MS, or until it exits), then runs the command there. The server's own intent
- * (`serve --intent`, its agent spawned as it starts) is the one the command takes, so none is told
- * again. The client so never loads the command's 2 MB while the server and its agent start on a
- * small machine. Resolves undefined when the command is the caller's to run (then with the seed,
- * which still has the server): the same cases as {@link delegateRun}, a server that exited or did
- * not listen in time, or one that declined. Never rejects.
+ * {@link delegateRun} does to one that listens: waits for that server's socket while it runs (up
+ * to AUTO_START_DEADLINE_MS from its spawn, saying so on stderr after 3 s and every 5 s, as the
+ * command's own wait does), then runs the command there. The server's own intent (`serve
+ * --intent`, its agent spawned as it starts) is the one the command takes, so none is told again.
+ * The client so never loads the command's 2 MB while the server and its agent start on a small
+ * machine, least of all on a loaded one, where that start takes seconds. Resolves undefined when
+ * the command is the caller's to run (then with the seed, which still has the server): the same
+ * cases as {@link delegateRun}, a server that exited (the command says why, or starts another),
+ * one that did not listen by the deadline (the command fails at once naming it), or one that
+ * declined. Never rejects.
  */
 export function delegateStartedRun(
   seed: EarlySeed | undefined,
@@ -430,25 +436,35 @@ export function delegateStartedRun(
     if (!seed?.server || seed.listening) return undefined;
     const handed = handOver(args, env, cwd, io);
     if (!handed || handed.located.stateDir !== seed.located.stateDir) return undefined;
-    const path = socketPath(seed.located.stateDir);
-    return listening(path, seed.server).then((up) => (up ? runOn(path, undefined, handed.params, io) : undefined));
+    const { stateDir } = seed.located;
+    const path = socketPath(stateDir);
+    const notice = (waited: number): void => void io.stderr.write(`${terminalSafe(startWaitNotice(seed.server!, stateDir, waited))}\n`);
+    return listening(path, seed.server, notice).then((up) => (up ? runOn(path, undefined, handed.params, io) : undefined));
   } catch {
     return undefined;
   }
 }
 
-// Resolves true once `path` exists, false when `server` exits first or STARTED_LISTEN_WAIT_MS pass.
-function listening(path: string, server: AutoServer): Promise<boolean> {
+// Resolves true once `path` exists, false when `server` exits first or AUTO_START_DEADLINE_MS
+// pass from its spawn; `notice` is called with the time waited after 3 s, then every 5 s.
+function listening(path: string, server: AutoServer, notice: (waitedMs: number) => void): Promise<boolean> {
   return new Promise((settle) => {
     let exited = false;
     void server.exited.then(() => {
       exited = true;
     });
-    const deadline = Date.now() + STARTED_LISTEN_WAIT_MS;
+    let noticeAt = AUTO_START_NOTICE_MS;
     const look = (): void => {
+      const waited = Date.now() - server.startedAt;
       if (existsSync(path)) settle(true);
-      else if (exited || Date.now() >= deadline) settle(false);
-      else setTimeout(look, STARTED_POLL_MS);
+      else if (exited || waited >= AUTO_START_DEADLINE_MS) settle(false);
+      else {
+        if (waited >= noticeAt) {
+          noticeAt = waited + AUTO_START_NOTICE_EVERY_MS;
+          notice(waited);
+        }
+        setTimeout(look, STARTED_POLL_MS);
+      }
     };
     look();
   });

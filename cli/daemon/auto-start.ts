@@ -21,7 +21,28 @@ export interface AutoServer {
   exited: Promise<number | null>;
   /** Size of orchestrator.log before it started: what it writes comes after. */
   logOffset: number;
+  /** When it was spawned (Date.now()): a client's wait for it to serve counts from here, whoever waits. */
+  startedAt: number;
 }
+
+/**
+ * How long a client waits for a server it started that runs but does not serve yet. On a 2-core
+ * machine, `run` to a listening socket took 0.2-1 s idle and up to 14 s under heavy load (the
+ * server itself listening 0.4-2.9 s after its spawn), and a CI run once saw a server not listening
+ * 10 s after its spawn, the deadline before: a server that runs is starting and is waited for. One
+ * that exits is noticed at once, so this bounds only one that hangs.
+ */
+export const AUTO_START_DEADLINE_MS = 60_000;
+/**
+ * After how long a client still waiting for the server it started says so on stderr (a start
+ * that takes this long is one that gets little CPU), then again every AUTO_START_NOTICE_EVERY_MS.
+ */
+export const AUTO_START_NOTICE_MS = 3_000;
+export const AUTO_START_NOTICE_EVERY_MS = 5_000;
+
+/** What a client waiting `waitedMs` for `server` to serve `stateDir` says (cli/daemon/client.ts, cli/early-intent.ts). */
+export const startWaitNotice = (server: Pick<AutoServer, 'pid'>, stateDir: string, waitedMs: number): string =>
+  `waiting for the background orchestrator (pid ${server.pid}) to start, ${Math.round(waitedMs / 1000)} s so far (its output: ${logPath(stateDir)})`;
 
 /**
  * A background server runs with Node's defaults, as one started by hand: no V8 flag. Any flag on
@@ -61,6 +82,7 @@ export function spawnAutoServer(ctx: ServerPlace, intent?: SessionIntent): AutoS
     // The intent (no secret in it: adapter, workspace, settings, title, TERM/COLORTERM/NO_COLOR) goes as an argument.
     const told = intent ? ['--intent', JSON.stringify(intent)] : [];
     const args = [BIN_PATH, ...(ctx.configPath ? ['--config', ctx.configPath] : []), 'serve', '--auto', ...told];
+    const startedAt = Date.now();
     const child = spawn(process.execPath, args, {
       cwd: ctx.cwd,
       // Its start skips parsing NODE_EXTRA_CA_CERTS (~60 ms of CPU on the path to the first turn);
@@ -76,7 +98,7 @@ export function spawnAutoServer(ctx: ServerPlace, intent?: SessionIntent): AutoS
       child.once('error', () => resolve(null));
     });
     child.unref();
-    return { pid: child.pid, exited, logOffset };
+    return { pid: child.pid, exited, logOffset, startedAt };
   } finally {
     closeSync(log);
   }

@@ -47,7 +47,14 @@ import {
 } from '../../core/permissions/index.js';
 import type { CliContext } from '../context.js';
 import { assertFileBackend } from '../fleet/backend.js';
-import { spawnAutoServer, type AutoServer } from './auto-start.js';
+import {
+  AUTO_START_DEADLINE_MS,
+  AUTO_START_NOTICE_EVERY_MS,
+  AUTO_START_NOTICE_MS,
+  type AutoServer,
+  spawnAutoServer,
+  startWaitNotice,
+} from './auto-start.js';
 import type { ReconcileRequest } from '../../core/session/index.js';
 import type { CorruptSession } from '../../core/store/index.js';
 import {
@@ -151,26 +158,12 @@ export const CONTROL_DEADLINES_MS = { accept: 120_000, models: 120_000, cancel: 
 /** How long closing a connection waits for the server to discard its intent's agent (an older server refuses at once). */
 const INTENT_DROP_DEADLINE_MS = 10_000;
 
-/**
- * How long {@link connectOrchestrator} waits for a server it started that runs but does not serve
- * yet. On a 2-core machine, `run` to a listening socket took 0.2-1 s idle and up to 14 s under
- * heavy load (the server itself listening 0.4-2.9 s after its spawn), and a CI run once saw a
- * server not listening 10 s after its spawn, the deadline before: a server that runs is starting
- * and is waited for. One that exits is noticed at once, so this bounds only one that hangs.
- */
-const AUTO_START_DEADLINE_MS = 60_000;
 /** How many servers one call starts at most: one that exits 0 without a server serving is replaced. */
 const AUTO_START_SPAWNS = 3;
 /** How often it tries the socket meanwhile when the state directory reports no change, in ms (then every 100 ms). */
 const AUTO_START_POLL_MS = 10;
 /** How long it polls every AUTO_START_POLL_MS before slowing down, in ms. */
 const AUTO_START_FAST_POLL_MS = 2_000;
-/**
- * After how long a client still waiting for the server it started says so on stderr (a start
- * that takes this long is one that gets little CPU), then again every AUTO_START_NOTICE_EVERY_MS.
- */
-const AUTO_START_NOTICE_MS = 3_000;
-const AUTO_START_NOTICE_EVERY_MS = 5_000;
 
 /** Options of {@link connectOrchestrator}. */
 export interface ConnectOptions {
@@ -209,7 +202,7 @@ export interface ConnectOptions {
  * Connects to the state directory's server (`<state>/orchestrator.sock`). Without one and with
  * `autoStart`, starts `one-works serve --auto` in the background (see auto-start.ts) and tries
  * again as soon as the socket appears; concurrent callers end up on the one server that won the
- * owner lock. The started server is waited for while it runs (up to `startDeadlineMs`, 60 s); one
+ * owner lock. The started server is waited for while it runs (up to `startDeadlineMs`, 60 s, from its spawn); one
  * that exits non-zero fails the call at once with `orchestrator_unavailable` and what it logged,
  * and one that exits 0 (it left the state directory to another owner) while no server serves is
  * replaced, twice at most. A wait of over 3 s is said on `ctx.out` (stderr), every 5 s. Throws
@@ -260,7 +253,8 @@ export async function connectOrchestrator(
   // What the servers started here logged comes after this offset of the log.
   const logOffset = started.server.logOffset;
   let spawns = 1;
-  const since = Date.now();
+  // Counted from the first server's spawn: a `run` that started it waited for it before this call (cli/early-intent.ts).
+  const since = started.server.startedAt;
   const deadlineMs = options.startDeadlineMs ?? AUTO_START_DEADLINE_MS;
   // The socket is tried again the moment the state directory changes (the server binding it), and
   // every AUTO_START_POLL_MS anyway: a watch may miss events (some file systems report none), and
@@ -273,9 +267,7 @@ export async function connectOrchestrator(
       const waited = Date.now() - since;
       if (waited >= noticeAt) {
         noticeAt = waited + AUTO_START_NOTICE_EVERY_MS;
-        ctx.out?.info(
-          `waiting for the background orchestrator (pid ${started.server.pid}) to start, ${Math.round(waited / 1000)} s so far (its output: ${logPath(ctx.stateDir)})`,
-        );
+        ctx.out?.info(startWaitNotice(started.server, ctx.stateDir, waited));
       }
       // Read before the try: a server that lost a start race exits once the winner's socket
       // exists, so after its exit a failed try means that nobody serves.

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { spawnAutoServer } from '../../cli/daemon/auto-start.js';
 import { connectOrchestrator } from '../../cli/daemon/client.js';
 import { logPath, socketPath } from '../../cli/daemon/wire.js';
 import { ownerRecordOfThisProcess } from '../../core/store/index.js';
@@ -83,6 +84,20 @@ describe('a client waiting for the server it started', () => {
       `the orchestrator (pid ${pid}) started for ${ctx.stateDir} runs but did not serve within 1 s; see ${logPath(ctx.stateDir)}`,
     );
   }, 60_000);
+
+  it('counts its deadline from the spawn of a server a `run` started and waited for before the command loaded', async () => {
+    const { root, ctx } = await makeRoot({ NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '30000' });
+    const spawned = spawnAutoServer(ctx);
+    // As if the early bundle had waited 59.5 s for it (cli/early-intent.ts): half a second is left, not another minute.
+    const error = await connectOrchestrator(ctx, { autoStart: true, spawned: { ...spawned, startedAt: spawned.startedAt - 59_500 } }).catch(
+      (e: unknown) => e,
+    );
+    expect(serverPids(root)).toEqual([spawned.pid]);
+    expect(error).toMatchObject({ code: 'connection_closed' });
+    expect((error as Error).message).toBe(
+      `the orchestrator (pid ${spawned.pid}) started for ${ctx.stateDir} runs but did not serve within 60 s; see ${logPath(ctx.stateDir)}`,
+    );
+  }, 20_000);
 
   it('starts another server when the one it started left the state directory to an owner that serves nothing', async () => {
     const { root, ctx } = await makeRoot();

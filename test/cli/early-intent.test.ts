@@ -46,7 +46,9 @@ async function commanderRead(args: string[]): Promise<{ config: string | undefin
 }
 
 // A server start that records what it was asked and starts nothing: `exit` settles its exit code.
-function recordingStart(): EarlyDeps & { started: Array<{ place: ServerPlace; intent: SessionIntent }>; exit(code: number): void } {
+function recordingStart(
+  startedAt = Date.now(),
+): EarlyDeps & { started: Array<{ place: ServerPlace; intent: SessionIntent }>; exit(code: number): void } {
   let exit: (code: number) => void = () => undefined;
   const exited = new Promise<number | null>((resolve) => {
     exit = resolve;
@@ -57,7 +59,7 @@ function recordingStart(): EarlyDeps & { started: Array<{ place: ServerPlace; in
     exit: (code) => exit(code),
     startServer: (place, intent): AutoServer => {
       started.push({ place, intent });
-      return { pid: undefined, exited, logOffset: 0 };
+      return { pid: undefined, exited, logOffset: 0, startedAt };
     },
   };
 }
@@ -275,7 +277,7 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
     await mkdir(stateDir);
     await writeFile(join(stateDir, 'orchestrator.log'), 'one-works: config_invalid\n');
     let exit: (code: number) => void = () => undefined;
-    const server: AutoServer = { pid: undefined, exited: new Promise((resolve) => (exit = resolve)), logOffset: 0 };
+    const server: AutoServer = { pid: undefined, exited: new Promise((resolve) => (exit = resolve)), logOffset: 0, startedAt: Date.now() };
     const retired = retireServer(server, stateDir, false);
     exit(2);
     await retired;
@@ -298,14 +300,14 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
 
   describe('delegateStartedRun: a run handed to the server its early intent started', () => {
     // A config and workspace with no server listening: tellEarlyIntent starts one (recorded, not spawned).
-    async function started(args: (config: string, ws: string) => string[]) {
+    async function started(args: (config: string, ws: string) => string[], startedAt?: number) {
       root = await mkdtemp(join(tmpdir(), 'ow-delegate-started-'));
       const stateDir = join(root, 'state');
       const ws = join(root, 'ws');
       await mkdir(ws);
       const config = join(root, 'one-works.yaml');
       await writeFile(config, `state: { directory: ${stateDir} }\nworkspaces: { approved: [${ws}] }\n`);
-      const start = recordingStart();
+      const start = recordingStart(startedAt);
       const line = args(config, ws);
       const seed = tellEarlyIntent(line, ENV, root, start);
       expect(seed?.server).toBeDefined();
@@ -341,6 +343,32 @@ describe('tellEarlyIntent and the command taking its connection over', () => {
       // One connection, the command alone on it: the server runs it on the agent of the intent it was started with.
       expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
       expect(fake.connections[0]![0]!.params).toMatchObject({ args: line, cwd: root, env: ENV });
+    });
+
+    it('on a loaded machine, keeps waiting for that server, saying so on stderr after 3 s as the command would', async () => {
+      // Spawned 4 s ago and not listening yet (the CI runner once took over 3 s to start one).
+      const { seed, line, socket, stateDir } = await started(
+        (config, ws) => ['--config', config, 'run', '-w', ws, 'hello'],
+        Date.now() - 4_000,
+      );
+      const io = pipeIo();
+      const handed = delegateStartedRun(seed, line, ENV, root!, io);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await mkdir(stateDir, { recursive: true });
+      fake = await fakeOrchestrator(socket, { commandRun: { output: 'the answer\n', exitCode: 0 } });
+      expect(await handed).toBe(0);
+      expect(io.out).toEqual(['the answer\n']);
+      expect(io.err).toEqual([
+        `waiting for the background orchestrator (pid undefined) to start, 4 s so far (its output: ${join(stateDir, 'orchestrator.log')})\n`,
+      ]);
+      expect(fake.connections.map((frames) => frames.map((f) => f.method))).toEqual([['command.run']]);
+    });
+
+    it('leaves the command to this process when that server runs without listening 60 s after its spawn', async () => {
+      const { seed, line } = await started((config, ws) => ['--config', config, 'run', '-w', ws, 'hello'], Date.now() - 60_000);
+      const io = pipeIo();
+      expect(await delegateStartedRun(seed, line, ENV, root!, io)).toBeUndefined();
+      expect([...io.out, ...io.err]).toEqual([]);
     });
 
     it('leaves the command to this process when that server exits before it listens', async () => {

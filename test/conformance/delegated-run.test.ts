@@ -23,6 +23,7 @@ const rigs = new CliRigs();
 afterEach(() => rigs.dispose());
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const SLOW_START = join(ROOT, 'test', 'peers', 'slow-serve-start.cjs');
 // Only a build runs the delegation (the sources through tsx load the command themselves): the
 // checkout's build is brought up to date first, as `npm run bench` does (in CI it is current).
 beforeAll(async () => {
@@ -123,6 +124,23 @@ describe('run that starts its orchestrator (none up)', () => {
     expect(ranInLog(after)).toBe(1);
     expect(takenBy(after)).toHaveLength(2);
     for (const session of await rig.sessionIds()) expect((await rig.readSession(session)).runs.map((r) => r.status)).toEqual(['completed']);
+  });
+
+  it('on a machine that starts the server slowly, is still handed to it, the client saying that it waits', async () => {
+    const model = await rigs.model({ steps: [{ text: 'slow start answer' }] });
+    const rig = await rigs.create({ baseUrl: model.baseUrl, droid: RUNS_COMMANDS });
+    // The server is held 4.5 s before it loads anything (a start that gets little CPU, as on a busy CI runner).
+    const slow = { NODE_OPTIONS: `--require ${SLOW_START}`, OW_TEST_SERVE_HOLD_MS: '4500' };
+    const handed = await rig.run(['run', '-w', rig.workspace, 'hello'], { env: slow });
+    expect(handed.exitCode, handed.stderr).toBe(0);
+    expect(handed.stdout).toContain('slow start answer');
+    expect(handed.stderr).toMatch(
+      /^waiting for the background orchestrator \(pid \d+\) to start, [3-9] s so far \(its output: .*orchestrator\.log\)$/m,
+    );
+    const log = await serverLog(rig);
+    expect(ranInLog(log)).toBe(1);
+    const [id] = await rig.sessionIds();
+    expect(takenBy(log)).toEqual([id]);
   });
 
   it('a command that fails its own check there: the same error and exit code, and its intent’s droid discarded before it exits', async () => {
