@@ -1,12 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   adoptLaunchedAhead,
   claimLaunchedAhead,
+  dropUnclaimedAhead,
   LAUNCH_AHEAD_FILE,
+  LAUNCH_AHEAD_WINDOW_MS,
   launchAhead,
   noteLaunch,
   writeLaunchRecipe,
@@ -124,5 +126,58 @@ describe('the launch ahead', () => {
     // The server that launched is not the one to write that key's recipe again.
     noteLaunch('s-00000000b2', launchOf('s-00000000b2'));
     expect(writeLaunchRecipe(stateDir, 's-00000000b2', { ...key, env })).toBe(false);
+  });
+
+  // The pids of the processes whose HOME is `home` (the child launched ahead for a session).
+  function childrenWithHome(home: string): number[] {
+    const pids: number[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) pids.push(Number(entry));
+      } catch {
+        // Gone, or not ours to read.
+      }
+    }
+    return pids;
+  }
+
+  const gone = (pid: number): boolean => !existsSync(`/proc/${pid}`) || /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+
+  it('a child no launch adopts within LAUNCH_AHEAD_WINDOW_MS of its spawn is killed and its session directory removed', async () => {
+    keptRecipe();
+    // The window's timer on a fake clock (the child and its kill are real).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let id: string;
+    let pid: number | undefined;
+    try {
+      launchAhead(stateDir, key, BUILD, env);
+      // Claimed by the orchestrator's first intent, whose launch never comes (it failed before its spawn).
+      id = claimLaunchedAhead()!;
+      [pid] = childrenWithHome(join(stateDir, 'sessions', id, 'home'));
+      expect(pid).toBeTypeOf('number');
+      vi.advanceTimersByTime(LAUNCH_AHEAD_WINDOW_MS - 1);
+      expect(gone(pid!)).toBe(false);
+      vi.advanceTimersByTime(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await vi.waitFor(() => expect(gone(pid!)).toBe(true));
+    expect(existsSync(join(stateDir, 'sessions', id))).toBe(false);
+    // Too late to adopt: the orchestrator spawns its own.
+    expect(adoptLaunchedAhead(id, launchOf(id))).toBeUndefined();
+  });
+
+  it('a child whose server started no agent for its intent is killed at once, its session directory removed', async () => {
+    keptRecipe();
+    launchAhead(stateDir, key, BUILD, env);
+    const home = (): string[] => readdirSync(join(stateDir, 'sessions'));
+    const [id] = home();
+    const [pid] = childrenWithHome(join(stateDir, 'sessions', id!, 'home'));
+    expect(pid).toBeTypeOf('number');
+    dropUnclaimedAhead();
+    await vi.waitFor(() => expect(gone(pid!)).toBe(true));
+    expect(home()).toEqual([]);
+    expect(claimLaunchedAhead()).toBeUndefined();
   });
 });
