@@ -20,6 +20,11 @@ import { HOME_DIR, sessionDir } from '../store/state-layout.js';
  * and `usage` for an invalid session id.
  */
 export async function prepareSessionHome(stateDir: string, sessionId: string, seed: readonly SeedFile[]): Promise<string> {
+  return prepareSessionHomeSync(stateDir, sessionId, seed);
+}
+
+/** {@link prepareSessionHome}, throwing instead of rejecting (a launch ahead, core/session/launch-ahead.ts, checks it before its spawn). */
+export function prepareSessionHomeSync(stateDir: string, sessionId: string, seed: readonly SeedFile[]): string {
   const home = sessionHome(stateDir, sessionId);
   // Synchronous: these are some 25 small metadata calls on the path to every agent's spawn, where
   // each thread-pool round trip cost more than the call (6 ms against 0.5 ms for a new session's

@@ -5,7 +5,7 @@ import { hash53 } from '../config/value-cache.js';
 import { DEFERRED_CA_CERTS_VAR } from '../install/extra-ca.js';
 import { childSpawnOptions } from '../process/spawn-child.js';
 import { randomBytes } from '../lazy-crypto.js';
-import { prepareSessionHome } from '../sandbox/session-home.js';
+import { prepareSessionHomeSync } from '../sandbox/session-home.js';
 import { writeFileAtomicSync } from '../store/private-fs.js';
 import { sessionDir } from '../store/state-layout.js';
 
@@ -258,7 +258,12 @@ export function launchAhead(stateDir: string, facts: Omit<LaunchKey, 'env'>, bui
       })),
     };
     if (!existsSync(launch.command) || !existsSync(launch.cwd)) return;
-    prepareSessionHome(stateDir, sessionId, launch.seed);
+    try {
+      prepareSessionHomeSync(stateDir, sessionId, launch.seed);
+    } catch {
+      rmSync(sessionDir(stateDir, sessionId), { recursive: true, force: true });
+      return;
+    }
     const child = spawn(launch.command, launch.args, childSpawnOptions(launch.cwd, launch.env));
     const ahead: Ahead = {
       sessionId,

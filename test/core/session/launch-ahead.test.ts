@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,13 +128,14 @@ describe('the launch ahead', () => {
     expect(writeLaunchRecipe(stateDir, 's-00000000b2', { ...key, env })).toBe(false);
   });
 
-  // The pids of the processes whose HOME is `home` (the child launched ahead for a session).
-  function childrenWithHome(home: string): number[] {
+  // The pids of the processes whose HOME is `home` (the child launched ahead for a session), or below it.
+  function childrenWithHome(home: string, below = false): number[] {
     const pids: number[] = [];
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) pids.push(Number(entry));
+        const vars = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+        if (vars.some((v) => v === `HOME=${home}` || (below && v.startsWith(`HOME=${home}/`)))) pids.push(Number(entry));
       } catch {
         // Gone, or not ours to read.
       }
@@ -179,5 +180,19 @@ describe('the launch ahead', () => {
     await vi.waitFor(() => expect(gone(pid!)).toBe(true));
     expect(home()).toEqual([]);
     expect(claimLaunchedAhead()).toBeUndefined();
+  });
+
+  it('spawns nothing when the recipe’s seed files cannot be written in the session’s HOME (a path out of it)', () => {
+    keptRecipe();
+    const file = join(stateDir, LAUNCH_AHEAD_FILE);
+    const recipe = JSON.parse(readFileSync(file, 'utf8')) as { launch: { seed: Array<{ path: unknown }> } };
+    recipe.launch.seed[0]!.path = ['../../outside.json'];
+    writeFileSync(file, JSON.stringify(recipe));
+    launchAhead(stateDir, key, BUILD, env);
+    expect(claimLaunchedAhead()).toBeUndefined();
+    // Nothing written or left: no session directory, no file beside them, no child.
+    const sessions = join(stateDir, 'sessions');
+    expect(existsSync(sessions) ? readdirSync(sessions) : []).toEqual([]);
+    expect(childrenWithHome(stateDir, true)).toEqual([]);
   });
 });
