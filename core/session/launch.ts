@@ -60,10 +60,14 @@ export async function launchInSandbox(ctx: LaunchContext, launch: LaunchSpec, se
     // it is exactly this launch; otherwise stopped, and its session directory gone, before this one.
     const ahead = adoptLaunchedAhead(ctx.sessionId, facts);
     if (ahead && 'mismatch' in ahead) await ahead.gone;
-    await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
+    const adopted = ahead && 'child' in ahead ? ahead.child : undefined;
+    // An adopted child runs in the HOME its launch prepared with these very seed files, which it
+    // may have changed since: not written again under it.
+    if (!adopted) await prepareSessionHome(ctx.stateDir, ctx.sessionId, seed);
     noteLaunch(ctx.sessionId, { ...facts, secrets: launch.secrets });
-    if (ahead && 'child' in ahead) child = adoptChild(ahead.child, supervision);
-    else child = await spawnChild({ command: launch.command, args: launch.args, cwd: launch.cwd, env, ...supervision });
+    child = adopted
+      ? adoptChild(adopted, supervision)
+      : await spawnChild({ command: launch.command, args: launch.args, cwd: launch.cwd, env, ...supervision });
   }
   const transport = createStreamTransport(
     child.stdout,
