@@ -48,12 +48,7 @@ export async function spawnChild(options: SpawnChildOptions): Promise<ChildHandl
     throw await spawnFailed(options, error);
   }
   // Listeners go on synchronously, before the first tick, so no early output or exit is missed.
-  const supervisor = new ChildSupervisor(subprocess, {
-    stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
-    drainFallbackMs: options.drainFallbackMs ?? DEFAULT_DRAIN_FALLBACK_MS,
-    redactor: options.redactor,
-    logger: options.logger,
-  });
+  const supervisor = supervise(subprocess, options);
   try {
     await waitForSpawn(subprocess);
   } catch (error) {
@@ -77,14 +72,19 @@ export function childSpawnOptions(cwd: string, env: Readonly<Record<string, stri
  * core/session/launch-ahead.ts, whose stdout nobody has read yet): supervised from now on, as
  * spawnChild's own.
  */
-export function adoptChild(subprocess: ChildProcess, options: Omit<SpawnChildOptions, 'command' | 'args' | 'cwd' | 'env'>): ChildHandle {
-  const supervisor = new ChildSupervisor(subprocess, {
+export function adoptChild(subprocess: ChildProcess, options: SupervisionOptions): ChildHandle {
+  return supervise(subprocess, options).start();
+}
+
+type SupervisionOptions = Omit<SpawnChildOptions, 'command' | 'args' | 'cwd' | 'env'>;
+
+function supervise(subprocess: ChildProcess, options: SupervisionOptions): ChildSupervisor {
+  return new ChildSupervisor(subprocess, {
     stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
     drainFallbackMs: options.drainFallbackMs ?? DEFAULT_DRAIN_FALLBACK_MS,
     redactor: options.redactor,
     logger: options.logger,
   });
-  return supervisor.start();
 }
 
 // Resolves on 'spawn'; rejects on 'error' (a missing binary or cwd, a file that cannot run).
