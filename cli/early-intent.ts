@@ -12,12 +12,12 @@ import { presentationOf } from '../core/process/env.js';
 import { launchAhead } from '../core/session/launch-ahead.js';
 import {
   AUTO_START_DEADLINE_MS,
-  AUTO_START_NOTICE_EVERY_MS,
-  AUTO_START_NOTICE_MS,
+  AUTO_START_FAST_POLL_MS,
+  AUTO_START_SLOW_POLL_MS,
   type AutoServer,
   type ServerPlace,
   spawnAutoServer,
-  startWaitNotice,
+  startWaitNotices,
 } from './daemon/auto-start.js';
 import { COMMAND_MATCHED, COMMAND_OUTPUT, COMMAND_RUN, COMMAND_SIGNAL, COMMAND_TURN } from './daemon/command-methods.js';
 import { type LostTurn, lostTurnLines } from './lost-turn.js';
@@ -409,7 +409,7 @@ export function delegateRun(
   }
 }
 
-/** How often the started server's socket is looked for while a `run` waits for it (a stat each). */
+/** How often the started server's socket is looked for in the first AUTO_START_FAST_POLL_MS of a `run`'s wait (a stat each). */
 const STARTED_POLL_MS = 2;
 
 /**
@@ -438,7 +438,7 @@ export function delegateStartedRun(
     if (!handed || handed.located.stateDir !== seed.located.stateDir) return undefined;
     const { stateDir } = seed.located;
     const path = socketPath(stateDir);
-    const notice = (waited: number): void => void io.stderr.write(`${terminalSafe(startWaitNotice(seed.server!, stateDir, waited))}\n`);
+    const notice = startWaitNotices(seed.server.startedAt, stateDir, (line) => void io.stderr.write(`${terminalSafe(line)}\n`));
     return listening(path, seed.server, notice).then((up) => (up ? runOn(path, undefined, handed.params, io) : undefined));
   } catch {
     return undefined;
@@ -446,24 +446,20 @@ export function delegateStartedRun(
 }
 
 // Resolves true once `path` exists, false when `server` exits first or AUTO_START_DEADLINE_MS
-// pass from its spawn; `notice` is called with the time waited after 3 s, then every 5 s.
-function listening(path: string, server: AutoServer, notice: (waitedMs: number) => void): Promise<boolean> {
+// pass from its spawn; `notice` is called at each look (startWaitNotices).
+function listening(path: string, server: AutoServer, notice: (server: AutoServer) => void): Promise<boolean> {
   return new Promise((settle) => {
     let exited = false;
     void server.exited.then(() => {
       exited = true;
     });
-    let noticeAt = AUTO_START_NOTICE_MS;
     const look = (): void => {
       const waited = Date.now() - server.startedAt;
       if (existsSync(path)) settle(true);
       else if (exited || waited >= AUTO_START_DEADLINE_MS) settle(false);
       else {
-        if (waited >= noticeAt) {
-          noticeAt = waited + AUTO_START_NOTICE_EVERY_MS;
-          notice(waited);
-        }
-        setTimeout(look, STARTED_POLL_MS);
+        notice(server);
+        setTimeout(look, waited < AUTO_START_FAST_POLL_MS ? STARTED_POLL_MS : AUTO_START_SLOW_POLL_MS);
       }
     };
     look();

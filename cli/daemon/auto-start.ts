@@ -37,12 +37,28 @@ export const AUTO_START_DEADLINE_MS = 60_000;
  * After how long a client still waiting for the server it started says so on stderr (a start
  * that takes this long is one that gets little CPU), then again every AUTO_START_NOTICE_EVERY_MS.
  */
-export const AUTO_START_NOTICE_MS = 3_000;
-export const AUTO_START_NOTICE_EVERY_MS = 5_000;
+const AUTO_START_NOTICE_MS = 3_000;
+const AUTO_START_NOTICE_EVERY_MS = 5_000;
+/** How long after the spawn a waiting client looks for the socket every few ms, then every AUTO_START_SLOW_POLL_MS. */
+export const AUTO_START_FAST_POLL_MS = 2_000;
+export const AUTO_START_SLOW_POLL_MS = 100;
 
-/** What a client waiting `waitedMs` for `server` to serve `stateDir` says (cli/daemon/client.ts, cli/early-intent.ts). */
-export const startWaitNotice = (server: Pick<AutoServer, 'pid'>, stateDir: string, waitedMs: number): string =>
-  `waiting for the background orchestrator (pid ${server.pid}) to start, ${Math.round(waitedMs / 1000)} s so far (its output: ${logPath(stateDir)})`;
+/**
+ * What a client waiting for a server it started since `since` (its spawn) says through `say`
+ * (cli/daemon/client.ts, cli/early-intent.ts): the returned function, called at each look, says it
+ * after AUTO_START_NOTICE_MS, then every AUTO_START_NOTICE_EVERY_MS, naming the server waited for.
+ */
+export function startWaitNotices(since: number, stateDir: string, say: (line: string) => void): (server: Pick<AutoServer, 'pid'>) => void {
+  let noticeAt = AUTO_START_NOTICE_MS;
+  return (server) => {
+    const waited = Date.now() - since;
+    if (waited < noticeAt) return;
+    noticeAt = waited + AUTO_START_NOTICE_EVERY_MS;
+    say(
+      `waiting for the background orchestrator (pid ${server.pid}) to start, ${Math.round(waited / 1000)} s so far (its output: ${logPath(stateDir)})`,
+    );
+  };
+}
 
 /**
  * A background server runs with Node's defaults, as one started by hand: no V8 flag. Any flag on

@@ -49,11 +49,11 @@ import type { CliContext } from '../context.js';
 import { assertFileBackend } from '../fleet/backend.js';
 import {
   AUTO_START_DEADLINE_MS,
-  AUTO_START_NOTICE_EVERY_MS,
-  AUTO_START_NOTICE_MS,
+  AUTO_START_FAST_POLL_MS,
+  AUTO_START_SLOW_POLL_MS,
   type AutoServer,
   spawnAutoServer,
-  startWaitNotice,
+  startWaitNotices,
 } from './auto-start.js';
 import type { ReconcileRequest } from '../../core/session/index.js';
 import type { CorruptSession } from '../../core/store/index.js';
@@ -160,10 +160,8 @@ const INTENT_DROP_DEADLINE_MS = 10_000;
 
 /** How many servers one call starts at most: one that exits 0 without a server serving is replaced. */
 const AUTO_START_SPAWNS = 3;
-/** How often it tries the socket meanwhile when the state directory reports no change, in ms (then every 100 ms). */
+/** How often it tries the socket meanwhile when the state directory reports no change, in ms (after AUTO_START_FAST_POLL_MS, every AUTO_START_SLOW_POLL_MS). */
 const AUTO_START_POLL_MS = 10;
-/** How long it polls every AUTO_START_POLL_MS before slowing down, in ms. */
-const AUTO_START_FAST_POLL_MS = 2_000;
 
 /** Options of {@link connectOrchestrator}. */
 export interface ConnectOptions {
@@ -260,15 +258,11 @@ export async function connectOrchestrator(
   // every AUTO_START_POLL_MS anyway: a watch may miss events (some file systems report none), and
   // a failed connect to a missing socket costs one syscall.
   const changes = watchDirectory(ctx.stateDir);
-  let noticeAt = AUTO_START_NOTICE_MS;
+  const notice = startWaitNotices(since, ctx.stateDir, (line) => ctx.out?.info(line));
   try {
     for (;;) {
-      await changes.next(Date.now() - since < AUTO_START_FAST_POLL_MS ? AUTO_START_POLL_MS : 100);
-      const waited = Date.now() - since;
-      if (waited >= noticeAt) {
-        noticeAt = waited + AUTO_START_NOTICE_EVERY_MS;
-        ctx.out?.info(startWaitNotice(started.server, ctx.stateDir, waited));
-      }
+      await changes.next(Date.now() - since < AUTO_START_FAST_POLL_MS ? AUTO_START_POLL_MS : AUTO_START_SLOW_POLL_MS);
+      notice(started.server);
       // Read before the try: a server that lost a start race exits once the winner's socket
       // exists, so after its exit a failed try means that nobody serves.
       const exitCode = started.exitCode();
